@@ -1,0 +1,61 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Earshot",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "EarshotDBus", targets: ["EarshotDBus"]),
+        .library(name: "EarshotService", targets: ["EarshotService"]),
+        .executable(name: "earshot-echo", targets: ["earshot-echo"]),
+        .executable(name: "earshot-bench", targets: ["earshot-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // C libraries from the system, found through pkg-config.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa",
+                       providers: [.apt(["libasound2-dev"])]),
+
+        // The D-Bus binding: connections, values, client and server sides, a{sv} options.
+        .target(name: "EarshotDBus", dependencies: [
+            "CDBus",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Process scaffolding shared by every service executable.
+        .target(name: "EarshotService", dependencies: [
+            "EarshotDBus",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
+        // A small service that exercises every part of the binding; used by the tests and
+        // as the peer of the D-Bus benchmark.
+        .target(name: "EarshotEcho", dependencies: ["EarshotDBus"]),
+        .executableTarget(name: "earshot-echo", dependencies: [
+            "EarshotEcho", "EarshotService",
+        ]),
+
+        // The benchmark and its C libdbus peer.
+        .target(name: "CEchoClient", dependencies: ["CDBus"]),
+        .executableTarget(name: "earshot-bench", dependencies: [
+            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // Private bus daemons and service processes for tests and benchmarks.
+        .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
+
+        .testTarget(name: "EarshotDBusTests", dependencies: [
+            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness",
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

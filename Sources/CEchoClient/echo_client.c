@@ -1,0 +1,1 @@
+#include "echo_client.h"

@@ -1,0 +1,283 @@
+import CDBus
+import Foundation
+import Logging
+import Synchronization
+
+/// A private connection to a message bus, serviced by one dedicated I/O thread.
+///
+/// The I/O thread polls the connection's socket and a wake-up eventfd, lets libdbus read
+/// and write with `dbus_connection_read_write(conn, 0)` (under libdbus's own locks; the
+/// binding never touches `DBusWatch` objects, which another thread's failed send could
+/// free), and dispatches incoming messages outside any libdbus callback. Senders write
+/// from their own thread. Nothing calls `_exit`: when the bus goes away every pending call
+/// fails with `Disconnected`, subscriptions end, and `disconnected()` returns.
+public final class DBusConnection: Sendable {
+    let raw: RawConnection
+    /// The bus-assigned unique name, e.g. `:1.42`.
+    public let uniqueName: String
+    public let bus: BusAddress
+    let logger: Logger
+
+    private let wakeFD: Int32
+    private let socketFD: Int32
+    private let stopRequested = Atomic<Bool>(false)
+    private let loopFinished = DispatchSemaphore(value: 0)
+    private let ioThreadID = Mutex<pthread_t?>(nil)
+
+    let calls = Mutex(PendingCalls())
+    let routing = Mutex(Routing())
+    let lifecycle = Mutex(Lifecycle())
+    let identityCache = Mutex(IdentityCache())
+
+    struct Lifecycle {
+        var isOpen = true
+        var closeReason: EarshotDBus.DBusError?
+        var waiters: [CheckedContinuation<EarshotDBus.DBusError?, Never>] = []
+        var handlers: [@Sendable (EarshotDBus.DBusError?) -> Void] = []
+    }
+
+    // MARK: Opening
+
+    /// Opens a private connection to `bus` and registers with it (`Hello`).
+    ///
+    /// This blocks the calling thread for the connection handshake only.
+    public static func open(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) throws(EarshotDBus.DBusError) -> DBusConnection {
+        LibDBus.initThreads()
+        let address = try bus.resolve()
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+
+        guard let pointer = address.withCString({ dbus_connection_open_private($0, &error) }) else {
+            throw Self.take(&error, fallback: "cannot open \(bus)")
+        }
+        dbus_connection_set_exit_on_disconnect(pointer, 0)
+        guard dbus_bus_register(pointer, &error) != 0, let unique = dbus_bus_get_unique_name(pointer) else {
+            let failure = Self.take(&error, fallback: "cannot register with \(bus)")
+            dbus_connection_close(pointer)
+            dbus_connection_unref(pointer)
+            throw failure
+        }
+        var fd: Int32 = -1
+        guard dbus_connection_get_unix_fd(pointer, &fd) != 0, fd >= 0 else {
+            dbus_connection_close(pointer)
+            dbus_connection_unref(pointer)
+            throw .failed("connection to \(bus) has no socket")
+        }
+        let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard wake >= 0 else {
+            dbus_connection_close(pointer)
+            dbus_connection_unref(pointer)
+            throw .failed("eventfd: \(String(cString: strerror(errno)))")
+        }
+        let connection = DBusConnection(raw: RawConnection(pointer: pointer), uniqueName: String(cString: unique),
+                                        bus: bus, wakeFD: wake, socketFD: fd, logger: logger)
+        connection.start()
+        return connection
+    }
+
+    private init(raw: RawConnection, uniqueName: String, bus: BusAddress, wakeFD: Int32, socketFD: Int32, logger: Logger) {
+        self.raw = raw
+        self.uniqueName = uniqueName
+        self.bus = bus
+        self.wakeFD = wakeFD
+        self.socketFD = socketFD
+        self.logger = logger
+    }
+
+    static func take(_ error: inout CDBus.DBusError, fallback: String) -> EarshotDBus.DBusError {
+        if dbus_error_is_set(&error) != 0, let name = error.name {
+            return EarshotDBus.DBusError(name: String(cString: name),
+                                         message: error.message.map { String(cString: $0) } ?? fallback)
+        }
+        return .failed(fallback)
+    }
+
+    private func start() {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let pointer = raw.pointer
+        dbus_connection_add_filter(pointer, { _, message, data in
+            guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            let connection = Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue()
+            return connection.handleIncoming(message)
+        }, context, nil)
+        dbus_connection_set_wakeup_main_function(pointer, { data in
+            guard let data else { return }
+            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wake()
+        }, context, nil)
+        dbus_connection_set_dispatch_status_function(pointer, { _, _, data in
+            // Dispatching here is forbidden (libdbus holds locks); just wake the I/O thread.
+            guard let data else { return }
+            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wake()
+        }, context, nil)
+        // The thread keeps the connection alive until its loop ends; the libdbus
+        // connection is closed there, and released in deinit once nobody can use it.
+        let thread = Thread { [self] in
+            ioThreadID.withLock { $0 = pthread_self() }
+            runLoop()
+            connectionLost(stopRequested.load(ordering: .acquiring)
+                           ? nil : .disconnected("the connection to the \(bus) was lost"))
+            dbus_connection_close(raw.pointer)
+            loopFinished.signal()
+        }
+        thread.name = "earshot-dbus-io"
+        thread.start()
+    }
+
+    deinit {
+        dbus_connection_unref(raw.pointer)
+        Glibc.close(wakeFD)
+    }
+
+    // MARK: The I/O loop
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
+    }
+
+    var isOnIOThread: Bool {
+        ioThreadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    private func runLoop() {
+        let pointer = raw.pointer
+        var fds = [pollfd](repeating: pollfd(), count: 2)
+        while !stopRequested.load(ordering: .acquiring) {
+            while dbus_connection_dispatch(pointer) == DBUS_DISPATCH_DATA_REMAINS {}
+            let connected = dbus_connection_get_is_connected(pointer) != 0
+            if !connected { break }
+            fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+            var events = Int16(POLLIN)
+            if dbus_connection_has_messages_to_send(pointer) != 0 { events |= Int16(POLLOUT) }
+            fds[1] = pollfd(fd: socketFD, events: events, revents: 0)
+            let result = poll(&fds, 2, nextTimeoutMilliseconds())
+            if result < 0 && errno != EINTR {
+                logger.error("poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if fds[0].revents & Int16(POLLIN) != 0 {
+                var counter: UInt64 = 0
+                _ = withUnsafeMutableBytes(of: &counter) { read(wakeFD, $0.baseAddress, 8) }
+            }
+            if fds[1].revents != 0 {
+                _ = dbus_connection_read_write(pointer, 0)
+            }
+            expireCalls()
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the connection: pending calls fail with `Disconnected`, subscriptions end,
+    /// and `disconnected()` returns nil. Safe to call more than once and from any thread;
+    /// off the I/O thread it returns once the connection is closed.
+    public func close() {
+        stopRequested.store(true, ordering: .releasing)
+        wake()
+        if !isOnIOThread {
+            loopFinished.wait()
+            loopFinished.signal()  // later close() calls return at once
+        }
+    }
+
+    /// Whether the connection is still usable.
+    public var isOpen: Bool { lifecycle.withLock { $0.isOpen } }
+
+    /// Waits until the connection ends; returns why (nil after `close()`).
+    public func disconnected() async -> EarshotDBus.DBusError? {
+        await withCheckedContinuation { continuation in
+            let done = lifecycle.withLock { state -> EarshotDBus.DBusError?? in
+                if state.isOpen {
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                return .some(state.closeReason)
+            }
+            if let reason = done { continuation.resume(returning: reason) }
+        }
+    }
+
+    /// Registers a handler called once when the connection ends (at once if it has):
+    /// with the reason, or nil after `close()`.
+    public func onDisconnect(_ handler: @escaping @Sendable (EarshotDBus.DBusError?) -> Void) {
+        let reason = lifecycle.withLock { state -> EarshotDBus.DBusError?? in
+            if state.isOpen {
+                state.handlers.append(handler)
+                return nil
+            }
+            return .some(state.closeReason)
+        }
+        if let reason { handler(reason) }
+    }
+
+    /// Marks the connection dead (reason nil: closed on purpose) and tells everyone.
+    private func connectionLost(_ reason: EarshotDBus.DBusError?) {
+        let taken = lifecycle.withLock { state -> ([CheckedContinuation<EarshotDBus.DBusError?, Never>], [@Sendable (EarshotDBus.DBusError?) -> Void])? in
+            guard state.isOpen else { return nil }
+            state.isOpen = false
+            state.closeReason = reason
+            defer {
+                state.waiters.removeAll()
+                state.handlers.removeAll()
+            }
+            return (state.waiters, state.handlers)
+        }
+        guard let (waiters, handlers) = taken else { return }
+        if let reason { logger.warning("D-Bus connection lost: \(reason.message)") }
+        let failure = reason ?? .disconnected("the connection was closed")
+        failAllCalls(failure)
+        finishAllSubscriptions()
+        for waiter in waiters { waiter.resume(returning: reason) }
+        for handler in handlers { handler(reason) }
+    }
+
+    // MARK: Incoming messages (I/O thread)
+
+    private func handleIncoming(_ rawMessage: OpaquePointer) -> DBusHandlerResult {
+        let message: DBusMessage
+        do {
+            message = try DBusMessage(decoding: rawMessage)
+        } catch {
+            logger.warning("dropping a message that could not be decoded: \(error)")
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+        switch message.kind {
+        case .methodReturn, .error:
+            return completeCall(with: message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        case .signal:
+            if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+                connectionLost(.disconnected("the \(bus) closed the connection"))
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
+            routeSignal(message)
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        case .methodCall:
+            dispatchMethodCall(message)
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends a message without waiting for a reply; returns its serial.
+    @discardableResult
+    public func send(_ message: DBusMessage) throws(EarshotDBus.DBusError) -> UInt32 {
+        let encoded = try message.encode()
+        defer { dbus_message_unref(encoded) }
+        return try sendEncoded(encoded)
+    }
+
+    func sendEncoded(_ encoded: OpaquePointer) throws(EarshotDBus.DBusError) -> UInt32 {
+        guard isOpen else { throw .disconnected("the connection is closed") }
+        if dbus_message_contains_unix_fds(encoded) != 0,
+           dbus_connection_can_send_type(raw.pointer, EARSHOT_DBUS_TYPE_UNIX_FD) == 0 {
+            throw .standard("NotSupported", "this connection cannot pass file descriptors")
+        }
+        var serial: UInt32 = 0
+        guard dbus_connection_send(raw.pointer, encoded, &serial) != 0 else {
+            throw .noMemory("out of memory queueing a message")
+        }
+        return serial
+    }
+}

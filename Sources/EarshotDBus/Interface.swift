@@ -1,0 +1,195 @@
+/// One named, typed argument of a method or signal.
+public struct DBusArgument: Sendable, Equatable {
+    public let name: String
+    public let type: DBusType
+
+    public init(_ name: String, _ type: DBusType) {
+        self.name = name
+        self.type = type
+    }
+
+    /// `DBusArgument("data", "ay")`. The signature is part of a static declaration, so an
+    /// invalid one is a programming error.
+    public init(_ name: String, _ signature: String) {
+        do {
+            self.init(name, try DBusType(signature: signature))
+        } catch {
+            preconditionFailure("argument \(name): \(error.message)")
+        }
+    }
+}
+
+/// An introspection annotation.
+public struct DBusAnnotation: Sendable, Equatable {
+    public let name: String
+    public let value: String
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    public static let deprecated = DBusAnnotation("org.freedesktop.DBus.Deprecated", "true")
+    public static let noReply = DBusAnnotation("org.freedesktop.DBus.Method.NoReply", "true")
+}
+
+/// A method: its arguments and the handler that serves it. The handler receives arguments
+/// already checked against `inputs` and must return values matching `outputs`.
+public struct DBusMethod: Sendable {
+    public typealias Handler = @Sendable (MethodCall) async throws -> [DBusValue]
+
+    public let name: String
+    public let inputs: [DBusArgument]
+    public let outputs: [DBusArgument]
+    public let annotations: [DBusAnnotation]
+    let handler: Handler
+
+    public init(_ name: String, in inputs: [DBusArgument] = [], out outputs: [DBusArgument] = [],
+                annotations: [DBusAnnotation] = [], handler: @escaping Handler) {
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self.annotations = annotations
+        self.handler = handler
+    }
+
+    public var inputSignature: String { signatureString(inputs.map(\.type)) }
+    public var outputSignature: String { signatureString(outputs.map(\.type)) }
+}
+
+/// A signal's name and arguments.
+public struct DBusSignal: Sendable {
+    public let name: String
+    public let arguments: [DBusArgument]
+    public let annotations: [DBusAnnotation]
+
+    public init(_ name: String, _ arguments: [DBusArgument] = [], annotations: [DBusAnnotation] = []) {
+        self.name = name
+        self.arguments = arguments
+        self.annotations = annotations
+    }
+
+    public var signature: String { signatureString(arguments.map(\.type)) }
+}
+
+/// A property. Its value lives in the exported object (`ExportedObject.set`); a writable
+/// property's `setter` checks a new value from a client and returns what to store (it may
+/// clamp or normalise), or throws a named error.
+public struct DBusProperty: Sendable {
+    public enum Access: String, Sendable {
+        case read, write, readwrite
+        var readable: Bool { self != .write }
+        var writable: Bool { self != .read }
+    }
+
+    /// `org.freedesktop.DBus.Property.EmitsChangedSignal`.
+    public enum EmitsChangedSignal: String, Sendable {
+        /// `PropertiesChanged` carries the new value (the default).
+        case `true`
+        /// `PropertiesChanged` names the property as invalidated, without its value.
+        case invalidates
+        /// The value never changes while the object exists.
+        case const
+        /// No signal is emitted.
+        case `false`
+    }
+
+    public typealias Setter = @Sendable (DBusValue, MethodCall) async throws -> DBusValue
+
+    public let name: String
+    public let type: DBusType
+    public let access: Access
+    public let emitsChangedSignal: EmitsChangedSignal
+    public let annotations: [DBusAnnotation]
+    let setter: Setter?
+
+    /// A read-only property.
+    public init(_ name: String, _ signature: String, emitsChangedSignal: EmitsChangedSignal = .true,
+                annotations: [DBusAnnotation] = []) {
+        self.init(name, signature, access: .read, emitsChangedSignal: emitsChangedSignal,
+                  annotations: annotations, setter: nil)
+    }
+
+    /// A writable property; `setter` decides what is stored.
+    public init(_ name: String, _ signature: String, access: Access, emitsChangedSignal: EmitsChangedSignal = .true,
+                annotations: [DBusAnnotation] = [], setter: Setter?) {
+        self.name = name
+        do {
+            self.type = try DBusType(signature: signature)
+        } catch {
+            preconditionFailure("property \(name): \(error.message)")
+        }
+        precondition(!access.writable || setter != nil, "writable property \(name) needs a setter")
+        self.access = access
+        self.emitsChangedSignal = emitsChangedSignal
+        self.annotations = annotations
+        self.setter = setter
+    }
+}
+
+/// An interface declared once: introspection, dispatch, signature checks and property
+/// handling all come from this value.
+public struct DBusInterface: Sendable {
+    public let name: String
+    public let methods: [DBusMethod]
+    public let properties: [DBusProperty]
+    public let signals: [DBusSignal]
+    public let annotations: [DBusAnnotation]
+
+    public init(_ name: String, methods: [DBusMethod] = [], properties: [DBusProperty] = [],
+                signals: [DBusSignal] = [], annotations: [DBusAnnotation] = []) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+        self.annotations = annotations
+    }
+
+    public func method(_ name: String) -> DBusMethod? { methods.first { $0.name == name } }
+    public func property(_ name: String) -> DBusProperty? { properties.first { $0.name == name } }
+    public func signal(_ name: String) -> DBusSignal? { signals.first { $0.name == name } }
+
+    /// Checks names and uniqueness; run when an object is exported.
+    func validate() throws(DBusError) {
+        try DBusNames.validateInterface(name)
+        guard !DBusInterface.standardNames.contains(name) else {
+            throw .invalidArgs("\(name) is served by the binding itself")
+        }
+        var seen = Set<String>()
+        for member in methods.map(\.name) + signals.map(\.name) + properties.map(\.name) {
+            try DBusNames.validateMember(member)
+            guard seen.insert(member).inserted else { throw .invalidArgs("\(name) declares \(member) twice") }
+        }
+    }
+
+    static let peer = "org.freedesktop.DBus.Peer"
+    static let introspectable = "org.freedesktop.DBus.Introspectable"
+    static let properties = "org.freedesktop.DBus.Properties"
+    static let standardNames: Set<String> = [peer, introspectable, properties]
+}
+
+extension DBusType {
+    /// The value a property holds before it is first set (nil for `h`, which has none).
+    public var zeroValue: DBusValue? {
+        switch self {
+        case .byte: .byte(0)
+        case .boolean: .boolean(false)
+        case .int16: .int16(0)
+        case .uint16: .uint16(0)
+        case .int32: .int32(0)
+        case .uint32: .uint32(0)
+        case .int64: .int64(0)
+        case .uint64: .uint64(0)
+        case .double: .double(0)
+        case .string: .string("")
+        case .objectPath: .objectPath(.root)
+        case .signature: .signature("")
+        case .unixFD: nil
+        case .variant: .variant(.string(""))
+        case .array(.byte): .bytes([])
+        case .array(let element): .array(element, [])
+        case .dictionary(let key, let value): .dictionary(key: key, value: value, [])
+        case .structure(let fields):
+            fields.allSatisfy { $0.zeroValue != nil } ? .structure(fields.compactMap(\.zeroValue)) : nil
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import CDBus
+import Synchronization
+
+/// Method calls waiting for their reply, by serial, with their deadlines in a min-heap.
+///
+/// An entry is inserted under the same lock that wraps `dbus_connection_send`, and replies
+/// are matched under that lock too, so a reply can never arrive before its entry exists.
+struct PendingCalls {
+    struct Entry {
+        let continuation: CheckedContinuation<DBusMessage, any Error>
+        let deadline: UInt64
+    }
+
+    private(set) var entries: [UInt32: Entry] = [:]
+    private var heap: [(deadline: UInt64, serial: UInt32)] = []
+    /// Set when the connection ends; later calls fail at once.
+    var closed = false
+
+    var earliestDeadline: UInt64? { heap.first?.deadline }
+
+    /// Inserts an entry; returns true when it became the earliest deadline.
+    mutating func insert(_ serial: UInt32, _ entry: Entry) -> Bool {
+        entries[serial] = entry
+        heap.append((entry.deadline, serial))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+        return child == 0
+    }
+
+    mutating func remove(_ serial: UInt32) -> Entry? {
+        entries.removeValue(forKey: serial)
+    }
+
+    /// Removes and returns the entries whose deadline has passed.
+    mutating func expire(now: UInt64) -> [Entry] {
+        var expired: [Entry] = []
+        while let top = heap.first, top.deadline <= now {
+            popHeap()
+            if let entry = entries[top.serial], entry.deadline == top.deadline {
+                entries[top.serial] = nil
+                expired.append(entry)
+            }
+        }
+        if entries.isEmpty { heap.removeAll(keepingCapacity: true) }
+        return expired
+    }
+
+    mutating func removeAll() -> [Entry] {
+        defer {
+            entries.removeAll()
+            heap.removeAll()
+        }
+        return Array(entries.values)
+    }
+
+    private mutating func popHeap() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+extension DBusConnection {
+    /// libdbus's customary default for method calls.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    /// Calls a method and waits for its reply. Error replies are thrown as `DBusError`s
+    /// with the peer's error name and message; no reply in time throws `NoReply`; a
+    /// cancelled task stops waiting with `CancellationError`.
+    public func call(_ message: DBusMessage, timeout: Duration = defaultTimeout) async throws -> DBusMessage {
+        guard message.kind == .methodCall else { throw EarshotDBus.DBusError.invalidArgs("only method calls have replies") }
+        var outgoing = message
+        outgoing.noReplyExpected = false
+        let encoded = try outgoing.encode()
+        defer { dbus_message_unref(encoded) }
+        let sentSerial = Mutex<UInt32>(0)
+        let reply = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                let deadline = monotonicNanoseconds() &+ timeout.nanosecondsClamped
+                let outcome: Result<Bool, EarshotDBus.DBusError> = calls.withLock { state in
+                    guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
+                    do throws(EarshotDBus.DBusError) {
+                        let serial = try sendEncoded(encoded)
+                        sentSerial.withLock { $0 = serial }
+                        return .success(state.insert(serial, .init(continuation: continuation, deadline: deadline)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                switch outcome {
+                case .success(let earliest): if earliest { wake() }
+                case .failure(let error): continuation.resume(throwing: error)
+                }
+            }
+        } onCancel: {
+            let serial = sentSerial.withLock { $0 }
+            if serial != 0, let entry = calls.withLock({ $0.remove(serial) }) {
+                entry.continuation.resume(throwing: CancellationError())
+            }
+        }
+        if reply.kind == .error, let error = reply.error {
+            throw error
+        }
+        return reply
+    }
+
+    /// Calls `member` and returns the reply's body.
+    public func call(destination: String, path: ObjectPath, interface: String, member: String,
+                     _ arguments: [DBusValue] = [], timeout: Duration = defaultTimeout) async throws -> [DBusValue] {
+        let message = DBusMessage.methodCall(destination: destination, path: path, interface: interface,
+                                             member: member, body: arguments)
+        return try await call(message, timeout: timeout).body
+    }
+
+    /// Matches a reply to its call (I/O thread). Returns false for replies nobody awaits.
+    func completeCall(with reply: DBusMessage) -> Bool {
+        guard let entry = calls.withLock({ $0.remove(reply.replySerial) }) else { return false }
+        entry.continuation.resume(returning: reply)
+        return true
+    }
+
+    /// Fails calls whose deadline has passed (I/O thread).
+    func expireCalls() {
+        let now = monotonicNanoseconds()
+        let expired = calls.withLock { state -> [PendingCalls.Entry] in
+            guard let earliest = state.earliestDeadline, earliest <= now else { return [] }
+            return state.expire(now: now)
+        }
+        for entry in expired {
+            entry.continuation.resume(throwing: EarshotDBus.DBusError.noReply(
+                "no reply within the timeout (the peer may be stuck, gone, or the call was lost)"))
+        }
+    }
+
+    func nextTimeoutMilliseconds() -> Int32 {
+        guard let earliest = calls.withLock({ $0.earliestDeadline }) else { return -1 }
+        let now = monotonicNanoseconds()
+        if earliest <= now { return 0 }
+        let milliseconds = (earliest - now + 999_999) / 1_000_000
+        return Int32(min(milliseconds, UInt64(Int32.max)))
+    }
+
+    func failAllCalls(_ error: EarshotDBus.DBusError) {
+        let entries = calls.withLock { state -> [PendingCalls.Entry] in
+            state.closed = true
+            return state.removeAll()
+        }
+        for entry in entries { entry.continuation.resume(throwing: error) }
+    }
+}

@@ -1,0 +1,114 @@
+import EarshotDBus
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The shared life of a service process: log set-up, connecting, exporting, owning the
+/// well-known name ("ready"), serving until SIGTERM/SIGINT or until the bus goes away.
+///
+/// Exit status: 0 after a signal, 1 when start-up fails, 2 when the bus is lost.
+public enum ServiceMain {
+    public static let exitStartupFailed: Int32 = 1
+    public static let exitBusLost: Int32 = 2
+
+    /// What a service does once connected: export its objects and start its work. It
+    /// returns a hook run on graceful shutdown (before the connection closes).
+    public typealias Setup = @Sendable (DBusConnection, Logger) async throws -> (@Sendable () async -> Void)
+
+    /// Runs the service and exits the process.
+    public static func run(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Never {
+        let code = await serve(executable: executable, busName: busName, options: options, setup: setup)
+        exit(code)
+    }
+
+    /// Runs the service and returns its exit status.
+    public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
+        bootstrapLogging(label: executable, level: options.logLevel)
+        var logger = Logger(label: executable)
+        logger.logLevel = options.logLevel
+
+        let connection: DBusConnection
+        do {
+            connection = try DBusConnection.open(options.bus, logger: logger)
+        } catch {
+            logger.error("cannot connect to the \(options.bus): \(error.message)")
+            return exitStartupFailed
+        }
+        let shutdownHook: @Sendable () async -> Void
+        do {
+            shutdownHook = try await setup(connection, logger)
+            try await connection.requestName(busName)
+        } catch {
+            logger.error("start-up failed: \(ServiceMain.describe(error))")
+            connection.close()
+            return exitStartupFailed
+        }
+        logger.info("ready: \(busName) on the \(options.bus) as \(connection.uniqueName)")
+
+        let service = BusConnectionService(connection: connection, logger: logger, shutdownHook: shutdownHook)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+            logger.info("stopped")
+            return 0
+        } catch let error as BusLost {
+            logger.error("exiting: lost the bus: \(error.reason.message)")
+            return exitBusLost
+        } catch {
+            logger.error("exiting: \(ServiceMain.describe(error))")
+            return exitBusLost
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        (error as? DBusError)?.description ?? String(describing: error)
+    }
+
+    private static let bootstrapped = Mutex(false)
+
+    /// Installs the stderr/journald log handler once per process.
+    public static func bootstrapLogging(label: String, level: Logger.Level) {
+        bootstrapped.withLock { done in
+            guard !done else { return }
+            done = true
+            LoggingSystem.bootstrap { name in JournalLogHandler(label: label == name ? label : "\(label)/\(name)", level: level) }
+        }
+    }
+}
+
+struct BusLost: Error {
+    let reason: DBusError
+}
+
+/// Holds the connection open until graceful shutdown (then runs the service's hook and
+/// closes) or until the bus goes away (then fails, so the process exits non-zero).
+struct BusConnectionService: Service {
+    let connection: DBusConnection
+    let logger: Logger
+    let shutdownHook: @Sendable () async -> Void
+
+    func run() async throws {
+        enum Outcome { case shutdown, lost(DBusError?) }
+        let outcome = await withTaskGroup(of: Outcome.self) { group in
+            group.addTask { .lost(await connection.disconnected()) }
+            group.addTask {
+                // Returns on graceful shutdown; throws when cancelled (the bus was lost).
+                do { try await gracefulShutdown() } catch {}
+                return .shutdown
+            }
+            let first = await group.next() ?? .shutdown
+            if case .shutdown = first {
+                logger.info("shutting down")
+                await shutdownHook()
+                connection.close()  // lets the disconnected() child finish
+            }
+            group.cancelAll()
+            return first
+        }
+        if case .lost(let reason?) = outcome { throw BusLost(reason: reason) }
+    }
+}
