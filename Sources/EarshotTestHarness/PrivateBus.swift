@@ -1,0 +1,121 @@
+import EarshotDBus
+import Foundation
+import Glibc
+
+/// A private `dbus-daemon` in a temporary directory, from a generated configuration.
+///
+/// The daemon runs under `setpriv --pdeathsig KILL`, so it dies with the process that
+/// started it even if that process crashes; `stop()` (or deinit) ends it and removes the
+/// directory.
+public final class PrivateBus: @unchecked Sendable {
+    // @unchecked: `process` is only touched through Foundation's Process, whose methods
+    // are thread-safe; every other stored property is an immutable `let`.
+    public let directory: URL
+    public let address: String
+    public let configPath: URL
+    private let process: Process
+
+    /// Starts a daemon. `serviceDirectory` adds a `<servicedir>` for activation tests;
+    /// `policy` replaces the default allow-everything `<policy>` elements; `busType` is
+    /// the `<type>` (session or system).
+    public init(serviceDirectory: URL? = nil, policy: String? = nil, busType: String = "session") throws {
+        directory = try Self.makeTemporaryDirectory(prefix: "earshot-bus")
+        let socket = directory.appendingPathComponent("bus")
+        address = "unix:path=" + socket.path
+        configPath = directory.appendingPathComponent("bus.conf")
+        let defaultPolicy = """
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+                <allow user="*"/>
+              </policy>
+            """
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>\(busType)</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+            \(serviceDirectory.map { "  <servicedir>\($0.path)</servicedir>" } ?? "")
+            \(policy ?? defaultPolicy)
+            </busconfig>
+
+            """
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--pdeathsig", "KILL", "dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"]
+        let log = FileHandle(forWritingAtPath: try Self.createFile(directory.appendingPathComponent("dbus-daemon.log")))
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+
+        // Ready when the socket accepts a connection.
+        let deadline = Date.now.addingTimeInterval(10)
+        while true {
+            if FileManager.default.fileExists(atPath: socket.path),
+               let probe = try? DBusConnection.open(.address(address)) {
+                probe.close()
+                break
+            }
+            guard process.isRunning, Date.now < deadline else {
+                stop()
+                throw HarnessError("dbus-daemon did not start: \(logText)")
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// The daemon's process id.
+    public var pid: Int32 { process.processIdentifier }
+
+    public var isRunning: Bool { process.isRunning }
+
+    /// What the daemon logged.
+    public var logText: String {
+        (try? String(contentsOf: directory.appendingPathComponent("dbus-daemon.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// A new private connection to this bus.
+    public func connect() throws -> DBusConnection {
+        try DBusConnection.open(.address(address))
+    }
+
+    /// Kills the daemon at once (SIGKILL), as a crash would.
+    public func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Stops the daemon and removes its directory.
+    public func stop() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    deinit { stop() }
+
+    static func makeTemporaryDirectory(prefix: String) throws -> URL {
+        var template = Array((NSTemporaryDirectory() + "/\(prefix).XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw HarnessError("mkdtemp failed: \(String(cString: strerror(errno)))") }
+        return URL(fileURLWithPath: String(cString: made))
+    }
+
+    static func createFile(_ url: URL) throws -> String {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw HarnessError("cannot create \(url.path)")
+        }
+        return url.path
+    }
+}
+
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
