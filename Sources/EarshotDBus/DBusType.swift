@@ -113,6 +113,9 @@ struct SignatureParser {
                 index += 1
                 let key = try parseOne(arrayDepth: arrayDepth + 1, structDepth: structDepth + 1)
                 guard key.isBasic else { throw fail("dictionary key must be a basic type") }
+                guard index < bytes.count, bytes[index] != UInt8(ascii: "}") else {
+                    throw fail("dictionary entry must hold exactly a key and a value")
+                }
                 let value = try parseOne(arrayDepth: arrayDepth + 1, structDepth: structDepth + 1)
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "}") else {
                     throw fail("dictionary entry must hold exactly a key and a value")

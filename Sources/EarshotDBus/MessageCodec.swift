@@ -31,9 +31,6 @@ enum MessageCodec {
         case .unixFD(let fd):
             guard fd.rawValue != nil else { throw .invalidArgs("\(place()): file descriptor is already closed") }
         case .array(let elementType, let elements):
-            if case .dictionary = elementType {
-                throw .invalidArgs("\(place()): use .dictionary for arrays of dictionary entries")
-            }
             try checkSignature(.array(elementType), at: place())
             for (i, element) in elements.enumerated() {
                 guard element.type == elementType else {

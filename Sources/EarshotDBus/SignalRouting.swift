@@ -5,7 +5,7 @@ import Synchronization
 struct Routing {
     struct Subscription {
         let rule: MatchRule
-        let continuation: AsyncStream<DBusMessage>.Continuation
+        let queue: SignalQueue
     }
 
     struct TrackedName {
@@ -20,36 +20,46 @@ struct Routing {
     var finished = false
 }
 
-/// A live signal subscription: iterate it for the matching signals. `cancel()`, or the
-/// last reference going away, removes the rule locally and from the bus. An iteration in
-/// progress keeps the subscription alive.
+/// A live signal subscription: iterate it, or call `next(timeout:)`, for the matching
+/// signals. Cancelling a wait does not end the subscription; `cancel()`, or the last
+/// reference going away, removes the rule locally and from the bus and ends iteration.
+/// An iteration in progress keeps the subscription alive. One consumer at a time.
 public final class SignalSubscription: AsyncSequence, Sendable {
     public typealias Element = DBusMessage
 
+    public let rule: MatchRule
+    let queue: SignalQueue
+    private let cancelAction: @Sendable () -> Void
+
+    init(rule: MatchRule, queue: SignalQueue, cancel: @escaping @Sendable () -> Void) {
+        self.rule = rule
+        self.queue = queue
+        cancelAction = cancel
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let owner: SignalSubscription
-        var inner: AsyncStream<DBusMessage>.AsyncIterator
+        public mutating func next() async -> DBusMessage? { await owner.queue.next() }
+    }
 
-        public mutating func next() async -> DBusMessage? { await inner.next() }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(owner: self) }
 
-        public mutating func next(isolation actor: isolated (any Actor)?) async -> DBusMessage? {
-            await inner.next(isolation: actor)
+    /// The next signal, or nil if none arrives within `timeout` (or the subscription ended).
+    public func next(timeout: Duration) async -> DBusMessage? {
+        await withTaskGroup(of: DBusMessage?.self) { group in
+            group.addTask { await self.queue.next() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(owner: self, inner: signals.makeAsyncIterator())
-    }
-
-    public let rule: MatchRule
-    public let signals: AsyncStream<DBusMessage>
-    private let cancelAction: @Sendable () -> Void
-
-    init(rule: MatchRule, signals: AsyncStream<DBusMessage>, cancel: @escaping @Sendable () -> Void) {
-        self.rule = rule
-        self.signals = signals
-        cancelAction = cancel
-    }
+    /// Signals dropped because the consumer fell behind a `bufferLimit`.
+    public var droppedCount: Int { queue.droppedCount }
 
     public func cancel() { cancelAction() }
 
@@ -66,7 +76,8 @@ extension DBusConnection {
     /// signals are routed here; without it only signals that reach this connection anyway
     /// (unicast signals addressed to it, or ones other rules bring in) are delivered.
     /// `bufferLimit` bounds how many undelivered signals are kept (oldest kept, newest
-    /// dropped) for a consumer that stops reading; nil keeps all.
+    /// dropped and counted in `droppedCount`) for a consumer that stops reading; nil
+    /// keeps all.
     public func subscribe(_ rule: MatchRule, addMatch: Bool = true, bufferLimit: Int? = nil) async throws -> SignalSubscription {
         try rule.validate()
         let tracks = rule.sender.map { !DBusNames.isUniqueName($0) && $0 != Self.busName } ?? false
@@ -79,17 +90,16 @@ extension DBusConnection {
                 throw error
             }
         }
-        let (stream, continuation) = AsyncStream<DBusMessage>.makeStream(
-            bufferingPolicy: bufferLimit.map { .bufferingOldest($0) } ?? .unbounded)
+        let queue = SignalQueue(limit: bufferLimit)
         let id: UInt64? = routing.withLock { state in
             guard !state.finished else { return nil }
             let id = state.nextSubscriptionID
             state.nextSubscriptionID += 1
-            state.subscriptions[id] = .init(rule: rule, continuation: continuation)
+            state.subscriptions[id] = .init(rule: rule, queue: queue)
             return id
         }
         guard let id else {
-            continuation.finish()
+            queue.finish()
             throw EarshotDBus.DBusError.disconnected("the connection is closed")
         }
         let removed = Atomic<Bool>(false)
@@ -97,12 +107,11 @@ extension DBusConnection {
             guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return }
             guard let self else { return }
             let entry = self.routing.withLock { $0.subscriptions.removeValue(forKey: id) }
-            entry?.continuation.finish()
+            entry?.queue.finish()
             if addMatch { self.sendToBusNoReply("RemoveMatch", [.string(rule.description)]) }
             if tracks, let sender = rule.sender { self.untrackOwner(of: sender, removeMatch: true) }
         }
-        continuation.onTermination = { _ in remove() }
-        return SignalSubscription(rule: rule, signals: stream, cancel: remove)
+        return SignalSubscription(rule: rule, queue: queue, cancel: remove)
     }
 
     /// Emits a signal: broadcast, or unicast to `destination` (a unique name).
@@ -122,18 +131,18 @@ extension DBusConnection {
             }
             for subscription in state.subscriptions.values
             where subscription.rule.matches(message, senderOwner: { state.trackedNames[$0]?.owner }) {
-                subscription.continuation.yield(message)
+                subscription.queue.push(message)
             }
         }
     }
 
     func finishAllSubscriptions() {
-        let continuations = routing.withLock { state -> [AsyncStream<DBusMessage>.Continuation] in
+        let queues = routing.withLock { state -> [SignalQueue] in
             state.finished = true
             defer { state.subscriptions.removeAll() }
-            return state.subscriptions.values.map(\.continuation)
+            return state.subscriptions.values.map(\.queue)
         }
-        for continuation in continuations { continuation.finish() }
+        for queue in queues { queue.finish() }
     }
 
     // MARK: Owners of well-known senders

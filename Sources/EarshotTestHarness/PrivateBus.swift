@@ -7,13 +7,11 @@ import Glibc
 /// The daemon runs under `setpriv --pdeathsig KILL`, so it dies with the process that
 /// started it even if that process crashes; `stop()` (or deinit) ends it and removes the
 /// directory.
-public final class PrivateBus: @unchecked Sendable {
-    // @unchecked: `process` is only touched through Foundation's Process, whose methods
-    // are thread-safe; every other stored property is an immutable `let`.
+public final class PrivateBus: Sendable {
     public let directory: URL
     public let address: String
     public let configPath: URL
-    private let process: Process
+    private let process: ChildProcess
 
     /// Starts a daemon. `serviceDirectory` adds a `<servicedir>` for activation tests;
     /// `policy` replaces the default allow-everything `<policy>` elements; `busType` is
@@ -45,13 +43,9 @@ public final class PrivateBus: @unchecked Sendable {
             """
         try config.write(to: configPath, atomically: true, encoding: .utf8)
 
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--pdeathsig", "KILL", "dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"]
-        let log = FileHandle(forWritingAtPath: try Self.createFile(directory.appendingPathComponent("dbus-daemon.log")))
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        process = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"],
+                                   environment: ProcessInfo.processInfo.environment,
+                                   logPath: directory.appendingPathComponent("dbus-daemon.log").path)
 
         // Ready when the socket accepts a connection.
         let deadline = Date.now.addingTimeInterval(10)
@@ -70,7 +64,7 @@ public final class PrivateBus: @unchecked Sendable {
     }
 
     /// The daemon's process id.
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     public var isRunning: Bool { process.isRunning }
 
@@ -86,16 +80,13 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Kills the daemon at once (SIGKILL), as a crash would.
     public func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        _ = process.waitForExitBlocking(timeout: .seconds(5))
     }
 
     /// Stops the daemon and removes its directory.
     public func stop() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
+        process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -6,12 +6,10 @@ import Glibc
 ///
 /// Output goes to a log file; the process runs under `setpriv --pdeathsig KILL` so it never
 /// outlives the test; `stop()` (or deinit) ends it.
-public final class ServiceProcess: @unchecked Sendable {
-    // @unchecked: `process` is only used through Foundation's thread-safe Process API and
-    // every other stored property is an immutable `let`.
+public final class ServiceProcess: Sendable {
     public let executable: String
     public let logURL: URL
-    private let process: Process
+    private let process: ChildProcess
 
     /// The directory holding the build's executables: the one holding this test or
     /// benchmark binary (`.build/<triple>/<configuration>`).
@@ -30,20 +28,11 @@ public final class ServiceProcess: @unchecked Sendable {
             throw HarnessError("\(path) is not built (run `swift build` first)")
         }
         logURL = bus.directory.appendingPathComponent("\((executable as NSString).lastPathComponent)-\(UUID().uuidString.prefix(8)).log")
-        let log = FileHandle(forWritingAtPath: try PrivateBus.createFile(logURL))
-
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--pdeathsig", "KILL", path] + arguments + ["--address", bus.address]
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env.removeValue(forKey: "JOURNAL_STREAM")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess([path] + arguments + ["--address", bus.address], environment: env, logPath: logURL.path)
 
         guard let busName else { return }
         let watcher = try bus.connect()
@@ -51,7 +40,7 @@ public final class ServiceProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + readyTimeout
         while try await watcher.nameOwner(busName) == nil {
             guard process.isRunning else {
-                throw HarnessError("\(executable) exited with status \(process.terminationStatus) before owning \(busName):\n\(logText)")
+                throw HarnessError("\(executable) exited with status \(process.exitStatus ?? -1) before owning \(busName):\n\(logText)")
             }
             guard ContinuousClock.now < deadline else {
                 stop()
@@ -61,36 +50,23 @@ public final class ServiceProcess: @unchecked Sendable {
         }
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
     public var isRunning: Bool { process.isRunning }
 
     /// Everything the service has logged so far.
     public var logText: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     /// Sends `signal` to the service.
-    public func signal(_ signal: Int32) {
-        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
-    }
+    public func signal(_ signal: Int32) { process.signal(signal) }
 
-    /// Waits for the process to exit; returns its exit status, or nil on timeout.
-    /// A death by signal is reported as 128 + the signal number.
+    /// Waits for the process to exit; returns its exit status (128 + the signal number
+    /// for a death by signal), or nil on timeout.
     public func waitForExit(timeout: Duration = .seconds(10)) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else { return nil }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        await process.waitForExit(timeout: timeout)
     }
 
-    /// Stops the service (SIGTERM, then SIGKILL after two seconds).
-    public func stop() {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<200 where process.isRunning { usleep(10_000) }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
+    /// Stops the service (SIGTERM, then SIGKILL after three seconds).
+    public func stop() { process.stop() }
 
     deinit { stop() }
 }

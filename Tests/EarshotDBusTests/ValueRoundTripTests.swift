@@ -1,0 +1,111 @@
+import EarshotDBus
+import EarshotEcho
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct ValueRoundTripTests {
+    static let basics: [DBusValue] = [
+        .byte(0), .byte(255), .boolean(true), .boolean(false),
+        .int16(.min), .int16(.max), .uint16(.max), .int32(.min), .int32(.max), .uint32(.max),
+        .int64(.min), .int64(.max), .uint64(.max), .double(-0.5), .double(.infinity), .double(1e-300),
+        .string(""), .string("héllo 🎵 \u{7F}"), .objectPath("/"), .objectPath("/org/earshot/Capture1/PassThru/7"),
+        .signature(""), .signature("a{sv}(ii)"),
+    ]
+
+    static let containers: [DBusValue] = [
+        .bytes([]), .bytes([0, 1, 2, 255]), .array(.string, []), .strings(["a", "b", ""]),
+        .array(.int32, [.int32(1), .int32(-2)]), .array(.array(.byte), [.bytes([1]), .bytes([])]),
+        .vardict([:]), .vardict(["a": .uint32(1), "b": .strings(["x"]), "c": .vardict(["d": .boolean(true)])]),
+        .dictionary(key: .uint64, value: .string, [.init(.uint64(1), .string("one")), .init(.uint64(2), .string("two"))]),
+        .dictionary(key: .objectPath, value: .array(.double), [.init(.objectPath("/a"), .array(.double, [.double(1.5)]))]),
+        .structure([.byte(1), .string("s"), .structure([.objectPath("/x"), .vardicts([["k": .int16(-1)]])])]),
+        .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("hello")])]),
+        .variant(.variant(.variant(.string("deep")))),
+        .array(.variant, [.variant(.int32(1)), .variant(.string("two")), .variant(.variant(.bytes([3])))]),
+    ]
+
+    @Test func everyTypeSurvivesARoundTrip() async throws {
+        try await EchoFixture.with { echo in
+            for value in Self.basics + Self.containers {
+                let reply = try await echo.call("Echo", [.variant(value)])
+                #expect(reply == [.variant(value)], "\(value)")
+                #expect(reply.first?.variantValue?.type == value.type)
+            }
+        }
+    }
+
+    @Test func deepNestingUpToTheLimits() async throws {
+        try await EchoFixture.with { echo in
+            var nested = DBusValue.int32(42)
+            for _ in 0..<20 { nested = .structure([nested]) }
+            var arrays = DBusValue.bytes([9])
+            for _ in 0..<20 { arrays = .array(arrays.type, [arrays]) }
+            var variants = DBusValue.string("core")
+            for _ in 0..<30 { variants = .variant(variants) }
+            for value in [nested, arrays, variants] {
+                let reply = try await echo.call("Echo", [.variant(value)])
+                #expect(reply == [.variant(value)])
+            }
+            // Deeper than the specification allows is refused before anything is sent.
+            var tooDeep = DBusValue.int32(1)
+            for _ in 0..<70 { tooDeep = .variant(tooDeep) }
+            await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") { _ = try await echo.call("Echo", [tooDeep]) }
+        }
+    }
+
+    @Test func largeByteArraysTravelInOneBlock() async throws {
+        try await EchoFixture.with { echo in
+            let payload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let reply = try await echo.call("EchoBytes", [.bytes(payload)])
+            #expect(reply.first?.bytesValue == payload)
+        }
+    }
+
+    @Test func valuesLibdbusWouldAbortOnAreRefusedFirst() async throws {
+        try await EchoFixture.with { echo in
+            for bad: DBusValue in [.string("nul\u{0}inside"), .signature("a{"), .array(.int32, [.string("x")]),
+                                   .dictionary(key: .string, value: .int32, [.init(.string("k"), .uint32(1))]),
+                                   .structure([])] {
+                await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") { _ = try await echo.call("Echo", [.variant(bad)]) }
+            }
+            // The connection is still fine afterwards.
+            let reply = try await echo.call("Echo", [.variant(.string("ok"))])
+            #expect(reply == [.variant(.string("ok"))])
+        }
+    }
+
+    @Test func fileDescriptorsPassBothWaysAndAreClosedOnce() async throws {
+        try await EchoFixture.with { echo in
+            // Client to service: the service reads what we wrote.
+            var ends: [Int32] = [-1, -1]
+            #expect(pipe(&ends) == 0)
+            let text = Array("through a pipe".utf8)
+            #expect(write(ends[1], text, text.count) == text.count)
+            Glibc.close(ends[1])
+            let reader = UnixFD(taking: ends[0])
+            #expect(try await echo.call("ReadFD", [.unixFD(reader)]) == [.bytes(text)])
+            // We still own our descriptor: sending duplicated it.
+            #expect(reader.rawValue != nil && fcntl(reader.rawValue!, F_GETFD) >= 0)
+            reader.close()
+            #expect(reader.rawValue == nil)
+            reader.close()  // a second close does nothing
+
+            // Service to client: we own the received descriptor and read it.
+            let reply = try await echo.call("MakePipe", [.bytes(Array("from the service".utf8))])
+            let received = try #require(reply.first?.unixFDValue)
+            let raw = try #require(received.rawValue)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let n = read(raw, &buffer, 64)
+            #expect(Array(buffer.prefix(max(0, n))) == Array("from the service".utf8))
+            let taken = try #require(received.take())
+            #expect(received.rawValue == nil)
+            #expect(Glibc.close(taken) == 0)
+
+            // A descriptor inside a variant inside a dictionary.
+            let wrapped = try await echo.call("Echo", [.variant(.vardict(["fd": .unixFD(try UnixFD(duplicating: 0))]))])
+            let inner = try #require(wrapped.first?.variantValue?.stringKeyedValue?["fd"]?.unixFDValue)
+            #expect(inner.rawValue.map { fcntl($0, F_GETFD) >= 0 } == true)
+        }
+    }
+}
