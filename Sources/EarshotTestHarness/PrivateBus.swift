@@ -29,6 +29,25 @@ public final class PrivateBus: Sendable {
                 <allow user="*"/>
               </policy>
             """
+        // The limits Debian's session.conf sets; without them dbus-daemon keeps the strict
+        // system-bus defaults (e.g. 128 pending replies per connection).
+        let sessionLimits = busType != "session" ? "" : """
+              <limit name="max_incoming_bytes">1000000000</limit>
+              <limit name="max_incoming_unix_fds">250000000</limit>
+              <limit name="max_outgoing_bytes">1000000000</limit>
+              <limit name="max_outgoing_unix_fds">250000000</limit>
+              <limit name="max_message_size">1000000000</limit>
+              <limit name="service_start_timeout">120000</limit>
+              <limit name="auth_timeout">240000</limit>
+              <limit name="pending_fd_timeout">150000</limit>
+              <limit name="max_completed_connections">100000</limit>
+              <limit name="max_incomplete_connections">10000</limit>
+              <limit name="max_connections_per_user">100000</limit>
+              <limit name="max_pending_service_starts">10000</limit>
+              <limit name="max_names_per_connection">50000</limit>
+              <limit name="max_match_rules_per_connection">50000</limit>
+              <limit name="max_replies_per_connection">50000</limit>
+            """
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -38,6 +57,7 @@ public final class PrivateBus: Sendable {
               <auth>EXTERNAL</auth>
             \(serviceDirectory.map { "  <servicedir>\($0.path)</servicedir>" } ?? "")
             \(policy ?? defaultPolicy)
+            \(sessionLimits)
             </busconfig>
 
             """

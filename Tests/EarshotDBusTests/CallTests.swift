@@ -1,0 +1,91 @@
+import EarshotDBus
+import EarshotEcho
+import Testing
+
+@Suite struct CallTests {
+    @Test func errorRepliesCarryNameAndMessage() async throws {
+        try await EchoFixture.with { echo in
+            let error = await expectDBusError("org.example.Error.Custom") {
+                _ = try await echo.call("Fail", [.string("org.example.Error.Custom"), .string("it went wrong: ünïcode")])
+            }
+            #expect(error?.message == "it went wrong: ünïcode")
+        }
+    }
+
+    @Test func callsTimeOutWithNoReply() async throws {
+        try await EchoFixture.with { echo in
+            let start = ContinuousClock.now
+            await expectDBusError("org.freedesktop.DBus.Error.NoReply") {
+                _ = try await echo.call("Sleep", [.uint32(3000)], timeout: .milliseconds(200))
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .milliseconds(190) && elapsed < .seconds(2), "\(elapsed)")
+            // The connection keeps working, and a late reply is ignored.
+            let reply = try await echo.call("Echo", [.variant(.uint32(1))])
+            #expect(reply == [.variant(.uint32(1))])
+        }
+    }
+
+    @Test func cancellingTheCallerStopsWaiting() async throws {
+        try await EchoFixture.with { echo in
+            let task = Task { try await echo.call("Sleep", [.uint32(5000)]) }
+            try await Task.sleep(for: .milliseconds(100))
+            let start = ContinuousClock.now
+            task.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+            #expect(ContinuousClock.now - start < .seconds(1))
+        }
+    }
+
+    @Test func aThousandConcurrentCallsFromManyTasks() async throws {
+        try await EchoFixture.with { echo in
+            let ok = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<1000 {
+                    group.addTask {
+                        let payload = (0..<(i % 97 + 1)).map { UInt8(truncatingIfNeeded: $0 &+ i) }
+                        let reply = try await echo.call("EchoBytes", [.bytes(payload)])
+                        return reply == [.bytes(payload)]
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(ok == 1000)
+        }
+    }
+
+    @Test func handlersRunConcurrently() async throws {
+        try await EchoFixture.with { echo in
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 {
+                    group.addTask { _ = try await echo.call("Sleep", [.uint32(300)]) }
+                }
+                try await group.waitForAll()
+            }
+            // One after another this would take 30 s.
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    @Test func manyConnectionsAtOnce() async throws {
+        try await EchoFixture.with { echo in
+            let connections = try (0..<20).map { _ in try echo.bus.connect() }
+            defer { connections.forEach { $0.close() } }
+            let replies = try await withThrowingTaskGroup(of: Int.self) { group in
+                for (i, connection) in connections.enumerated() {
+                    group.addTask {
+                        for j in 0..<25 {
+                            let reply = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                                                  interface: EchoService.interfaceName, member: "Echo",
+                                                                  [.variant(.uint32(UInt32(i * 100 + j)))])
+                            guard reply == [.variant(.uint32(UInt32(i * 100 + j)))] else { return 0 }
+                        }
+                        return 25
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(replies == 500)
+        }
+    }
+}
