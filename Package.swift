@@ -55,7 +55,7 @@ let package = Package(
 
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness",
-        ]),
+        ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,7 +2,8 @@ import Foundation
 
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
-    /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`).
+    /// The user's session bus (`DBUS_SESSION_BUS_ADDRESS`, else the activating session
+    /// bus's `DBUS_STARTER_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`).
     case session
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`).
     case system
@@ -28,6 +29,9 @@ public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
             return "unix:path=/run/dbus/system_bus_socket"
         case .session:
             if let a = environment["DBUS_SESSION_BUS_ADDRESS"], !a.isEmpty { return a }
+            // A service the session bus activated is told where that bus is.
+            if environment["DBUS_STARTER_BUS_TYPE"] == "session",
+               let a = environment["DBUS_STARTER_ADDRESS"], !a.isEmpty { return a }
             if let runtime = environment["XDG_RUNTIME_DIR"],
                FileManager.default.fileExists(atPath: runtime + "/bus") {
                 return "unix:path=" + runtime + "/bus"
