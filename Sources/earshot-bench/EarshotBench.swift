@@ -1,0 +1,35 @@
+import ArgumentParser
+import EarshotDBus
+import EarshotEcho
+import EarshotService
+
+/// `earshot-bench`: Earshot's benchmarks.
+///
+///     swift run -c release earshot-bench dbus
+@main
+struct EarshotBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "earshot-bench",
+        abstract: "Earshot benchmarks.",
+        discussion: "Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark.",
+        subcommands: [DBusBenchmarkCommand.self, ServeEchoCommand.self])
+}
+
+/// The echo server the D-Bus benchmark starts: this same binary, re-executed with
+/// `serve-echo --address ADDR`. Hidden from help; not meant to be run by hand.
+struct ServeEchoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve-echo",
+        abstract: "Serve org.earshot.Echo1 (used by `earshot-bench dbus`).",
+        shouldDisplay: false)
+
+    @OptionGroup var bus: BusOptions
+
+    func run() async throws {
+        await ServiceMain.run(executable: "earshot-bench-echo", busName: EchoService.busName, options: bus) { connection, _ in
+            let service = EchoService()
+            try service.export(on: connection)
+            return { service.shutdown() }
+        }
+    }
+}

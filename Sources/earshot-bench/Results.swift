@@ -1,0 +1,165 @@
+import Foundation
+
+/// Latency percentiles of one client, in microseconds.
+struct LatencySummary: Encodable {
+    let samples: Int
+    let p50Microseconds: Double
+    let p99Microseconds: Double
+    let minMicroseconds: Double
+    let maxMicroseconds: Double
+
+    init(_ nanoseconds: [UInt64]) {
+        let sorted = nanoseconds.sorted()
+        samples = sorted.count
+        func us(_ ns: UInt64) -> Double { Double(ns) / 1000 }
+        /// Nearest-rank percentile.
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return .nan }
+            let rank = Int((p * Double(sorted.count)).rounded(.up))
+            return us(sorted[min(max(rank, 1), sorted.count) - 1])
+        }
+        p50Microseconds = percentile(0.50)
+        p99Microseconds = percentile(0.99)
+        minMicroseconds = sorted.first.map(us) ?? .nan
+        maxMicroseconds = sorted.last.map(us) ?? .nan
+    }
+}
+
+struct RoundTripResult: Encodable {
+    let payload: String
+    let bytes: Int
+    let swift: LatencySummary
+    let c: LatencySummary
+
+    var p50Ratio: Double { swift.p50Microseconds / c.p50Microseconds }
+    var p99Ratio: Double { swift.p99Microseconds / c.p99Microseconds }
+}
+
+/// Signal throughput of one client over all its rounds.
+struct ThroughputSummary: Encodable {
+    let rounds: Int
+    let signalsPerRound: Int
+    /// Each round's duration, in milliseconds.
+    let roundMilliseconds: [Double]
+    /// All signals over all rounds' time.
+    let signalsPerSecond: Double
+    let megabytesPerSecond: Double
+    /// The fastest round's rate.
+    let bestSignalsPerSecond: Double
+
+    init(count: Int, bytes: Int, rounds durations: [UInt64]) {
+        rounds = durations.count
+        signalsPerRound = count
+        roundMilliseconds = durations.map { Double($0) / 1e6 }
+        let total = Double(durations.reduce(0, +)) / 1e9
+        signalsPerSecond = Double(count * durations.count) / total
+        megabytesPerSecond = signalsPerSecond * Double(bytes) / 1e6
+        bestSignalsPerSecond = Double(count) / (Double(durations.min() ?? 0) / 1e9)
+    }
+}
+
+struct SignalResult: Encodable {
+    let count: Int
+    let bytes: Int
+    let swift: ThroughputSummary
+    let c: ThroughputSummary
+
+    var ratio: Double { swift.signalsPerSecond / c.signalsPerSecond }
+}
+
+struct BenchmarkResults: Encodable {
+    static let roundTripGoal = 1.25
+    static let signalGoal = 0.8
+
+    let libdbusVersion: String
+    let processors: Int
+    let iterationsScale: Double
+    let roundTrips: [RoundTripResult]
+    let signals: SignalResult
+
+    var worstRoundTrip: RoundTripResult? { roundTrips.max { $0.p50Ratio < $1.p50Ratio } }
+    var roundTripGoalMet: Bool { roundTrips.allSatisfy { $0.p50Ratio <= Self.roundTripGoal } }
+    var signalGoalMet: Bool { signals.ratio >= Self.signalGoal }
+
+    private enum CodingKeys: String, CodingKey {
+        case libdbusVersion, processors, iterationsScale, roundTrips, signals, goals
+    }
+
+    private struct Goals: Encodable {
+        let roundTripP50RatioMax: Double
+        let roundTripP50Ratios: [String: Double]
+        let roundTripMet: Bool
+        let signalThroughputRatioMin: Double
+        let signalThroughputRatio: Double
+        let signalMet: Bool
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(libdbusVersion, forKey: .libdbusVersion)
+        try container.encode(processors, forKey: .processors)
+        try container.encode(iterationsScale, forKey: .iterationsScale)
+        try container.encode(roundTrips, forKey: .roundTrips)
+        try container.encode(signals, forKey: .signals)
+        try container.encode(Goals(
+            roundTripP50RatioMax: Self.roundTripGoal,
+            roundTripP50Ratios: Dictionary(uniqueKeysWithValues: roundTrips.map { ($0.payload, $0.p50Ratio) }),
+            roundTripMet: roundTripGoalMet,
+            signalThroughputRatioMin: Self.signalGoal,
+            signalThroughputRatio: signals.ratio,
+            signalMet: signalGoalMet), forKey: .goals)
+    }
+
+    // MARK: Tables
+
+    func table() -> String {
+        var lines: [String] = []
+        lines.append("D-Bus round-trips, EchoBytes on a private bus (p50 / p99 µs)")
+        lines.append(row(["payload", "swift p50", "swift p99", "C p50", "C p99", "p50 ratio swift/C"],
+                         widths: [-8, 11, 11, 11, 11, 19]))
+        for result in roundTrips {
+            lines.append(row([result.payload, fixed(result.swift.p50Microseconds, 1), fixed(result.swift.p99Microseconds, 1),
+                              fixed(result.c.p50Microseconds, 1), fixed(result.c.p99Microseconds, 1), fixed(result.p50Ratio, 2)],
+                             widths: [-8, 11, 11, 11, 11, 19]))
+        }
+        let samples = roundTrips.map { "\($0.payload) \($0.swift.samples)" }.joined(separator: ", ")
+        lines.append("(samples per client: \(samples))")
+        lines.append("")
+        lines.append("Unicast signals, \(sizeLabel(signals.bytes)) each (\(signals.swift.rounds) rounds × \(signals.count) per client)")
+        lines.append(row(["", "swift sig/s", "C sig/s", "ratio swift/C"], widths: [-8, 13, 13, 15]))
+        lines.append(row(["signals", fixed(signals.swift.signalsPerSecond, 0), fixed(signals.c.signalsPerSecond, 0),
+                          fixed(signals.ratio, 2)], widths: [-8, 13, 13, 15]))
+        lines.append(row(["MB/s", fixed(signals.swift.megabytesPerSecond, 1), fixed(signals.c.megabytesPerSecond, 1), ""],
+                         widths: [-8, 13, 13, 15]))
+        lines.append(row(["best", fixed(signals.swift.bestSignalsPerSecond, 0), fixed(signals.c.bestSignalsPerSecond, 0),
+                          fixed(signals.swift.bestSignalsPerSecond / signals.c.bestSignalsPerSecond, 2)],
+                         widths: [-8, 13, 13, 15]))
+        lines.append("")
+        let worst = worstRoundTrip.map { "worst \(fixed($0.p50Ratio, 2)) at \($0.payload)" } ?? "no data"
+        lines.append("Goals: round-trip p50 ratio ≤ \(fixed(Self.roundTripGoal, 2)) (\(worst)): \(roundTripGoalMet ? "MET" : "NOT MET"); "
+                     + "signal throughput ratio ≥ \(fixed(Self.signalGoal, 2)) (\(fixed(signals.ratio, 2))): \(signalGoalMet ? "MET" : "NOT MET")")
+        lines.append("(libdbus \(libdbusVersion), \(processors) CPUs, iterations scale \(iterationsScale))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Pads each cell: positive widths right-align, negative ones left-align.
+    private func row(_ cells: [String], widths: [Int]) -> String {
+        zip(cells, widths).map { cell, width in
+            let padding = String(repeating: " ", count: max(0, abs(width) - cell.count))
+            return width < 0 ? cell + padding : padding + cell
+        }.joined()
+    }
+
+    private func fixed(_ value: Double, _ digits: Int) -> String {
+        value.isFinite ? String(format: "%.\(digits)f", value) : "-"
+    }
+
+    private func sizeLabel(_ bytes: Int) -> String {
+        switch bytes {
+        case 1 << 20: "1 MiB"
+        case 65536: "64 KiB"
+        case 3200: "3.2 KB"
+        default: "\(bytes) B"
+        }
+    }
+}
