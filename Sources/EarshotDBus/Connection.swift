@@ -227,7 +227,7 @@ public final class DBusConnection: Sendable {
         if let reason { logger.warning("D-Bus connection lost: \(reason.message)") }
         let failure = reason ?? .disconnected("the connection was closed")
         failAllCalls(failure)
-        finishAllSubscriptions()
+        finishRouting()
         for waiter in waiters { waiter.resume(returning: reason) }
         for handler in handlers { handler(reason) }
     }

@@ -136,9 +136,11 @@ extension DBusConnection {
         }
     }
 
-    func finishAllSubscriptions() {
+    func finishRouting() {
         let queues = routing.withLock { state -> [SignalQueue] in
             state.finished = true
+            // Exported objects refer back to the connection; dropping them breaks the cycle.
+            state.objects.objects.removeAll()
             defer { state.subscriptions.removeAll() }
             return state.subscriptions.values.map(\.queue)
         }

@@ -71,6 +71,7 @@ import Testing
     @Test func clientsCloseCleanlyAndRepeatedly() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
+        let before = Self.openDescriptors()
         for _ in 0..<50 {
             let connection = try bus.connect()
             let waiter = Task { await connection.disconnected() }
@@ -78,6 +79,32 @@ import Testing
             connection.close()
             #expect(await waiter.value == nil)
         }
+        // Each connection holds a socket and an eventfd until it is released: a leak would
+        // leave 100 more. Tests running alongside open some too, hence the margin.
+        var after = Self.openDescriptors()
+        for _ in 0..<100 where after > before + 4 {
+            try await Task.sleep(for: .milliseconds(10))
+            after = Self.openDescriptors()
+        }
+        #expect(after < before + 50, "\(before) descriptors before, \(after) after 50 connections")
+    }
+
+    @Test func closedConnectionsAreReleasedWithTheirObjects() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        weak var released: DBusConnection?
+        do {
+            let connection = try bus.connect()
+            try connection.export("/x", interfaces: [DBusInterface("org.example.X1", methods: [DBusMethod("M") { _ in [] }])])
+            released = connection
+            connection.close()
+        }
+        for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 
     @Test func helpDescribesTheCommonFlags() throws {
