@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Who made a method call.
 public struct CallerIdentity: Sendable, Equatable {

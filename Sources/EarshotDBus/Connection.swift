@@ -22,12 +22,12 @@ public final class DBusConnection: Sendable {
     private let socketFD: Int32
     private let stopRequested = Atomic<Bool>(false)
     private let loopFinished = DispatchSemaphore(value: 0)
-    private let ioThreadID = Mutex<pthread_t?>(nil)
+    private let ioThreadID = Locked<pthread_t?>(nil)
 
-    let calls = Mutex(PendingCalls())
-    let routing = Mutex(Routing())
-    let lifecycle = Mutex(Lifecycle())
-    let identityCache = Mutex(IdentityCache())
+    let calls = Locked(PendingCalls())
+    let routing = Locked(Routing())
+    let lifecycle = Locked(Lifecycle())
+    let identityCache = Locked(IdentityCache())
 
     struct Lifecycle {
         var isOpen = true
@@ -38,9 +38,22 @@ public final class DBusConnection: Sendable {
 
     // MARK: Opening
 
+    /// Opens a private connection to `bus` and registers with it (`Hello`), doing the
+    /// blocking handshake on a thread of its own rather than the caller's.
+    public static func connect(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) async throws -> DBusConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger) })
+            }
+            thread.name = "earshot-dbus-connect"
+            thread.start()
+        }
+    }
+
     /// Opens a private connection to `bus` and registers with it (`Hello`).
     ///
-    /// This blocks the calling thread for the connection handshake only.
+    /// This blocks the calling thread for the connection handshake; from async code
+    /// prefer `connect`.
     public static func open(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) throws(EarshotDBus.DBusError) -> DBusConnection {
         LibDBus.initThreads()
         let address = try bus.resolve()

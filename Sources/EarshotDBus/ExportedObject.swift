@@ -1,4 +1,3 @@
-import Synchronization
 
 /// An object exported on a connection: its interfaces and the current value of each
 /// property. Setting a property emits `PropertiesChanged` only when the value changes.
@@ -6,7 +5,7 @@ public final class ExportedObject: Sendable {
     public let path: ObjectPath
     public let interfaces: [DBusInterface]
     public let connection: DBusConnection
-    private let values: Mutex<[String: [String: DBusValue]]>
+    private let values: Locked<[String: [String: DBusValue]]>
 
     init(path: ObjectPath, interfaces: [DBusInterface], initial: [String: [String: DBusValue]],
          connection: DBusConnection) throws(DBusError) {
@@ -39,7 +38,7 @@ public final class ExportedObject: Sendable {
         self.path = path
         self.interfaces = interfaces
         self.connection = connection
-        self.values = Mutex(table)
+        self.values = Locked(table)
     }
 
     public func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }

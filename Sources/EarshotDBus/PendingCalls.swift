@@ -1,5 +1,4 @@
 import CDBus
-import Synchronization
 
 /// Method calls waiting for their reply, by serial, with their deadlines in a min-heap.
 ///
@@ -7,8 +6,17 @@ import Synchronization
 /// are matched under that lock too, so a reply can never arrive before its entry exists.
 struct PendingCalls {
     struct Entry {
-        let continuation: CheckedContinuation<DBusMessage, any Error>
+        let slot: CallSlot
+        let continuation: CheckedContinuation<Void, Never>
         let deadline: UInt64
+
+        /// Hands the outcome to the caller and wakes it. The outcome travels through the
+        /// slot's lock rather than the continuation so that ThreadSanitizer sees the
+        /// hand-off between the I/O thread and the caller.
+        func finish(_ outcome: Result<DBusMessage, any Error>) {
+            slot.outcome.withLock { $0 = outcome }
+            continuation.resume()
+        }
     }
 
     private(set) var entries: [UInt32: Entry] = [:]
@@ -87,11 +95,12 @@ extension DBusConnection {
         outgoing.noReplyExpected = false
         let encoded = try outgoing.encode()
         defer { dbus_message_unref(encoded) }
-        let sentSerial = Mutex<UInt32>(0)
-        let reply = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
+        let slot = CallSlot()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let entry = { (deadline: UInt64) in PendingCalls.Entry(slot: slot, continuation: continuation, deadline: deadline) }
                 if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
+                    entry(0).finish(.failure(CancellationError()))
                     return
                 }
                 let deadline = monotonicNanoseconds() &+ timeout.nanosecondsClamped
@@ -99,23 +108,27 @@ extension DBusConnection {
                     guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
                     do throws(EarshotDBus.DBusError) {
                         let serial = try sendEncoded(encoded)
-                        sentSerial.withLock { $0 = serial }
-                        return .success(state.insert(serial, .init(continuation: continuation, deadline: deadline)))
+                        slot.serial.withLock { $0 = serial }
+                        return .success(state.insert(serial, entry(deadline)))
                     } catch {
                         return .failure(error)
                     }
                 }
                 switch outcome {
                 case .success(let earliest): if earliest { wake() }
-                case .failure(let error): continuation.resume(throwing: error)
+                case .failure(let error): entry(0).finish(.failure(error))
                 }
             }
         } onCancel: {
-            let serial = sentSerial.withLock { $0 }
+            let serial = slot.serial.withLock { $0 }
             if serial != 0, let entry = calls.withLock({ $0.remove(serial) }) {
-                entry.continuation.resume(throwing: CancellationError())
+                entry.finish(.failure(CancellationError()))
             }
         }
+        guard let outcome = slot.outcome.withLock({ $0 }) else {
+            throw EarshotDBus.DBusError.failed("internal error: a call was woken without an outcome")
+        }
+        let reply = try outcome.get()
         if reply.kind == .error, let error = reply.error {
             throw error
         }
@@ -133,7 +146,7 @@ extension DBusConnection {
     /// Matches a reply to its call (I/O thread). Returns false for replies nobody awaits.
     func completeCall(with reply: DBusMessage) -> Bool {
         guard let entry = calls.withLock({ $0.remove(reply.replySerial) }) else { return false }
-        entry.continuation.resume(returning: reply)
+        entry.finish(.success(reply))
         return true
     }
 
@@ -145,8 +158,8 @@ extension DBusConnection {
             return state.expire(now: now)
         }
         for entry in expired {
-            entry.continuation.resume(throwing: EarshotDBus.DBusError.noReply(
-                "no reply within the timeout (the peer may be stuck, gone, or the call was lost)"))
+            entry.finish(.failure(EarshotDBus.DBusError.noReply(
+                "no reply within the timeout (the peer may be stuck, gone, or the call was lost)")))
         }
     }
 
@@ -163,6 +176,12 @@ extension DBusConnection {
             state.closed = true
             return state.removeAll()
         }
-        for entry in entries { entry.continuation.resume(throwing: error) }
+        for entry in entries { entry.finish(.failure(error)) }
     }
+}
+
+/// One call's serial and outcome, shared by the caller and the I/O thread.
+final class CallSlot: Sendable {
+    let serial = Locked<UInt32>(0)
+    let outcome = Locked<Result<DBusMessage, any Error>?>(nil)
 }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The buffer between the I/O thread and one subscription's consumer.
 ///
@@ -27,7 +26,7 @@ final class SignalQueue: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// At most this many undelivered messages are kept; newer ones are dropped.
     let limit: Int?
 

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// An owned UNIX file descriptor.
 ///
@@ -8,11 +7,11 @@ import Synchronization
 /// Descriptors received in messages arrive as `UnixFD`s (libdbus gives us a duplicate that we
 /// own); sending one duplicates it, so the sender keeps its own.
 public final class UnixFD: Sendable, CustomStringConvertible {
-    private let state: Mutex<Int32?>
+    private let state: Locked<Int32?>
 
     /// Takes ownership of `fd`.
     public init(taking fd: Int32) {
-        state = Mutex(fd >= 0 ? fd : nil)
+        state = Locked(fd >= 0 ? fd : nil)
     }
 
     /// Duplicates `fd` (close-on-exec); the caller keeps its own descriptor.
@@ -21,7 +20,7 @@ public final class UnixFD: Sendable, CustomStringConvertible {
         guard copy >= 0 else {
             throw .invalidArgs("cannot duplicate file descriptor \(fd): \(String(cString: strerror(errno)))")
         }
-        state = Mutex(copy)
+        state = Locked(copy)
     }
 
     /// The descriptor, or nil once closed or taken. Valid only while this object owns it.

@@ -1,7 +1,6 @@
 import EarshotDBus
 import Foundation
 import Glibc
-import Synchronization
 
 /// `org.earshot.Echo1`: a small service that exercises every part of the D-Bus binding.
 /// The binding's tests drive it on a private bus, and the D-Bus benchmark measures it.
@@ -14,7 +13,7 @@ public final class EchoService: Sendable {
     /// The most bytes `ReadFD` reads from a descriptor.
     public static let readLimit = 16 << 20
 
-    private let watchers = Mutex<[String: Task<Void, Never>]>([:])
+    private let watchers = Locked<[String: Task<Void, Never>]>([:])
 
     public init() {}
 

@@ -1,6 +1,6 @@
+import EarshotDBus
 import Foundation
 import Logging
-import Synchronization
 
 /// Logs one line per event to stderr.
 ///
@@ -13,7 +13,7 @@ public struct JournalLogHandler: LogHandler {
     private let label: String
     private let journal: Bool
 
-    private static let output = Mutex(())
+    private static let output = Locked(())
 
     public init(label: String, level: Logger.Level, journal: Bool = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil) {
         self.label = label

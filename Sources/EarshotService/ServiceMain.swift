@@ -2,7 +2,6 @@ import EarshotDBus
 import Foundation
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// The shared life of a service process: log set-up, connecting, exporting, owning the
 /// well-known name ("ready"), serving until SIGTERM/SIGINT or until the bus goes away.
@@ -68,7 +67,7 @@ public enum ServiceMain {
         (error as? DBusError)?.description ?? String(describing: error)
     }
 
-    private static let bootstrapped = Mutex(false)
+    private static let bootstrapped = Locked(false)
 
     /// Installs the stderr/journald log handler once per process.
     public static func bootstrapLogging(label: String, level: Logger.Level) {

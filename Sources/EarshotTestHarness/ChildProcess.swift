@@ -1,6 +1,6 @@
+import EarshotDBus
 import Foundation
 import Glibc
-import Synchronization
 
 /// A child process started with `posix_spawn`, with an empty signal mask and default
 /// signal dispositions (Foundation's Process passes on the spawning thread's mask, and
@@ -8,7 +8,7 @@ import Synchronization
 /// dies with the process that started it. Output goes to `logPath`.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private let status = Mutex<Int32?>(nil)
+    private let status = Locked<Int32?>(nil)
 
     /// Starts `arguments[0]` (a path) with `arguments`, `environment`, stdin from
     /// /dev/null and stdout and stderr appended to `logPath`.
@@ -83,7 +83,18 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// SIGTERM, then SIGKILL if it has not ended after `grace`; always reaps the child.
+    /// SIGTERM, then SIGKILL if it has not ended after `grace`; reaps the child. Waits
+    /// without blocking a thread of the cooperative pool.
+    public func terminate(grace: Duration = .seconds(5)) async {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        if await waitForExit(timeout: grace) == nil {
+            kill(pid, SIGKILL)
+            _ = await waitForExit(timeout: .seconds(5))
+        }
+    }
+
+    /// Blocking variant of `terminate`, for deinit and other synchronous contexts.
     public func stop(grace: Duration = .seconds(3)) {
         guard isRunning else { return }
         kill(pid, SIGTERM)

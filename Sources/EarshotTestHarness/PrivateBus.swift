@@ -13,10 +13,30 @@ public final class PrivateBus: Sendable {
     public let configPath: URL
     private let process: ChildProcess
 
-    /// Starts a daemon. `serviceDirectory` adds a `<servicedir>` for activation tests;
-    /// `policy` replaces the default allow-everything `<policy>` elements; `busType` is
-    /// the `<type>` (session or system).
-    public init(serviceDirectory: URL? = nil, policy: String? = nil, busType: String = "session") throws {
+    /// Starts a daemon and waits (without blocking a thread) until it accepts connections.
+    /// `serviceDirectory` adds a `<servicedir>` for activation tests; `policy` replaces
+    /// the default allow-everything `<policy>` elements; `busType` is the `<type>`
+    /// (session or system).
+    public static func start(serviceDirectory: URL? = nil, policy: String? = nil,
+                             busType: String = "session") async throws -> PrivateBus {
+        let bus = try PrivateBus(serviceDirectory: serviceDirectory, policy: policy, busType: busType)
+        let socket = bus.directory.appendingPathComponent("bus").path
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            if FileManager.default.fileExists(atPath: socket), let probe = try? await DBusConnection.connect(.address(bus.address)) {
+                probe.close()
+                return bus
+            }
+            guard bus.process.isRunning, ContinuousClock.now < deadline else {
+                let log = bus.logText
+                await bus.shutdown()
+                throw HarnessError("dbus-daemon did not start: \(log)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private init(serviceDirectory: URL?, policy: String?, busType: String) throws {
         directory = try Self.makeTemporaryDirectory(prefix: "earshot-bus")
         let socket = directory.appendingPathComponent("bus")
         address = "unix:path=" + socket.path
@@ -67,20 +87,6 @@ public final class PrivateBus: Sendable {
                                    environment: ProcessInfo.processInfo.environment,
                                    logPath: directory.appendingPathComponent("dbus-daemon.log").path)
 
-        // Ready when the socket accepts a connection.
-        let deadline = Date.now.addingTimeInterval(10)
-        while true {
-            if FileManager.default.fileExists(atPath: socket.path),
-               let probe = try? DBusConnection.open(.address(address)) {
-                probe.close()
-                break
-            }
-            guard process.isRunning, Date.now < deadline else {
-                stop()
-                throw HarnessError("dbus-daemon did not start: \(logText)")
-            }
-            usleep(10_000)
-        }
     }
 
     /// The daemon's process id.
@@ -94,8 +100,8 @@ public final class PrivateBus: Sendable {
     }
 
     /// A new private connection to this bus.
-    public func connect() throws -> DBusConnection {
-        try DBusConnection.open(.address(address))
+    public func connect() async throws -> DBusConnection {
+        try await DBusConnection.connect(.address(address))
     }
 
     /// Kills the daemon at once (SIGKILL), as a crash would.
@@ -104,7 +110,13 @@ public final class PrivateBus: Sendable {
         _ = process.waitForExitBlocking(timeout: .seconds(5))
     }
 
-    /// Stops the daemon and removes its directory.
+    /// Stops the daemon and removes its directory, without blocking a thread.
+    public func shutdown() async {
+        await process.terminate()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops the daemon and removes its directory (blocking; for deinit and defer).
     public func stop() {
         process.stop()
         try? FileManager.default.removeItem(at: directory)

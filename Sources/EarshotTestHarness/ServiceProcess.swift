@@ -35,7 +35,7 @@ public final class ServiceProcess: Sendable {
         process = try ChildProcess([path] + arguments + ["--address", bus.address], environment: env, logPath: logURL.path)
 
         guard let busName else { return }
-        let watcher = try bus.connect()
+        let watcher = try await bus.connect()
         defer { watcher.close() }
         let deadline = ContinuousClock.now + readyTimeout
         while try await watcher.nameOwner(busName) == nil {
@@ -43,7 +43,7 @@ public final class ServiceProcess: Sendable {
                 throw HarnessError("\(executable) exited with status \(process.exitStatus ?? -1) before owning \(busName):\n\(logText)")
             }
             guard ContinuousClock.now < deadline else {
-                stop()
+                await shutdown()
                 throw HarnessError("\(executable) did not own \(busName) within \(readyTimeout):\n\(logText)")
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -65,7 +65,10 @@ public final class ServiceProcess: Sendable {
         await process.waitForExit(timeout: timeout)
     }
 
-    /// Stops the service (SIGTERM, then SIGKILL after three seconds).
+    /// Stops the service (SIGTERM, then SIGKILL after five seconds) without blocking a thread.
+    public func shutdown() async { await process.terminate() }
+
+    /// Stops the service (blocking; for deinit and defer).
     public func stop() { process.stop() }
 
     deinit { stop() }

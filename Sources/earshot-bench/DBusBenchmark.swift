@@ -112,7 +112,7 @@ struct DBusBenchmark {
 
     func run() async throws -> BenchmarkResults {
         progress("starting a private dbus-daemon")
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
 
         let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-bench").path

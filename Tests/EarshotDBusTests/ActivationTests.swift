@@ -16,9 +16,9 @@ import Testing
             Exec=\(echo) --log-level debug
 
             """.write(to: services.appendingPathComponent("\(EchoService.busName).service"), atomically: true, encoding: .utf8)
-        let bus = try PrivateBus(serviceDirectory: services)
+        let bus = try await PrivateBus.start(serviceDirectory: services)
         defer { bus.stop() }
-        let client = try bus.connect()
+        let client = try await bus.connect()
         defer { client.close() }
         #expect(try await client.nameOwner(EchoService.busName) == nil)
         let reply = try await client.call(destination: EchoService.busName, path: EchoService.path,

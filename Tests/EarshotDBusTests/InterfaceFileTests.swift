@@ -41,11 +41,11 @@ import Testing
                 Issue.record("dbus/\(file.lastPathComponent): no service in InterfaceCatalog serves \(interface)")
                 continue
             }
-            let bus = try PrivateBus()
+            let bus = try await PrivateBus.start()
             defer { bus.stop() }
             let service = try await ServiceProcess(source.executable, arguments: source.arguments, bus: bus, busName: source.busName)
             defer { service.stop() }
-            let client = try bus.connect()
+            let client = try await bus.connect()
             defer { client.close() }
             try await Self.check(file, interface: interface, connection: client, busName: source.busName,
                                  path: try await source.objectPath(client))

@@ -7,11 +7,11 @@ import Testing
 
 @Suite struct LifecycleTests {
     @Test func aServiceExitsNonZeroWhenTheBusDies() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
         defer { service.stop() }
-        let client = try bus.connect()
+        let client = try await bus.connect()
         let pending = Task { try await client.call(destination: EchoService.busName, path: EchoService.path,
                                                    interface: EchoService.interfaceName, member: "Sleep", [.uint32(10_000)]) }
         try await Task.sleep(for: .milliseconds(100))
@@ -34,20 +34,20 @@ import Testing
     }
 
     @Test func sigtermShutsDownCleanly() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
         service.signal(SIGTERM)
         let status = await service.waitForExit(timeout: .seconds(10))
         #expect(status == 0, "log:\n\(service.logText)")
         #expect(service.logText.contains("shutting down"))
-        let client = try bus.connect()
+        let client = try await bus.connect()
         defer { client.close() }
         #expect(try await client.nameOwner(EchoService.busName) == nil)
     }
 
     @Test func aSecondInstanceRefusesToStart() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let first = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
         defer { first.stop() }
@@ -69,11 +69,11 @@ import Testing
     }
 
     @Test func clientsCloseCleanlyAndRepeatedly() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let before = Self.openDescriptors()
         for _ in 0..<50 {
-            let connection = try bus.connect()
+            let connection = try await bus.connect()
             let waiter = Task { await connection.disconnected() }
             connection.close()
             connection.close()
@@ -90,11 +90,11 @@ import Testing
     }
 
     @Test func closedConnectionsAreReleasedWithTheirObjects() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         defer { bus.stop() }
         weak var released: DBusConnection?
         do {
-            let connection = try bus.connect()
+            let connection = try await bus.connect()
             try connection.export("/x", interfaces: [DBusInterface("org.example.X1", methods: [DBusMethod("M") { _ in [] }])])
             released = connection
             connection.close()

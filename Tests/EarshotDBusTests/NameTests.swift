@@ -23,7 +23,7 @@ import Testing
         try await EchoFixture.with { echo in
             var owners = try await echo.client.watchNameOwner("org.earshot.Test.Watched").makeAsyncIterator()
             #expect(await owners.next() == .some(nil))
-            let other = try echo.bus.connect()
+            let other = try await echo.bus.connect()
             try await other.requestName("org.earshot.Test.Watched")
             #expect(await owners.next() == .some(other.uniqueName))
             other.close()
@@ -35,7 +35,7 @@ import Testing
         try await EchoFixture.with { echo in
             let vanished = try await echo.client.subscribe(MatchRule(
                 sender: EchoService.busName, interface: EchoService.interfaceName, member: "PeerVanished"))
-            let peer = try echo.bus.connect()
+            let peer = try await echo.bus.connect()
             let name = peer.uniqueName
             _ = try await peer.call(destination: EchoService.busName, path: EchoService.path,
                                     interface: EchoService.interfaceName, member: "WatchPeer", [.string(name)])
@@ -54,7 +54,7 @@ import Testing
             let note = try #require(await nextSignal(notes))
             #expect(note.sender == (try await echo.client.nameOwner(EchoService.busName)))
             // An impostor emitting the same signal does not match.
-            let impostor = try echo.bus.connect()
+            let impostor = try await echo.bus.connect()
             defer { impostor.close() }
             try impostor.emitSignal(path: EchoService.path, interface: EchoService.interfaceName, member: "Note", [.string("fake")])
             #expect(await nextSignal(notes, timeout: .milliseconds(300)) == nil)

@@ -7,7 +7,7 @@ import Testing
 
     @Test func broadcastsReachEverySubscriber() async throws {
         try await EchoFixture.with { echo in
-            let other = try echo.bus.connect()
+            let other = try await echo.bus.connect()
             defer { other.close() }
             let mine = try await echo.client.subscribe(Self.noteRule)
             let theirs = try await other.subscribe(Self.noteRule)
@@ -22,7 +22,7 @@ import Testing
             // The caller receives a unicast signal without adding a match rule.
             let mine = try await echo.client.subscribe(Self.noteRule, addMatch: false)
             // A third connection matching the same signals on the bus must not see it.
-            let third = try echo.bus.connect()
+            let third = try await echo.bus.connect()
             defer { third.close() }
             let theirs = try await third.subscribe(Self.noteRule)
             _ = try await echo.call("Unicast", [.string("private")])
