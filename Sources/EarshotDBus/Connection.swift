@@ -41,13 +41,20 @@ public final class DBusConnection: Sendable {
     /// Opens a private connection to `bus` and registers with it (`Hello`), doing the
     /// blocking handshake on a thread of its own rather than the caller's.
     public static func connect(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) async throws -> DBusConnection {
-        try await withCheckedThrowingContinuation { continuation in
+        // The result crosses threads under a lock (visible to ThreadSanitizer); the
+        // continuation only wakes the caller.
+        let handoff = Locked<Result<DBusConnection, EarshotDBus.DBusError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread {
-                continuation.resume(with: Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger) })
+                let result = Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger) }
+                handoff.withLock { $0 = result }
+                continuation.resume()
             }
             thread.name = "earshot-dbus-connect"
             thread.start()
         }
+        guard let result = handoff.withLock({ $0 }) else { throw EarshotDBus.DBusError.failed("internal error: connect finished without a result") }
+        return try result.get()
     }
 
     /// Opens a private connection to `bus` and registers with it (`Hello`).

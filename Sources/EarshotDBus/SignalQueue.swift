@@ -7,7 +7,7 @@ final class SignalQueue: Sendable {
     private struct State {
         var buffer: [DBusMessage] = []
         var head = 0
-        var waiter: (id: UInt64, continuation: CheckedContinuation<DBusMessage?, Never>)?
+        var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
         var nextWaiterID: UInt64 = 0
         var finished = false
         var dropped = 0
@@ -24,6 +24,11 @@ final class SignalQueue: Sendable {
             }
             return message
         }
+
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { waiter = nil }
+            return waiter?.continuation
+        }
     }
 
     private let state = Locked(State())
@@ -34,32 +39,28 @@ final class SignalQueue: Sendable {
         self.limit = limit
     }
 
-    /// Adds a message (I/O thread); hands it straight to a waiting consumer if any.
+    /// Adds a message (I/O thread) and wakes a waiting consumer. Messages always pass
+    /// through the locked buffer, so the hand-off is visible to ThreadSanitizer.
     func push(_ message: DBusMessage) {
-        let waiter = state.withLock { s -> CheckedContinuation<DBusMessage?, Never>? in
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             guard !s.finished else { return nil }
-            if let waiter = s.waiter {
-                s.waiter = nil
-                return waiter.continuation
-            }
             if let limit, s.count >= limit {
                 s.dropped += 1
                 return nil
             }
             s.buffer.append(message)
-            return nil
+            return s.takeWaiter()
         }
-        waiter?.resume(returning: message)
+        waiter?.resume()
     }
 
     /// Ends the queue: buffered messages are still delivered, then nil.
     func finish() {
-        let waiter = state.withLock { s -> CheckedContinuation<DBusMessage?, Never>? in
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             s.finished = true
-            defer { s.waiter = nil }
-            return s.waiter?.continuation
+            return s.takeWaiter()
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume()
     }
 
     /// Messages dropped because the buffer was full.
@@ -68,29 +69,36 @@ final class SignalQueue: Sendable {
     /// The next message; nil once finished and drained, or when the waiting task is
     /// cancelled (the queue itself stays open).
     func next() async -> DBusMessage? {
-        let id = state.withLock { s -> UInt64 in
-            s.nextWaiterID += 1
-            return s.nextWaiterID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<DBusMessage?, Never>) in
-                enum Immediate { case message(DBusMessage?), wait }
-                let immediate = state.withLock { s -> Immediate in
-                    if let message = s.popFirst() { return .message(message) }
-                    if s.finished || Task.isCancelled { return .message(nil) }
-                    precondition(s.waiter == nil, "a signal subscription has one consumer at a time")
-                    s.waiter = (id, continuation)
-                    return .wait
+        while true {
+            enum Step { case message(DBusMessage?), wait(UInt64) }
+            let step = state.withLock { s -> Step in
+                if let message = s.popFirst() { return .message(message) }
+                if s.finished || Task.isCancelled { return .message(nil) }
+                s.nextWaiterID += 1
+                return .wait(s.nextWaiterID)
+            }
+            guard case .wait(let id) = step else {
+                if case .message(let message) = step { return message }
+                return nil
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { s -> Bool in
+                        if s.count > 0 || s.finished || Task.isCancelled { return true }
+                        precondition(s.waiter == nil, "a signal subscription has one consumer at a time")
+                        s.waiter = (id, continuation)
+                        return false
+                    }
+                    if ready { continuation.resume() }
                 }
-                if case .message(let message) = immediate { continuation.resume(returning: message) }
+            } onCancel: {
+                let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                    guard s.waiter?.id == id else { return nil }
+                    return s.takeWaiter()
+                }
+                waiter?.resume()
             }
-        } onCancel: {
-            let waiter = state.withLock { s -> CheckedContinuation<DBusMessage?, Never>? in
-                guard let waiter = s.waiter, waiter.id == id else { return nil }
-                s.waiter = nil
-                return waiter.continuation
-            }
-            waiter?.resume(returning: nil)
+            if Task.isCancelled { return nil }
         }
     }
 }
