@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "EarshotDBus", targets: ["EarshotDBus"]),
         .library(name: "EarshotService", targets: ["EarshotService"]),
+        .executable(name: "earshot-capture", targets: ["earshot-capture"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -21,6 +22,19 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
+
+        // ALSA access shared by the services: devices, formats, capture threads.
+        .target(name: "EarshotALSA", dependencies: ["CALSA"]),
+
+        // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
+        .target(name: "CaptureCore", dependencies: ["CSpeexDSP"]),
+        .executableTarget(name: "earshot-capture", dependencies: [
+            "CaptureCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
@@ -53,6 +67,11 @@ let package = Package(
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
 
+        .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
+        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore"]),
+        .testTarget(name: "CaptureServiceTests", dependencies: [
+            "CaptureCore", "EarshotDBus", "EarshotTestHarness",
+        ]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness",
         ], exclude: ["Fixtures"]),

@@ -1,0 +1,4 @@
+#ifndef EARSHOT_CSPEEXDSP_SHIM_H
+#define EARSHOT_CSPEEXDSP_SHIM_H
+#include <speex/speex_preprocess.h>
+#endif
