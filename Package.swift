@@ -28,10 +28,13 @@ let package = Package(
         // ALSA access shared by the services: devices, formats, capture threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA"]),
 
+        // The contract's shared vocabulary: result codes, text rules, speech chunks.
+        .target(name: "ContractCore"),
+
         // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
-        .target(name: "CaptureCore", dependencies: ["CSpeexDSP"]),
+        .target(name: "CaptureCore", dependencies: ["ContractCore", "CSpeexDSP"]),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            "CaptureCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -68,7 +71,7 @@ let package = Package(
         .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
-        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore"]),
+        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness",
         ]),

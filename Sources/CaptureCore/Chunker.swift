@@ -1,0 +1,57 @@
+/// One `AudioPassThru` signal's worth of PCM.
+public struct AudioChunk: Sendable, Equatable {
+    public let data: [UInt8]
+    public let sequence: UInt64
+    /// CLOCK_MONOTONIC µs when the chunk's last frame was read.
+    public let monotonicUs: UInt64
+}
+
+/// Cuts captured PCM into chunks of exactly `chunkMs` of audio.
+///
+/// Chunk n ends at frame ⌊(n+1)·rate·chunkMs/1000⌋, so rates whose chunk is not a whole
+/// number of frames (22050 Hz × 10 ms) alternate sizes and never drift.
+public struct Chunker: Sendable {
+    public let sampleRate: UInt32
+    public let chunkMs: UInt32
+    public let bytesPerFrame: Int
+    private var pending: [UInt8] = []
+    private var pendingStart: UInt64 = 0
+    public private(set) var sequence: UInt64 = 0
+
+    public init(sampleRate: UInt32, chunkMs: UInt32, bytesPerFrame: Int) {
+        precondition(sampleRate > 0 && chunkMs > 0 && bytesPerFrame > 0)
+        self.sampleRate = sampleRate
+        self.chunkMs = chunkMs
+        self.bytesPerFrame = bytesPerFrame
+    }
+
+    /// The frame at which chunk `n` ends.
+    public func endFrame(ofChunk n: UInt64) -> UInt64 {
+        (n + 1) * UInt64(sampleRate) * UInt64(chunkMs) / 1000
+    }
+
+    /// Adds whole frames read at `monotonicUs`; returns the chunks they complete.
+    public mutating func append(_ bytes: ArraySlice<UInt8>, monotonicUs: UInt64) -> [AudioChunk] {
+        pending.append(contentsOf: bytes)
+        var chunks: [AudioChunk] = []
+        while true {
+            let needed = Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame
+            guard pending.count >= needed else { break }
+            chunks.append(AudioChunk(data: Array(pending[..<needed]), sequence: sequence, monotonicUs: monotonicUs))
+            pending.removeFirst(needed)
+            pendingStart = endFrame(ofChunk: sequence)
+            sequence += 1
+        }
+        return chunks
+    }
+
+    /// The short last chunk, if frames are left over.
+    public mutating func flush(monotonicUs: UInt64) -> AudioChunk? {
+        guard !pending.isEmpty else { return nil }
+        defer {
+            pending.removeAll()
+            sequence += 1
+        }
+        return AudioChunk(data: pending, sequence: sequence, monotonicUs: monotonicUs)
+    }
+}

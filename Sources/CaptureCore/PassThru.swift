@@ -1,0 +1,93 @@
+import ContractCore
+
+/// The life of one pass-thru, without D-Bus or ALSA: prompting, recording, finished;
+/// frames counted against `MaxDuration`, chunks cut, silence watched, the first ending
+/// wins.
+public struct PassThru: Sendable {
+    public enum Phase: String, Sendable {
+        case prompting, recording, finished
+    }
+
+    /// What feeding captured audio produced.
+    public struct Step: Sendable, Equatable {
+        public var chunks: [AudioChunk] = []
+        /// Set when this audio ended the pass-thru (timeout or silence).
+        public var outcome: PassThruOutcome?
+    }
+
+    public let request: PassThruRequest
+    public private(set) var phase: Phase
+    public private(set) var framesCaptured: UInt64 = 0
+    public private(set) var promptFailed = false
+    public private(set) var outcome: PassThruOutcome?
+    private var chunker: Chunker
+    private var silence: SilenceTracker?
+
+    /// Starts in `prompting` when the request has a prompt, else in `recording`.
+    public init(request: PassThruRequest, detector: (any VoiceActivityDetector)? = nil) {
+        self.request = request
+        phase = request.initialPrompt.isEmpty ? .recording : .prompting
+        chunker = Chunker(sampleRate: request.samplingRate, chunkMs: request.chunkMs, bytesPerFrame: request.bytesPerFrame)
+        if request.endOnSilenceMs > 0 {
+            silence = SilenceTracker(endAfterMs: request.endOnSilenceMs, format: .init(request: request),
+                                     detector: detector ?? EnergyVoiceDetector(sampleRate: request.samplingRate))
+        }
+    }
+
+    /// The prompt finished: spoken, or not (the alert service is absent or failed), in
+    /// which case a successful end becomes WARNINGS. Recording starts.
+    public mutating func promptFinished(spoken: Bool) {
+        guard phase == .prompting else { return }
+        if !spoken { promptFailed = true }
+        phase = .recording
+    }
+
+    /// Milliseconds of `MaxDuration` left (all of it while prompting).
+    public var remainingMs: UInt32 {
+        guard phase != .finished else { return 0 }
+        let capturedMs = framesCaptured * 1000 / UInt64(request.samplingRate)
+        return UInt32(UInt64(request.maxDurationMs) - Swift.min(UInt64(request.maxDurationMs), capturedMs))
+    }
+
+    /// Feeds PCM read at `monotonicUs` (whole frames). Frames past `MaxDuration` are
+    /// dropped; reaching it ends the pass-thru with `timeout` and flushes the last chunk.
+    public mutating func capture(_ bytes: [UInt8], monotonicUs: UInt64) -> Step {
+        guard phase == .recording else { return Step() }
+        let frameBytes = request.bytesPerFrame
+        let offered = UInt64(bytes.count / frameBytes)
+        let taken = Swift.min(offered, request.maxFrames - framesCaptured)
+        let slice = bytes[..<(Int(taken) * frameBytes)]
+        framesCaptured += taken
+        var step = Step(chunks: chunker.append(slice, monotonicUs: monotonicUs))
+        if framesCaptured >= request.maxFrames {
+            step.chunks += finish(.timeout, monotonicUs: monotonicUs)
+            step.outcome = outcome
+        } else if var tracker = silence {
+            let ended = tracker.feed(slice)
+            silence = tracker
+            if ended {
+                step.chunks += finish(.silence, monotonicUs: monotonicUs)
+                step.outcome = outcome
+            }
+        }
+        return step
+    }
+
+    /// Ends the pass-thru for `reason` unless it already ended; returns the short last
+    /// chunk (if any) to send before `Finished`.
+    public mutating func end(_ reason: EndReason, monotonicUs: UInt64) -> [AudioChunk]? {
+        guard phase != .finished else { return nil }
+        return finish(reason, monotonicUs: monotonicUs)
+    }
+
+    private mutating func finish(_ reason: EndReason, monotonicUs: UInt64) -> [AudioChunk] {
+        phase = .finished
+        outcome = PassThruOutcome(reason: reason, promptFailed: promptFailed)
+        return chunker.flush(monotonicUs: monotonicUs).map { [$0] } ?? []
+    }
+
+    /// Captured duration in milliseconds.
+    public var durationMs: UInt32 {
+        UInt32(Swift.min(UInt64(UInt32.max), framesCaptured * 1000 / UInt64(request.samplingRate)))
+    }
+}

@@ -1,0 +1,85 @@
+import ContractCore
+
+/// A validated PerformAudioPassThru request.
+public struct PassThruRequest: Sendable, Equatable {
+    public var samplingRate: UInt32
+    public var bitsPerSample: UInt32
+    public var channels: UInt32 = 1
+    public var maxDurationMs: UInt32
+    public var muteAudio = true
+    public var initialPrompt: [SpeechChunk] = []
+    public var displayText1 = ""
+    public var displayText2 = ""
+    public var chunkMs: UInt32 = 100
+    public var endOnSilenceMs: UInt32 = 0
+
+    public init(samplingRate: UInt32, bitsPerSample: UInt32, maxDurationMs: UInt32) {
+        self.samplingRate = samplingRate
+        self.bitsPerSample = bitsPerSample
+        self.maxDurationMs = maxDurationMs
+    }
+
+    public var bytesPerFrame: Int { Int(channels) * Int(bitsPerSample / 8) }
+
+    /// The frames `MaxDuration` allows: it counts captured frames, whatever the source.
+    public var maxFrames: UInt64 { Swift.max(1, UInt64(samplingRate) * UInt64(maxDurationMs) / 1000) }
+}
+
+/// The contract's rules for each key of a PerformAudioPassThru request.
+public enum PassThruRules {
+    public static let samplingRates: [UInt32] = [8000, 16000, 22050, 44100, 48000]
+    public static let samplingRateNames: [String: UInt32] = ["8KHZ": 8000, "16KHZ": 16000, "22KHZ": 22050, "44KHZ": 44100]
+    public static let bitsPerSampleValues: [UInt32] = [8, 16]
+    public static let bitsPerSampleNames: [String: UInt32] = ["8_BIT": 8, "16_BIT": 16]
+    public static let maxDurationMs: ClosedRange<UInt32> = 1...1_000_000
+    public static let chunkMs: ClosedRange<UInt32> = 10...1000
+    public static let endOnSilenceMs: ClosedRange<UInt32> = 0...1_000_000
+    public static let audioTypes = ["PCM"]
+
+    public static func samplingRate(_ hz: UInt32) throws(RuleViolation) -> UInt32 {
+        guard samplingRates.contains(hz) else {
+            throw .invalidData("SamplingRate", "\(hz) Hz is not one of \(samplingRates.map(String.init).joined(separator: ", "))")
+        }
+        return hz
+    }
+
+    public static func samplingRate(named name: String) throws(RuleViolation) -> UInt32 {
+        guard let hz = samplingRateNames[name.uppercased()] else {
+            throw .invalidData("SamplingRate", "'\(name)' is not one of \(samplingRateNames.keys.sorted().joined(separator: ", "))")
+        }
+        return hz
+    }
+
+    public static func bitsPerSample(_ bits: UInt32) throws(RuleViolation) -> UInt32 {
+        guard bitsPerSampleValues.contains(bits) else {
+            throw .invalidData("BitsPerSample", "\(bits) is not 8 or 16")
+        }
+        return bits
+    }
+
+    public static func bitsPerSample(named name: String) throws(RuleViolation) -> UInt32 {
+        guard let bits = bitsPerSampleNames[name.uppercased()] else {
+            throw .invalidData("BitsPerSample", "'\(name)' is not 8_BIT or 16_BIT")
+        }
+        return bits
+    }
+
+    public static func audioType(_ type: String) throws(RuleViolation) -> String {
+        guard audioTypes.contains(type) else { throw .invalidData("AudioType", "'\(type)' is not PCM") }
+        return type
+    }
+
+    public static func displayText(_ text: String, field: String) throws(RuleViolation) -> String {
+        try TextRules.check(text, field: field, allowEmpty: true)
+        return text
+    }
+
+    /// `InitialPrompt` entries, each checked as a speech chunk.
+    public static func initialPrompt(_ pairs: [(type: String, text: String)]) throws(RuleViolation) -> [SpeechChunk] {
+        var chunks: [SpeechChunk] = []
+        for (index, pair) in pairs.enumerated() {
+            chunks.append(try SpeechChunk.parse(type: pair.type, text: pair.text, field: "InitialPrompt[\(index)]"))
+        }
+        return chunks
+    }
+}

@@ -1,0 +1,59 @@
+import CaptureCore
+import ContractCore
+import Testing
+
+@Suite struct PassThruRulesTests {
+    @Test func samplingRatesByNumberAndName() throws {
+        for hz: UInt32 in [8000, 16000, 22050, 44100, 48000] { #expect(try PassThruRules.samplingRate(hz) == hz) }
+        #expect(try PassThruRules.samplingRate(named: "8KHZ") == 8000)
+        #expect(try PassThruRules.samplingRate(named: "22khz") == 22050)
+        #expect(try PassThruRules.samplingRate(named: "44KHZ") == 44100)
+        let error = #expect(throws: RuleViolation.self) { try PassThruRules.samplingRate(11025) }
+        #expect(error?.message == "SamplingRate: 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
+        #expect(throws: RuleViolation.self) { try PassThruRules.samplingRate(named: "96KHZ") }
+    }
+
+    @Test func bitsAndAudioType() throws {
+        #expect(try PassThruRules.bitsPerSample(8) == 8)
+        #expect(try PassThruRules.bitsPerSample(named: "16_BIT") == 16)
+        #expect(throws: RuleViolation.self) { try PassThruRules.bitsPerSample(24) }
+        #expect(throws: RuleViolation.self) { try PassThruRules.bitsPerSample(named: "32_BIT") }
+        #expect(try PassThruRules.audioType("PCM") == "PCM")
+        #expect(throws: RuleViolation.self) { try PassThruRules.audioType("MP3") }
+    }
+
+    @Test func textRules() throws {
+        _ = try PassThruRules.displayText("", field: "DisplayText1")
+        _ = try PassThruRules.displayText(String(repeating: "é", count: 500), field: "DisplayText1")
+        for bad in ["a\tb", "a\nb", "   ", String(repeating: "x", count: 501)] {
+            let error = #expect(throws: RuleViolation.self) { try PassThruRules.displayText(bad, field: "DisplayText2") }
+            #expect(error?.errorName == "InvalidData")
+            #expect(error?.field == "DisplayText2")
+        }
+    }
+
+    @Test func promptChunks() throws {
+        let chunks = try PassThruRules.initialPrompt([("TEXT", "Speak now"), ("PRE_RECORDED", "LISTEN_JINGLE"), ("SILENCE", "")])
+        #expect(chunks.map(\.kind) == [.text, .preRecorded, .silence])
+        let kind = #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("TEXT", "ok"), ("MIDI", "x")]) }
+        #expect(kind?.field == "InitialPrompt[1]")
+        #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("PRE_RECORDED", "FANFARE")]) }
+        #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("TEXT", " ")]) }
+        #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("FILE", "relative.wav")]) }
+    }
+
+    @Test func resultMapping() {
+        let table: [(EndReason, ResultCode, Bool)] = [
+            (.timeout, .success, true), (.done, .success, true), (.end, .success, true), (.silence, .success, true),
+            (.cancel, .aborted, false), (.retry, .retry, true), (.ownerVanished, .aborted, false), (.deviceError, .genericError, false),
+        ]
+        for (reason, code, success) in table {
+            let outcome = PassThruOutcome(reason: reason, promptFailed: false)
+            #expect(outcome.resultCode == code && outcome.success == success, "\(reason)")
+            let unspoken = PassThruOutcome(reason: reason, promptFailed: true)
+            #expect(unspoken.resultCode == (code == .success ? .warnings : code), "\(reason) after a failed prompt")
+            #expect(unspoken.success == success)
+        }
+        #expect(EndReason.ownerVanished.rawValue == "owner-vanished" && EndReason.deviceError.rawValue == "device-error")
+    }
+}
