@@ -5,6 +5,13 @@ public struct MethodCall: Sendable {
     public let connection: DBusConnection
     /// The exported object the call is addressed to.
     public let object: ExportedObject
+    let hooks = ReplyHooks()
+
+    /// Runs `action` once the reply (or error) to this call has been sent, e.g. to start
+    /// emitting signals on an object whose path the reply carries.
+    public func afterReply(_ action: @escaping @Sendable () -> Void) {
+        hooks.actions.withLock { $0.append(action) }
+    }
 
     public var arguments: [DBusValue] { message.body }
     /// The caller's unique name.
@@ -61,5 +68,14 @@ public struct MethodCall: Sendable {
     /// The `a{sv}` argument at `index`, as an option reader.
     public func options(_ index: Int, errorName: String = OptionReader.defaultErrorName) throws(DBusError) -> OptionReader {
         try OptionReader(try argument(index), errorName: errorName)
+    }
+}
+
+/// Actions to run after a call's reply has gone out.
+final class ReplyHooks: Sendable {
+    let actions = Locked<[@Sendable () -> Void]>([])
+
+    func run() {
+        for action in actions.withLock({ list in defer { list.removeAll() }; return list }) { action() }
     }
 }

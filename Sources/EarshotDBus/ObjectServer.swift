@@ -52,12 +52,14 @@ extension DBusConnection {
                     let got = signatureString(values.map(\.type))
                     if got == outputSignature {
                         reply(to: message, with: .success(values))
+                        call.hooks.run()
                     } else {
                         logger.error("\(message.interface ?? "").\(message.member ?? "") returned '\(got)', declared '\(outputSignature)'")
                         reply(to: message, with: .failure(.failed("internal error: the reply did not match the declared signature")))
                     }
                 } catch {
                     reply(to: message, with: .failure(Self.errorReply(for: error)))
+                    call.hooks.run()
                 }
             }
         case .setProperty(let call, let interface, let property, let value):

@@ -8,15 +8,18 @@ public struct InterfaceSource: Sendable {
     public let executable: String
     public let busName: String
     public let arguments: [String]
+    public let environment: [String: String]
     /// Returns the path of an object that has the interface (creating one if needed).
     public let objectPath: @Sendable (DBusConnection) async throws -> ObjectPath
 
     public init(interface: String, executable: String, busName: String, arguments: [String] = [],
+                environment: [String: String] = [:],
                 objectPath: @escaping @Sendable (DBusConnection) async throws -> ObjectPath) {
         self.interface = interface
         self.executable = executable
         self.busName = busName
         self.arguments = arguments
+        self.environment = environment
         self.objectPath = objectPath
     }
 }
@@ -24,7 +27,21 @@ public struct InterfaceSource: Sendable {
 public enum InterfaceCatalog {
     /// Every interface a product service serves, by name. A `dbus/*.xml` file whose
     /// interface is missing here fails the check, so new interfaces must be added.
-    public static let sources: [String: InterfaceSource] = [:]
+    public static let sources: [String: InterfaceSource] = Dictionary(uniqueKeysWithValues: [
+        // The capture service on ALSA's `null` PCM (silence), paced so a pass-thru lasts.
+        InterfaceSource(interface: "org.earshot.Capture1", executable: "earshot-capture", busName: "org.earshot.Capture1",
+                        arguments: ["--device", "null", "--pace", "realtime"]) { _ in "/org/earshot/Capture1" },
+        InterfaceSource(interface: "org.earshot.Capture1.PassThru", executable: "earshot-capture", busName: "org.earshot.Capture1",
+                        arguments: ["--device", "null", "--pace", "realtime"]) { connection in
+            let reply = try await connection.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                                  interface: "org.earshot.Capture1", member: "PerformAudioPassThru", [.vardict([
+                                                      "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
+                                                      "AudioType": .string("PCM"), "MaxDuration": .uint32(60_000),
+                                                  ])])
+            guard let path = reply.first?.objectPathValue else { throw HarnessError("PerformAudioPassThru replied \(reply)") }
+            return path
+        },
+    ].map { ($0.interface, $0) })
 
     /// The `<interface name="…">…</interface>` element of `name` in an introspection
     /// document, each line trimmed, or nil when the document has no such interface.

@@ -5,7 +5,7 @@ import Testing
 @Suite struct ChunkerTests {
     @Test func chunksHoldExactlyChunkMsOfAudio() {
         var chunker = Chunker(sampleRate: 16000, chunkMs: 10, bytesPerFrame: 2)
-        let input = (0..<(16000 * 2)).map { UInt8(truncatingIfNeeded: $0) }  // 0.5 s + a bit
+        let input = (0..<(16_050 * 2)).map { UInt8(truncatingIfNeeded: $0) }  // 1 s and 50 frames
         var chunks: [AudioChunk] = []
         // Reads of an awkward size.
         var offset = 0

@@ -1,0 +1,48 @@
+import ArgumentParser
+import EarshotALSA
+import EarshotDBus
+import EarshotService
+
+@main
+struct CaptureCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "earshot-capture",
+        abstract: "Microphone pass-thru on ALSA (org.earshot.Capture1).",
+        discussion: """
+            Serves SmartDeviceLink's PerformAudioPassThru: PCM chunks as unicast AudioPassThru \
+            signals to the requester, ended by timeout, Done, Cancel, Retry, End or silence.
+            """)
+
+    @OptionGroup var bus: BusOptions
+
+    @Option(help: ArgumentHelp("ALSA PCM to capture from.", valueName: "pcm"))
+    var device = "default"
+
+    @Option(help: ArgumentHelp("device: take audio as fast as the PCM gives it; realtime: never faster than real time (for file-backed test microphones).", valueName: "pacing"),
+            transform: CaptureCommand.parsePacing)
+    var pace: CapturePacing = .device
+
+    @Option(help: ArgumentHelp("Seconds a finished pass-thru object stays on the bus.", valueName: "seconds"))
+    var lingerSeconds: Double = 60
+
+    func validate() throws {
+        guard lingerSeconds >= 0, lingerSeconds.isFinite else { throw ValidationError("--linger-seconds must be 0 or more") }
+    }
+
+    static func parsePacing(_ text: String) throws -> CapturePacing {
+        guard let pacing = CapturePacing(rawValue: text) else {
+            throw ValidationError("--pace must be one of \(CapturePacing.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return pacing
+    }
+
+    func run() async throws {
+        let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
+                                               systemBus: bus.system && bus.address == nil)
+        await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
+            let service = CaptureService(connection: connection, settings: settings, logger: logger)
+            try service.start()
+            return { service.shutdown() }
+        }
+    }
+}

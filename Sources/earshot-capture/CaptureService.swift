@@ -1,0 +1,114 @@
+import CaptureCore
+import EarshotALSA
+import EarshotDBus
+import Foundation
+import Logging
+
+/// The capture service: one pass-thru at a time, on one ALSA capture device.
+final class CaptureService: Sendable {
+    struct Settings: Sendable {
+        var device: String
+        var pacing: CapturePacing
+        var linger: Duration
+        var systemBus: Bool
+    }
+
+    private struct State {
+        var active: PassThruSession?
+        var starting = false
+        var nextID: UInt64 = 1
+    }
+
+    let connection: DBusConnection
+    let settings: Settings
+    let logger: Logger
+    private let state = Locked(State())
+    private let manager = Locked<ExportedObject?>(nil)
+
+    init(connection: DBusConnection, settings: Settings, logger: Logger) {
+        self.connection = connection
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Exports the manager object, with the capabilities probed from the device.
+    func start() throws(DBusError) {
+        let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)],
+                                           properties: [CaptureInterfaces.manager: [
+                                               "Capabilities": Self.capabilities(of: settings.device, logger: logger),
+                                               "Device": .string(settings.device),
+                                               "Active": .objectPath(.root),
+                                           ]])
+        manager.withLock { $0 = object }
+    }
+
+    /// What the device accepts, as SDL's AudioPassThruCapabilities: one entry per
+    /// sampling rate and sample width.
+    static func capabilities(of device: String, logger: Logger) -> DBusValue {
+        do {
+            let probed = try CaptureDevice.probe(device)
+            logger.info("capture device \(device): \(probed.sampleRates.map(String.init).joined(separator: ", ")) Hz, \(probed.bitsPerSample.map(String.init).joined(separator: "/")) bit, \(probed.channels.lowerBound)..\(probed.channels.upperBound) channels")
+            return .vardicts(probed.sampleRates.flatMap { rate in
+                probed.bitsPerSample.map { bits in
+                    ["SamplingRate": .uint32(rate), "BitsPerSample": .uint32(bits), "AudioType": .string("PCM")]
+                }
+            })
+        } catch {
+            logger.warning("cannot probe capture device \(device): \(error)")
+            return .vardicts([])
+        }
+    }
+
+    // MARK: Requests
+
+    func perform(_ call: MethodCall) async throws -> ObjectPath {
+        let request = try RequestReader.read(try call.argument(0))
+        let id = try state.withLock { s throws(DBusError) -> UInt64 in
+            if let active = s.active {
+                throw .earshot("Rejected", "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")
+            }
+            if s.starting { throw .earshot("Rejected", "another pass-thru is starting") }
+            s.starting = true
+            defer { s.nextID += 1 }
+            return s.nextID
+        }
+        do {
+            let session = try PassThruSession(id: id, request: request, owner: call.sender, service: self)
+            state.withLock {
+                $0.active = session
+                $0.starting = false
+            }
+            try? manager.withLock { try $0?.set("Active", .objectPath(session.path)) }
+            logger.info("pass-thru \(id) for \(call.sender): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms")
+            call.afterReply { session.begin() }
+            return session.path
+        } catch {
+            state.withLock { $0.starting = false }
+            throw error
+        }
+    }
+
+    func endCallersPassThru(_ call: MethodCall) throws(DBusError) {
+        guard let session = state.withLock({ $0.active }), session.owner == call.sender else {
+            throw .earshot("Rejected", "\(call.sender) has no active pass-thru")
+        }
+        session.end(.end)
+    }
+
+    /// Called once by a session when it has finished.
+    func finished(_ session: PassThruSession) {
+        state.withLock { if $0.active === session { $0.active = nil } }
+        try? manager.withLock { try $0?.set("Active", .objectPath(.root)) }
+        let linger = settings.linger
+        let connection = self.connection
+        Task {
+            try? await Task.sleep(for: linger)
+            connection.unexport(session.path)
+        }
+    }
+
+    /// Ends the active pass-thru on shutdown.
+    func shutdown() {
+        state.withLock { $0.active }?.end(.cancel)
+    }
+}

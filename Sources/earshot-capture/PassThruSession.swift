@@ -1,0 +1,208 @@
+import CaptureCore
+import EarshotALSA
+import EarshotDBus
+import Foundation
+import Glibc
+import Logging
+
+/// One pass-thru on the bus: its object, its ALSA stream, its owner.
+///
+/// Audio arrives on the stream's reading thread and is cut into chunks under `core`'s
+/// lock, which also orders every signal the pass-thru emits.
+final class PassThruSession: Sendable {
+    let id: UInt64
+    let path: ObjectPath
+    let owner: String
+    let request: PassThruRequest
+    private let service: CaptureService
+    private let stream: CaptureStream
+    private let objectBox = Locked<ExportedObject?>(nil)
+    private let core: Locked<PassThru>
+    private let pipes = Locked<[StreamPipe]>([])
+    private let watcher = Locked<Task<Void, Never>?>(nil)
+    private var logger: Logger { service.logger }
+    private var connection: DBusConnection { service.connection }
+
+    init(id: UInt64, request: PassThruRequest, owner: String, service: CaptureService) throws(DBusError) {
+        self.id = id
+        self.request = request
+        self.owner = owner
+        self.service = service
+        path = try CaptureInterfaces.managerPath.appending("PassThru").appending(String(id))
+        core = Locked(PassThru(request: request))
+        // A period of at most 100 ms keeps chunks timely and stopping prompt.
+        let chunkFrames = UInt32(UInt64(request.samplingRate) * UInt64(request.chunkMs) / 1000)
+        let periodFrames = max(1, min(chunkFrames, request.samplingRate / 10))
+        let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
+        do {
+            stream = try CaptureStream(device: service.settings.device, format: format, periodFrames: periodFrames,
+                                       pacing: service.settings.pacing)
+        } catch {
+            switch error {
+            case .unsupported(_, let message): throw .earshot("UnsupportedResource", message)
+            default: throw .earshot("GenericError", error.description)
+            }
+        }
+        let phase = request.initialPrompt.isEmpty ? PassThru.Phase.recording : .prompting
+        // The interface's handlers refer to `self`, so it is exported last.
+        let interface = CaptureInterfaces.passThruInterface(self)
+        do {
+            let exported = try service.connection.export(path, interfaces: [interface], properties: [CaptureInterfaces.passThru: [
+                "State": .string(phase.rawValue),
+                "Owner": .string(owner),
+                "SamplingRate": .uint32(request.samplingRate),
+                "BitsPerSample": .uint32(request.bitsPerSample),
+                "Channels": .uint32(request.channels),
+                "MaxDuration": .uint32(request.maxDurationMs),
+                "DisplayText1": .string(request.displayText1),
+                "DisplayText2": .string(request.displayText2),
+            ]])
+            objectBox.withLock { $0 = exported }
+        } catch {
+            stream.stop()
+            throw error
+        }
+    }
+
+    var remainingMs: UInt32 { core.withLock { $0.remainingMs } }
+
+    // MARK: Running
+
+    /// Starts watching the owner, speaks the prompt if there is one, then records.
+    func begin() {
+        let owner = self.owner
+        watcher.withLock { task in
+            task = Task { [weak self] in
+                guard let self, let owners = try? await self.connection.watchNameOwner(owner) else { return }
+                for await current in owners where current == nil {
+                    self.logger.info("pass-thru \(self.id): its owner \(owner) left the bus")
+                    self.end(.ownerVanished)
+                    return
+                }
+            }
+        }
+        guard !request.initialPrompt.isEmpty else {
+            record()
+            return
+        }
+        Task {
+            let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger)
+            let recording = core.withLock { state -> Bool in
+                state.promptFinished(spoken: spoken)
+                return state.phase == .recording
+            }
+            guard recording else { return }
+            setProperty("State", .string(PassThru.Phase.recording.rawValue))
+            record()
+        }
+    }
+
+    private func record() {
+        stream.start(onData: { [self] bytes, _, monotonicUs in
+            captured(bytes, monotonicUs: monotonicUs)
+        }, onEnd: { [self] error in
+            if let error {
+                logger.error("pass-thru \(id): capture failed: \(error)")
+                end(.deviceError)
+            }
+        })
+    }
+
+    /// Audio from the reading thread.
+    private func captured(_ bytes: [UInt8], monotonicUs: UInt64) {
+        let (outcome, frames) = core.withLock { state -> (PassThruOutcome?, UInt64) in
+            let step = state.capture(bytes, monotonicUs: monotonicUs)
+            send(step.chunks)
+            return (step.outcome, state.framesCaptured)
+        }
+        setProperty("FramesCaptured", .uint64(frames))
+        if let outcome { finish(outcome) }
+    }
+
+    /// Ends the pass-thru (once); the short last chunk goes out before `Finished`.
+    func end(_ reason: EndReason) {
+        let outcome = core.withLock { state -> PassThruOutcome? in
+            guard let last = state.end(reason, monotonicUs: monotonicMicroseconds()) else { return nil }
+            send(last)
+            return state.outcome
+        }
+        if let outcome { finish(outcome) }
+    }
+
+    /// A user action (`End`, `Done`, `Cancel`, `Retry`). `End` is the owner's; the HMI's
+    /// actions may also come from uid 0 or the service's own user.
+    func userEnd(_ reason: EndReason, call: MethodCall, ownerOnly: Bool) async throws {
+        if call.sender != owner {
+            let caller = try await call.caller()
+            let privileged = caller.uid == 0 || caller.uid == getuid()
+            guard privileged && (!ownerOnly || service.settings.systemBus) else {
+                throw DBusError.earshot("Disallowed", "\(call.message.member ?? "this"): only the owner \(owner) may end this pass-thru")
+            }
+        }
+        guard core.withLock({ $0.phase }) != .finished else {
+            throw DBusError.earshot("Rejected", "the pass-thru has already finished")
+        }
+        end(reason)
+    }
+
+    /// A pipe carrying the PCM from now on (owner only).
+    func openStream(_ call: MethodCall) throws(DBusError) -> UnixFD {
+        guard call.sender == owner else { throw .earshot("Disallowed", "OpenStream: only the owner \(owner) may open the stream") }
+        let (reader, pipe) = try StreamPipe.make()
+        let open = core.withLock { state -> Bool in
+            guard state.phase != .finished else { return false }
+            pipes.withLock { $0.append(pipe) }
+            return true
+        }
+        guard open else {
+            var unused = pipe
+            unused.close()
+            throw .earshot("Rejected", "the pass-thru has already finished")
+        }
+        return reader
+    }
+
+    // MARK: Output (under `core`'s lock)
+
+    private func send(_ chunks: [AudioChunk]) {
+        guard !chunks.isEmpty else { return }
+        for chunk in chunks {
+            do {
+                try objectBox.withLock { try $0?.emit("AudioPassThru", [.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)], to: owner) }
+            } catch {
+                logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
+            }
+        }
+        pipes.withLock { list in
+            for index in list.indices { list[index].write(chunks.flatMap(\.data)) }
+        }
+    }
+
+    private func finish(_ outcome: PassThruOutcome) {
+        stream.stop()
+        watcher.withLock { $0?.cancel() }
+        pipes.withLock { list in
+            for index in list.indices { list[index].finish() }
+            list.removeAll()
+        }
+        let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
+        if let object = objectBox.withLock({ $0 }) {
+            try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
+                                       "ResultCode": .string(outcome.resultCode.rawValue),
+                                       "FramesCaptured": .uint64(frames)], interface: CaptureInterfaces.passThru)
+            do {
+                try object.emit("Finished", [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
+                                             .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),
+                                                       "Reason": .string(outcome.reason.rawValue)])])
+            } catch {
+                logger.warning("pass-thru \(id): Finished not sent: \(error)")
+            }
+        }
+        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms")
+        service.finished(self)
+    }
+
+    private func setProperty(_ name: String, _ value: DBusValue) {
+        try? objectBox.withLock { try $0?.set(name, value) }
+    }
+}

@@ -1,0 +1,63 @@
+import CaptureCore
+import ContractCore
+import EarshotDBus
+import Foundation
+
+/// Reads a PerformAudioPassThru `a{sv}` into a validated request, with the contract's
+/// error names: wrong types and unknown keys are InvalidArgs, broken rules InvalidData,
+/// a missing FILE prompt FileNotFound.
+enum RequestReader {
+    static func read(_ value: DBusValue) throws(DBusError) -> PassThruRequest {
+        var options = try OptionReader(value, errorName: DBusError.earshotPrefix + "InvalidData")
+        do {
+            let rate = try options.require("SamplingRate", numberOrName(PassThruRules.samplingRate, PassThruRules.samplingRate(named:)))
+            let bits = try options.require("BitsPerSample", numberOrName(PassThruRules.bitsPerSample, PassThruRules.bitsPerSample(named:)))
+            _ = try PassThruRules.audioType(try options.require("AudioType", .string))
+            let maxMs = try options.require("MaxDuration", .uint32(PassThruRules.maxDurationMs, unit: "ms"))
+            var request = PassThruRequest(samplingRate: rate, bitsPerSample: bits, maxDurationMs: maxMs)
+            request.muteAudio = try options.get("MuteAudio", .bool) ?? true
+            request.displayText1 = try PassThruRules.displayText(try options.get("DisplayText1", .string) ?? "", field: "DisplayText1")
+            request.displayText2 = try PassThruRules.displayText(try options.get("DisplayText2", .string) ?? "", field: "DisplayText2")
+            request.chunkMs = try options.get("ChunkMs", .uint32(PassThruRules.chunkMs, unit: "ms")) ?? 100
+            request.endOnSilenceMs = try options.get("EndOnSilenceMs", .uint32(PassThruRules.endOnSilenceMs, unit: "ms")) ?? 0
+            if let prompt = try options.get("InitialPrompt", .exactly(.array(.structure([.string, .string])))) {
+                let pairs = (prompt.arrayValue ?? []).compactMap { chunk -> (type: String, text: String)? in
+                    guard case .structure(let fields) = chunk, fields.count == 2,
+                          let type = fields[0].stringValue, let text = fields[1].stringValue else { return nil }
+                    return (type, text)
+                }
+                request.initialPrompt = try PassThruRules.initialPrompt(pairs)
+            }
+            try options.finish()
+            for (index, chunk) in request.initialPrompt.enumerated() where chunk.kind == .file {
+                guard FileManager.default.isReadableFile(atPath: chunk.text) else {
+                    throw RuleViolation("FileNotFound", field: "InitialPrompt[\(index)]", "cannot read \(chunk.text)")
+                }
+            }
+            return request
+        } catch let violation as RuleViolation {
+            throw DBusError.earshot(violation.errorName, violation.message)
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw DBusError.failed(String(describing: error))
+        }
+    }
+
+    /// A key given as a number (any integer type) or as one of its names.
+    static func numberOrName(_ number: @escaping @Sendable (UInt32) throws(RuleViolation) -> UInt32,
+                             _ name: @escaping @Sendable (String) throws(RuleViolation) -> UInt32) -> OptionType<UInt32> {
+        OptionType(wanted: "u (or its name as s)") { value, reader, key in
+            do throws(RuleViolation) {
+                if let text = value.stringValue { return .value(try name(text)) }
+                guard let wide = value.integerValue else { return .wrongType }
+                guard let narrow = UInt32(exactly: wide) else {
+                    return .invalid("\(wide) is outside 0..\(UInt32.max)")
+                }
+                return .value(try number(narrow))
+            } catch {
+                return .failure(DBusError.earshot(error.errorName, error.message))
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import EarshotDBus
+import Glibc
+
+/// The writing end of an `OpenStream` pipe. Writes never block the capture thread: what
+/// the reader has not taken yet waits here, up to `limit` bytes; a reader that falls
+/// further behind, or goes away, loses the stream (its end sees EOF).
+struct StreamPipe: Sendable {
+    let writer: Int32
+    private(set) var backlog: [UInt8] = []
+    private(set) var closed = false
+    static let limit = 8 << 20
+
+    /// Makes a pipe; returns the reading end (for the caller) and this writing end.
+    static func make() throws(DBusError) -> (reader: UnixFD, pipe: StreamPipe) {
+        var ends: [Int32] = [-1, -1]
+        guard Glibc.pipe(&ends) == 0 else { throw .failed("pipe: \(String(cString: strerror(errno)))") }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(ends[1], 1031 /* F_SETPIPE_SZ */, 1 << 20)
+        return (UnixFD(taking: ends[0]), StreamPipe(writer: ends[1]))
+    }
+
+    /// Queues `bytes` and writes as much as the pipe takes.
+    mutating func write(_ bytes: [UInt8]) {
+        guard !closed else { return }
+        backlog += bytes
+        while !backlog.isEmpty {
+            let n = backlog.withUnsafeBytes { Glibc.write(writer, $0.baseAddress, $0.count) }
+            if n > 0 {
+                backlog.removeFirst(n)
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && errno == EAGAIN {
+                if backlog.count > Self.limit { close() }
+                return
+            } else {
+                close()  // EPIPE: the reader went away
+                return
+            }
+        }
+    }
+
+    /// Gives the reader up to a second to take the backlog, then closes (EOF).
+    mutating func finish() {
+        var waited = 0
+        while !closed, !backlog.isEmpty, waited < 1000 {
+            var fd = pollfd(fd: writer, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&fd, 1, 50)
+            waited += 50
+            write([])
+        }
+        close()
+    }
+
+    mutating func close() {
+        guard !closed else { return }
+        closed = true
+        backlog = []
+        _ = Glibc.close(writer)
+    }
+}

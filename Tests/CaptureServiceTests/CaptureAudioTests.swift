@@ -1,0 +1,66 @@
+import EarshotDBus
+import Foundation
+import Testing
+
+@Suite struct CaptureAudioTests {
+    @Test func sixteenBitChunksAreExactAndComplete() async throws {
+        let input = CaptureFixture.pattern(200_000)
+        try await CaptureFixture.with(input: input) { capture in
+            let recording = try await capture.record(CaptureFixture.request(rate: 16000, bits: 16, maxMs: 1050, ["ChunkMs": .uint32(100)]))
+            #expect(recording.resultCode == "SUCCESS" && recording.success && recording.reason == "timeout")
+            #expect(recording.chunks.map(\.sequence) == Array(0..<11))
+            #expect(recording.chunks.dropLast().allSatisfy { $0.data.count == 3200 })
+            #expect(recording.chunks.last?.data.count == 1600)
+            #expect(recording.bytes == Array(input.prefix(16800 * 2)))
+            #expect(recording.info["FramesCaptured"] == .uint64(16800))
+            #expect(recording.info["DurationMs"] == .uint32(1050))
+            // Stamps come from CLOCK_MONOTONIC, in order.
+            let stamps = recording.chunks.map(\.monotonicUs)
+            #expect(stamps == stamps.sorted() && stamps.first! > 0)
+        }
+    }
+
+    @Test func eightBitChunksAreUnsignedBytesAsCaptured() async throws {
+        // An 8-bit unsigned sine: silence is 128.
+        let input = (0..<40_000).map { UInt8(128 + 100 * sin(Double($0) * 2 * .pi * 440 / 8000)) }
+        try await CaptureFixture.with(input: input) { capture in
+            let recording = try await capture.record(CaptureFixture.request(rate: 8000, bits: 8, maxMs: 1000, ["ChunkMs": .uint32(30)]))
+            #expect(recording.resultCode == "SUCCESS")
+            #expect(recording.chunks.count == 34)
+            #expect(recording.chunks.dropLast().allSatisfy { $0.data.count == 240 })
+            #expect(recording.chunks.last?.data.count == 80)
+            #expect(recording.bytes == Array(input.prefix(8000)))
+        }
+    }
+
+    @Test func namedRatesAndWidthsWork() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 100, [
+                "SamplingRate": .string("22KHZ"), "BitsPerSample": .string("16_BIT"), "ChunkMs": .uint32(10),
+            ]))
+            #expect(recording.info["FramesCaptured"] == .uint64(2205))
+            #expect(Set(recording.chunks.map(\.data.count)) == [440, 442])
+        }
+    }
+
+    @Test func theStreamCarriesTheSamePCM() async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            var streamed: [UInt8] = []
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 600, ["ChunkMs": .uint32(50)])) { path in
+                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let raw = try #require(fd.rawValue)
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = read(raw, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    streamed += buffer[0..<n]
+                }
+            }
+            #expect(!streamed.isEmpty)
+            // From the moment of the call: the stream is the tail of what the chunks carried.
+            #expect(recording.bytes.count >= streamed.count)
+            #expect(Array(recording.bytes.suffix(streamed.count)) == streamed)
+        }
+    }
+}

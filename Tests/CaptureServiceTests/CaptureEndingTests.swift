@@ -1,0 +1,150 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+@Suite struct CaptureEndingTests {
+    /// A long pass-thru, paced in real time so there is time to end it.
+    static let long = CaptureFixture.request(maxMs: 20_000, ["ChunkMs": .uint32(50)])
+
+    @Test(arguments: [
+        ("End", "SUCCESS", true, "end"), ("Done", "SUCCESS", true, "done"),
+        ("Cancel", "ABORTED", false, "cancel"), ("Retry", "RETRY", true, "retry"),
+    ])
+    func userActionsEndWithTheirResult(member: String, code: String, success: Bool, reason: String) async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            let recording = try await capture.record(Self.long) { path in
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await capture.call(member, path: path)
+                await expectError("org.earshot.Error.Rejected") { _ = try await capture.call(member, path: path) }
+                #expect(try await capture.property("ResultCode", path: path) == .string(code))
+                #expect(try await capture.property("State", path: path) == .string("finished"))
+            }
+            #expect(recording.resultCode == code && recording.success == success && recording.reason == reason)
+            #expect(recording.chunks.map(\.sequence) == Array(0..<UInt64(recording.chunks.count)))
+            #expect(recording.info["FramesCaptured"] == .uint64(UInt64(recording.bytes.count / 2)))
+        }
+    }
+
+    @Test func endAudioPassThruEndsTheCallersOwn() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            await expectError("org.earshot.Error.Rejected") {
+                _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
+            }
+            let recording = try await capture.record(Self.long) { path in
+                let other = try await capture.bus.connect()
+                defer { other.close() }
+                // Not the owner: neither EndAudioPassThru nor End.
+                await expectError("org.earshot.Error.Rejected") {
+                    _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName, on: other)
+                }
+                await expectError("org.earshot.Error.Disallowed") { _ = try await capture.call("End", path: path, on: other) }
+                _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
+            }
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+        }
+    }
+
+    @Test func aSecondRequestIsRejectedWithTheTimeLeft() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            let first = try await capture.perform(Self.long)
+            let other = try await capture.bus.connect()
+            defer { other.close() }
+            let error = await expectError("org.earshot.Error.Rejected") { _ = try await capture.perform(Self.long, on: other) }
+            #expect(error?.message.contains("ms remaining") == true, "\(String(describing: error))")
+            let remaining = error?.message.split(separator: " ").compactMap { Int($0) }.last ?? -1
+            #expect(remaining > 15_000 && remaining <= 20_000, "\(String(describing: error))")
+            #expect(try await capture.property("Active", path: CaptureFixture.path, interface: CaptureFixture.busName) == .objectPath(first))
+            _ = try await capture.call("Cancel", path: first)
+        }
+    }
+
+    @Test func theOwnerLeavingAbortsAndFreesTheDevice() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            let watcher = try await CaptureFixture.subscribe(capture.client)
+            let owner = try await capture.bus.connect()
+            let path = try await capture.perform(Self.long, on: owner)
+            try await Task.sleep(for: .milliseconds(200))
+            owner.close()
+            let recording = try await CaptureFixture.collect(watcher, path: path, timeout: .seconds(5))
+            #expect(recording.resultCode == "ABORTED" && !recording.success && recording.reason == "owner-vanished")
+            #expect(recording.chunks.isEmpty)  // the chunks went to the owner only
+            // The device is free again at once.
+            let next = try await capture.record(CaptureFixture.request(maxMs: 200))
+            #expect(next.resultCode == "SUCCESS")
+        }
+    }
+
+    @Test func chunksReachOnlyTheOwner() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
+            // A client listening to every signal on the bus (without eavesdropping).
+            let snoop = try await capture.bus.connect()
+            defer { snoop.close() }
+            let everything = try await snoop.subscribe(MatchRule())
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 500, ["ChunkMs": .uint32(10)]))
+            #expect(recording.chunks.count == 50)
+            var seen: [String] = []
+            while let signal = await everything.next(timeout: .milliseconds(500)) { seen.append(signal.member ?? "") }
+            #expect(seen.contains("Finished"))
+            #expect(!seen.contains("AudioPassThru"))
+        }
+    }
+
+    @Test func aPromptWithoutTheAlertServiceEndsWithWarnings() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
+                "InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak after the tone")])]),
+            ]))
+            #expect(recording.resultCode == "WARNINGS" && recording.success && recording.reason == "timeout")
+            #expect(recording.info["FramesCaptured"] == .uint64(4800))
+        }
+    }
+
+    @Test func recordingStartsWhenThePromptHasBeenSpoken() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000), pace: "realtime") { capture in
+            // Until the alert service exists, a stand-in serves Alerts1.Speak on the bus:
+            // it completes each prompt after 400 ms.
+            let alerts = try await capture.bus.connect()
+            defer { alerts.close() }
+            let spoken = Locked<[[DBusValue]]>([])
+            try alerts.export("/org/earshot/Alerts1", interfaces: [DBusInterface("org.earshot.Alerts1", methods: [
+                DBusMethod("Speak", in: [DBusArgument("chunks", "a(ss)"), DBusArgument("options", "a{sv}")],
+                           out: [DBusArgument("alert", "o")]) { call in
+                    spoken.withLock { $0.append(call.arguments) }
+                    let path: ObjectPath = "/org/earshot/Alerts1/Alert/1"
+                    Task {
+                        try await Task.sleep(for: .milliseconds(400))
+                        try call.connection.emitSignal(path: path, interface: "org.earshot.Alerts1.Alert", member: "Completed",
+                                                       [.boolean(true), .string("SUCCESS"), .vardict([:])])
+                    }
+                    return [.objectPath(path)]
+                },
+            ])])
+            try await alerts.requestName("org.earshot.Alerts1")
+            let prompt = DBusValue.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak now")])])
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, ["InitialPrompt": prompt])) { path in
+                #expect(try await capture.property("State", path: path) == .string("prompting"))
+                try await Task.sleep(for: .milliseconds(600))
+                let state = try await capture.property("State", path: path)
+                #expect(state == .string("recording") || state == .string("finished"))
+            }
+            #expect(recording.resultCode == "SUCCESS")
+            #expect(spoken.withLock { $0.first?.first } == prompt)
+        }
+    }
+}
+
+@discardableResult
+func expectError(_ name: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> DBusError? {
+    do {
+        try await body()
+        Issue.record("expected \(name), but the call succeeded", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as DBusError {
+        #expect(error.name == name, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected \(name), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}

@@ -1,0 +1,113 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// A private bus, a file-backed ALSA microphone `mic` and the real earshot-capture.
+struct CaptureFixture {
+    static let busName = "org.earshot.Capture1"
+    static let path: ObjectPath = "/org/earshot/Capture1"
+    static let passThru = "org.earshot.Capture1.PassThru"
+
+    let bus: PrivateBus
+    let service: ServiceProcess
+    let client: DBusConnection
+    let input: URL
+
+    /// `input` is what the microphone will deliver; `pace` is the service's --pace.
+    static func with<T>(input bytes: [UInt8], channels: Int? = nil, pace: String = "device",
+                        _ body: (CaptureFixture) async throws -> T) async throws -> T {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let input = bus.directory.appendingPathComponent("microphone.raw")
+        try Data(bytes).write(to: input)
+        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+        devices.microphone("mic", infile: input, channels: channels)
+        try devices.write()
+        let service = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "1"],
+                                               bus: bus, busName: busName, environment: devices.environment)
+        defer { service.stop() }
+        let client = try await bus.connect()
+        defer { client.close() }
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body(CaptureFixture(bus: bus, service: service, client: client, input: input)))
+        } catch {
+            outcome = .failure(error)
+        }
+        client.close()
+        await service.shutdown()
+        await bus.shutdown()
+        return try outcome.get()
+    }
+
+    static func request(rate: UInt32 = 16000, bits: UInt32 = 16, maxMs: UInt32 = 1000,
+                        _ extra: [String: DBusValue] = [:]) -> [String: DBusValue] {
+        var request: [String: DBusValue] = ["SamplingRate": .uint32(rate), "BitsPerSample": .uint32(bits),
+                                            "AudioType": .string("PCM"), "MaxDuration": .uint32(maxMs)]
+        request.merge(extra) { _, new in new }
+        return request
+    }
+
+    func perform(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                          member: "PerformAudioPassThru", [.vardict(request)])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    func call(_ member: String, path: ObjectPath, interface: String = passThru, on connection: DBusConnection? = nil) async throws -> [DBusValue] {
+        try await (connection ?? client).call(destination: Self.busName, path: path, interface: interface, member: member)
+    }
+
+    func property(_ name: String, path: ObjectPath, interface: String = passThru) async throws -> DBusValue? {
+        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                              member: "Get", [.string(interface), .string(name)]).first?.variantValue
+    }
+
+    /// Everything a pass-thru sent its owner, and how it ended.
+    struct Recording {
+        var chunks: [(data: [UInt8], sequence: UInt64, monotonicUs: UInt64)] = []
+        var resultCode = ""
+        var success = false
+        var info: [String: DBusValue] = [:]
+        var bytes: [UInt8] { chunks.flatMap(\.data) }
+        var reason: String? { info["Reason"]?.stringValue }
+    }
+
+    /// Subscribes to the pass-thru signals a client sees (unicast chunks, broadcast Finished).
+    static func subscribe(_ connection: DBusConnection) async throws -> SignalSubscription {
+        try await connection.subscribe(MatchRule(sender: busName, interface: passThru))
+    }
+
+    /// Collects `path`'s chunks until its `Finished`.
+    static func collect(_ subscription: SignalSubscription, path: ObjectPath, timeout: Duration = .seconds(30)) async throws -> Recording {
+        var recording = Recording()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
+            guard signal.path == path else { continue }
+            if signal.member == "AudioPassThru", signal.body.count == 3 {
+                recording.chunks.append((signal.body[0].bytesValue ?? [], signal.body[1].uint64Value ?? .max, signal.body[2].uint64Value ?? 0))
+            } else if signal.member == "Finished", signal.body.count == 3 {
+                recording.resultCode = signal.body[0].stringValue ?? ""
+                recording.success = signal.body[1].boolValue ?? false
+                recording.info = signal.body[2].stringKeyedValue ?? [:]
+                return recording
+            }
+        }
+        throw HarnessError("no Finished from \(path) within \(timeout)")
+    }
+
+    /// Performs a pass-thru and collects it to the end.
+    func record(_ request: [String: DBusValue], while action: (ObjectPath) async throws -> Void = { _ in }) async throws -> Recording {
+        let subscription = try await Self.subscribe(client)
+        let path = try await perform(request)
+        try await action(path)
+        return try await Self.collect(subscription, path: path)
+    }
+
+    /// Bytes of a ramp that never repeats within 64 KiB, so misplaced bytes show.
+    static func pattern(_ count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+    }
+}
