@@ -22,11 +22,15 @@ struct CaptureCommand: AsyncParsableCommand {
             transform: CaptureCommand.parsePacing)
     var pace: CapturePacing = .device
 
+    @Option(help: ArgumentHelp("Channels to capture (1 mono, 2 stereo), until the session service provides them.", valueName: "count"))
+    var channels: UInt32 = 1
+
     @Option(help: ArgumentHelp("Seconds a finished pass-thru object stays on the bus.", valueName: "seconds"))
     var lingerSeconds: Double = 60
 
     func validate() throws {
         guard lingerSeconds >= 0, lingerSeconds.isFinite else { throw ValidationError("--linger-seconds must be 0 or more") }
+        guard (1...2).contains(channels) else { throw ValidationError("--channels must be 1 or 2") }
     }
 
     static func parsePacing(_ text: String) throws -> CapturePacing {
@@ -38,7 +42,7 @@ struct CaptureCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
-                                               systemBus: bus.system && bus.address == nil)
+                                               channels: channels, systemBus: bus.system && bus.address == nil)
         await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()

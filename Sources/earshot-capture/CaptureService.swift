@@ -10,6 +10,7 @@ final class CaptureService: Sendable {
         var device: String
         var pacing: CapturePacing
         var linger: Duration
+        var channels: UInt32
         var systemBus: Bool
     }
 
@@ -62,7 +63,8 @@ final class CaptureService: Sendable {
     // MARK: Requests
 
     func perform(_ call: MethodCall) async throws -> ObjectPath {
-        let request = try RequestReader.read(try call.argument(0))
+        var request = try RequestReader.read(try call.argument(0))
+        request.channels = settings.channels
         let id = try state.withLock { s throws(DBusError) -> UInt64 in
             if let active = s.active {
                 throw .earshot("Rejected", "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")
