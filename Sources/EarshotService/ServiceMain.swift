@@ -37,15 +37,16 @@ public enum ServiceMain {
         let shutdownHook: @Sendable () async -> Void
         do {
             shutdownHook = try await setup(connection, logger)
-            try await connection.requestName(busName)
         } catch {
             logger.error("start-up failed: \(ServiceMain.describe(error))")
             connection.close()
             return exitStartupFailed
         }
-        logger.info("ready: \(busName) on the \(options.bus) as \(connection.uniqueName)")
 
-        let service = BusConnectionService(connection: connection, logger: logger, shutdownHook: shutdownHook)
+        // The name is requested from inside the group, whose signal handlers are in place
+        // by then: from "ready" on, SIGTERM always means a graceful shutdown.
+        let service = BusConnectionService(connection: connection, busName: busName, busDescription: options.bus.description,
+                                           logger: logger, shutdownHook: shutdownHook)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -54,6 +55,10 @@ public enum ServiceMain {
             try await group.run()
             logger.info("stopped")
             return 0
+        } catch let error as StartupFailed {
+            logger.error("start-up failed: \(ServiceMain.describe(error.underlying))")
+            connection.close()
+            return exitStartupFailed
         } catch let error as BusLost {
             logger.error("exiting: lost the bus: \(error.reason.message)")
             return exitBusLost
@@ -83,14 +88,27 @@ struct BusLost: Error {
     let reason: DBusError
 }
 
+struct StartupFailed: Error {
+    let underlying: any Error
+}
+
 /// Holds the connection open until graceful shutdown (then runs the service's hook and
 /// closes) or until the bus goes away (then fails, so the process exits non-zero).
 struct BusConnectionService: Service {
     let connection: DBusConnection
+    let busName: String
+    let busDescription: String
     let logger: Logger
     let shutdownHook: @Sendable () async -> Void
 
     func run() async throws {
+        do {
+            try await connection.requestName(busName)
+        } catch {
+            throw StartupFailed(underlying: error)
+        }
+        logger.info("ready: \(busName) on the \(busDescription) as \(connection.uniqueName)")
+
         enum Outcome { case shutdown, lost(DBusError?) }
         let outcome = await withTaskGroup(of: Outcome.self) { group in
             group.addTask { .lost(await connection.disconnected()) }

@@ -1,0 +1,218 @@
+import CALSA
+import Glibc
+
+/// A capture PCM opened with exactly `format` and reading on a dedicated thread.
+///
+/// The PCM is opened in non-blocking mode. The reading thread polls the PCM's descriptors
+/// together with a wake-up pipe, so `stop()` is prompt even while no period is ready or
+/// while real-time pacing sleeps.
+public final class CaptureStream: Sendable {
+    public let device: String
+    public let format: PCMFormat
+    public let pacing: CapturePacing
+    /// The period size the device granted (requested with `set_period_size_near`).
+    public let grantedPeriodFrames: UInt32
+    /// The buffer size the device granted (about four periods, `set_buffer_size_near`).
+    public let grantedBufferFrames: UInt32
+
+    let core: CaptureCore
+
+    /// Opens `device` for capture: access RW_INTERLEAVED; format, channels and rate set
+    /// exactly (rate resampling disabled with `snd_pcm_hw_params_set_rate_resample(…, 0)`
+    /// unless the PCM's type is `SND_PCM_TYPE_PLUG`); a refused value is `.unsupported`
+    /// naming what was refused and what the device offers. Period size near `periodFrames`,
+    /// buffer about four periods; the granted values are read back. Does not start reading.
+    public init(device: String, format: PCMFormat, periodFrames: UInt32, pacing: CapturePacing) throws(ALSAError) {
+        try Self.validate(device: device, format: format, periodFrames: periodFrames)
+        let pcm = try CaptureDevice.openCapture(device)
+        let granted: (period: UInt32, buffer: UInt32)
+        do {
+            granted = try Self.configure(pcm, device: device, format: format, periodFrames: periodFrames)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+        let wake: (read: Int32, write: Int32)
+        do {
+            wake = try WakePipe.make(device: device)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+        self.device = device
+        self.format = format
+        self.pacing = pacing
+        self.grantedPeriodFrames = granted.period
+        self.grantedBufferFrames = granted.buffer
+        self.core = CaptureCore(pcm: pcm, device: device, format: format,
+                                periodFrames: Int(granted.period), bufferFrames: Int(granted.buffer),
+                                pacing: pacing, wakeRead: wake.read, wakeWrite: wake.write)
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// Starts the reading thread.
+    ///
+    /// `onData(bytes, frames, monotonicMicroseconds)` is called on that thread for every read
+    /// that returned frames: `bytes` is `frames * format.bytesPerFrame` bytes of interleaved
+    /// PCM exactly as ALSA delivered them, `monotonicMicroseconds` the `CLOCK_MONOTONIC` time
+    /// right after the read returned. Reads ask for whole periods; short reads are delivered
+    /// as they come.
+    ///
+    /// Overruns (`-EPIPE`) and suspends (`-ESTRPIPE`) are recovered and reading goes on;
+    /// every recovery is counted in `recoveries`. A vanished device (`-ENODEV`,
+    /// `SND_PCM_STATE_DISCONNECTED`, or `-EBADFD` / `-EIO` that a prepare does not cure) ends
+    /// the stream with `onEnd(.deviceGone(…))`, any other unrecoverable error with
+    /// `onEnd(.io(…))`, and `stop()` with `onEnd(nil)`. `onEnd` is called exactly once, on the
+    /// reading thread, after the last `onData` and after the PCM is closed.
+    ///
+    /// Call `start` once. A later call is ignored, except after `stop()`: then the stream
+    /// has already ended and `onEnd(nil)` is called at once on the calling thread.
+    public func start(onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
+                      onEnd: @escaping @Sendable (ALSAError?) -> Void) {
+        core.start(onData: onData, onEnd: onEnd)
+    }
+
+    /// Stops reading and closes the PCM. Returns once the reading thread has called `onEnd`
+    /// and the PCM is closed (promptly: the thread is woken through its pipe, never waits for
+    /// a whole period). Idempotent and safe from any thread. On the reading thread itself
+    /// (inside `onData` or `onEnd`) it only requests the stop and returns at once; `onData`
+    /// is then not called again.
+    public func stop() {
+        core.stop()
+    }
+
+    /// How many overruns, suspends and bad-state errors were recovered so far.
+    public var recoveries: Int { core.recoveries.load(ordering: .relaxed) }
+
+    /// Frames delivered to `onData` so far.
+    public var framesRead: UInt64 { core.framesRead.load(ordering: .relaxed) }
+
+    // MARK: - Opening
+
+    private static func validate(device: String, format: PCMFormat, periodFrames: UInt32) throws(ALSAError) {
+        guard PCMFormat.sampleFormat(bits: format.bitsPerSample) != nil else {
+            throw .unsupported(device: device, message:
+                "\(format.bitsPerSample) bits per sample is not supported (EarshotALSA captures 8-bit U8 or 16-bit S16_LE)")
+        }
+        guard format.channels > 0 else {
+            throw .unsupported(device: device, message: "channel count 0 is not supported")
+        }
+        guard format.sampleRate > 0 else {
+            throw .unsupported(device: device, message: "sample rate 0 Hz is not supported")
+        }
+        guard periodFrames > 0 else {
+            throw .unsupported(device: device, message: "a period of 0 frames is not supported")
+        }
+    }
+
+    /// Sets the hardware and software parameters; returns the granted period and buffer sizes.
+    private static func configure(
+        _ pcm: OpaquePointer, device: String, format: PCMFormat, periodFrames: UInt32
+    ) throws(ALSAError) -> (period: UInt32, buffer: UInt32) {
+        // A refusal of a requested value: .unsupported, unless the device went away meanwhile.
+        func refused(_ code: Int32, _ message: String) -> ALSAError {
+            if code == -ENODEV {
+                return .deviceGone(device: device, message: message + ": " + alsaMessage(code))
+            }
+            return .unsupported(device: device, message: message)
+        }
+        let granted = try HardwareParameters.withAllocated(device: device) { params throws(ALSAError) -> (UInt32, UInt32) in
+            let (anyResult, anyDetails) = ALSADiagnostics.collecting { snd_pcm_hw_params_any(pcm, params) }
+            if anyResult < 0 {
+                throw CaptureDevice.setupError(device: device, code: anyResult, details: anyDetails,
+                                               what: "cannot read the hardware parameters")
+            }
+            if snd_pcm_type(pcm) != SND_PCM_TYPE_PLUG {
+                let result = snd_pcm_hw_params_set_rate_resample(pcm, params, 0)
+                if result < 0 {
+                    throw refused(result, "cannot disable rate resampling: " + alsaMessage(result))
+                }
+            }
+            var result = snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED)
+            if result < 0 {
+                throw refused(result, "interleaved read access (RW_INTERLEAVED) is not supported")
+            }
+            let sampleFormat = PCMFormat.sampleFormat(bits: format.bitsPerSample) ?? SND_PCM_FORMAT_UNKNOWN
+            result = snd_pcm_hw_params_set_format(pcm, params, sampleFormat)
+            if result < 0 {
+                let name = PCMFormat.formatName(bits: format.bitsPerSample)
+                throw refused(result, "sample format \(name) (\(format.bitsPerSample) bits) is not supported"
+                              + " (device offers \(HardwareParameters.offeredFormats(pcm, params)))")
+            }
+            result = snd_pcm_hw_params_set_channels(pcm, params, format.channels)
+            if result < 0 {
+                let offered = HardwareParameters.channelRange(params)
+                throw refused(result, "channel count \(format.channels) is not supported"
+                              + " (device offers \(offered.lowerBound)..\(offered.upperBound) channels)")
+            }
+            result = snd_pcm_hw_params_set_rate(pcm, params, format.sampleRate, 0)
+            if result < 0 {
+                let offered = HardwareParameters.rateRange(params)
+                throw refused(result, "sample rate \(format.sampleRate) Hz is not supported"
+                              + " (device offers \(offered.lowerBound)..\(offered.upperBound))")
+            }
+            var period = snd_pcm_uframes_t(periodFrames)
+            var direction: Int32 = 0
+            result = snd_pcm_hw_params_set_period_size_near(pcm, params, &period, &direction)
+            if result < 0 {
+                throw refused(result, "no period size near \(periodFrames) frames is possible: " + alsaMessage(result))
+            }
+            var buffer = period * 4
+            result = snd_pcm_hw_params_set_buffer_size_near(pcm, params, &buffer)
+            if result < 0 {
+                throw refused(result, "no buffer size near \(period * 4) frames is possible: " + alsaMessage(result))
+            }
+            let (applied, details) = ALSADiagnostics.collecting { snd_pcm_hw_params(pcm, params) }
+            if applied < 0 {
+                throw CaptureDevice.setupError(device: device, code: applied, details: details,
+                                               what: "cannot apply the hardware parameters")
+            }
+            direction = 0
+            _ = snd_pcm_hw_params_get_period_size(params, &period, &direction)
+            _ = snd_pcm_hw_params_get_buffer_size(params, &buffer)
+            return (UInt32(clamping: period), UInt32(clamping: buffer))
+        }
+        try configureSoftware(pcm, device: device, periodFrames: granted.0)
+        return (period: granted.0, buffer: granted.1)
+    }
+
+    /// Wakes `poll` once a whole period is readable.
+    private static func configureSoftware(_ pcm: OpaquePointer, device: String, periodFrames: UInt32) throws(ALSAError) {
+        var params: OpaquePointer?
+        let allocated = snd_pcm_sw_params_malloc(&params)
+        guard allocated >= 0, let params else {
+            throw .io(device: device, code: allocated, message: alsaMessage(allocated))
+        }
+        defer { snd_pcm_sw_params_free(params) }
+        var result = snd_pcm_sw_params_current(pcm, params)
+        if result >= 0 {
+            result = snd_pcm_sw_params_set_avail_min(pcm, params, snd_pcm_uframes_t(periodFrames))
+        }
+        if result >= 0 {
+            result = snd_pcm_sw_params(pcm, params)
+        }
+        if result < 0 {
+            throw CaptureDevice.setupError(device: device, code: result, details: [],
+                                           what: "cannot apply the software parameters")
+        }
+    }
+}
+
+/// The non-blocking, close-on-exec pipe that wakes the reading thread.
+enum WakePipe {
+    static func make(device: String) throws(ALSAError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            let code = errno
+            throw .io(device: device, code: -code, message: "cannot create the wake-up pipe: " + alsaMessage(-code))
+        }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        return (fds[0], fds[1])
+    }
+}
