@@ -5,7 +5,8 @@ import Glibc
 /// A child process started with `posix_spawn`, with an empty signal mask and default
 /// signal dispositions (Foundation's Process passes on the spawning thread's mask, and
 /// libdispatch worker threads block SIGTERM), under `setpriv --pdeathsig KILL` so that it
-/// dies with the process that started it. Output goes to `logPath`.
+/// dies with the process that started it (spawned from `SpawnThread`, which lives as long
+/// as the process). Output goes to `logPath`.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let status = Locked<Int32?>(nil)
@@ -14,6 +15,12 @@ public final class ChildProcess: Sendable {
     /// /dev/null and stdout and stderr appended to `logPath`.
     public init(_ arguments: [String], environment: [String: String], logPath: String) throws {
         let argv = ["/usr/bin/setpriv", "--pdeathsig", "KILL"] + arguments
+        let (child, code) = SpawnThread.shared.run { Self.spawn(argv, environment: environment, logPath: logPath) }
+        guard code == 0 else { throw HarnessError("cannot start \(arguments[0]): \(String(cString: strerror(code)))") }
+        pid = child
+    }
+
+    private static func spawn(_ argv: [String], environment: [String: String], logPath: String) -> (pid: pid_t, error: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -40,8 +47,7 @@ public final class ChildProcess: Sendable {
         }
         var child: pid_t = 0
         let result = posix_spawn(&child, argv[0], &actions, &attributes, cArgs, cEnv)
-        guard result == 0 else { throw HarnessError("cannot start \(arguments[0]): \(String(cString: strerror(result)))") }
-        pid = child
+        return (child, result)
     }
 
     /// The exit status once the child has ended (128 + signal for a death by signal).

@@ -6,13 +6,18 @@ import EarshotService
 /// `earshot-bench`: Earshot's benchmarks.
 ///
 ///     swift run -c release earshot-bench dbus
+///     swift build -c release --product earshot-capture && swift run -c release earshot-bench capture
 @main
 struct EarshotBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-bench",
         abstract: "Earshot benchmarks.",
-        discussion: "Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark.",
-        subcommands: [DBusBenchmarkCommand.self, ServeEchoCommand.self])
+        discussion: """
+            Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark, and \
+            `./deploy/earshot-dev bench capture` (which also builds earshot-capture in release \
+            mode) for the capture benchmark.
+            """,
+        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, ServeEchoCommand.self])
 }
 
 /// The echo server the D-Bus benchmark starts: this same binary, re-executed with

@@ -1,0 +1,359 @@
+import ArgumentParser
+import Dispatch
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+
+/// `earshot-bench capture`: chunk latency of earshot-capture, and its CPU and memory next
+/// to arecord's, on a private bus with a file-backed microphone paced in real time.
+struct CaptureBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "capture",
+        abstract: "Measure earshot-capture: chunk latency, gaps, CPU and memory against arecord.",
+        discussion: """
+            Needs the release build of earshot-capture next to this binary \
+            (swift build -c release --product earshot-capture) and /usr/bin/arecord (alsa-utils). \
+            Starts a private dbus-daemon and, per configuration, earshot-capture --device mic \
+            --pace realtime on an ALSA file-plugin microphone, then runs one PerformAudioPassThru \
+            of --seconds seconds with a Swift client that records, for every AudioPassThru chunk, \
+            its arrival time minus its monotonicUs, and checks sequence numbers and sizes:
+              (a) 16 kHz mono 16-bit, ChunkMs 10
+              (b) 16 kHz mono 16-bit, ChunkMs 100
+              (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
+            During one 16 kHz mono pass-thru (--cpu-configuration, default b) it also runs \
+            `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
+            and compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
+            and memory (VmRSS, VmHWM) of both over the same window. \
+            Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
+            1.5x of arecord's. They are reported, not enforced. A default run takes about 3-4 minutes.
+            """)
+
+    @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
+    var seconds: Int = 60
+
+    @Option(help: ArgumentHelp("The configuration during which CPU and memory are measured next to arecord: a or b (both 16 kHz mono 16-bit).",
+                               valueName: "a|b"))
+    var cpuConfiguration: String = "b"
+
+    @Flag(help: "Print the results as JSON instead of tables.")
+    var json = false
+
+    func validate() throws {
+        guard (1...1000).contains(seconds) else { throw ValidationError("--seconds must be 1...1000") }
+        guard ["a", "b"].contains(cpuConfiguration) else { throw ValidationError("--cpu-configuration must be a or b") }
+    }
+
+    func run() async throws {
+        let benchmark = CaptureBenchmark(seconds: seconds, cpuConfiguration: cpuConfiguration)
+        let task = Task { try await benchmark.run() }
+        // Ctrl-C or SIGTERM cancels the run, which then tears everything down.
+        let signals = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                progress("signal \(number): stopping and tearing down")
+                task.cancel()
+            }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+        let results: CaptureBenchmarkResults
+        do {
+            results = try await task.value
+        } catch is CancellationError {
+            throw BenchmarkError("interrupted; the bus, the services, arecord and the temporary files are gone")
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+        } else {
+            print(results.table())
+        }
+    }
+}
+
+/// One pass-thru shape the benchmark measures.
+struct CaptureConfiguration: Sendable {
+    let label: String
+    let samplingRate: UInt32
+    let channels: UInt32
+    let chunkMs: UInt32
+
+    static let all = [
+        CaptureConfiguration(label: "a", samplingRate: 16000, channels: 1, chunkMs: 10),
+        CaptureConfiguration(label: "b", samplingRate: 16000, channels: 1, chunkMs: 100),
+        CaptureConfiguration(label: "c", samplingRate: 48000, channels: 2, chunkMs: 10),
+    ]
+
+    var bytesPerFrame: Int { Int(channels) * 2 }
+    /// Bytes of every chunk but a short last one.
+    var chunkBytes: Int { Int(samplingRate) * Int(chunkMs) / 1000 * bytesPerFrame }
+    var description: String {
+        "(\(label)) \(samplingRate / 1000) kHz \(channels == 1 ? "mono" : "stereo") 16-bit, \(chunkMs) ms chunks"
+    }
+
+    func expectedChunks(seconds: Int) -> Int {
+        let frames = UInt64(seconds) * UInt64(samplingRate)
+        let perChunk = UInt64(samplingRate) * UInt64(chunkMs) / 1000
+        return Int((frames + perChunk - 1) / perChunk)
+    }
+}
+
+/// One benchmark run: the bus, the microphone, the services, the recorder, the figures.
+struct CaptureBenchmark: Sendable {
+    let seconds: Int
+    let cpuConfiguration: String
+
+    static let busName = "org.earshot.Capture1"
+    static let managerPath: ObjectPath = "/org/earshot/Capture1"
+    static let passThruInterface = "org.earshot.Capture1.PassThru"
+    static let arecord = "/usr/bin/arecord"
+    /// Recorder warm-up before the measured pass-thru starts.
+    static let recorderWarmUp: Duration = .seconds(1)
+
+    func run() async throws -> CaptureBenchmarkResults {
+        let capture = ServiceProcess.productsDirectory.appendingPathComponent("earshot-capture").path
+        guard FileManager.default.isExecutableFile(atPath: capture) else {
+            throw BenchmarkError("\(capture) is not built: run `swift build -c release --product earshot-capture` first")
+        }
+        guard FileManager.default.isExecutableFile(atPath: Self.arecord) else {
+            throw BenchmarkError("\(Self.arecord) is missing: install alsa-utils")
+        }
+
+        progress("starting a private dbus-daemon")
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }  // the last resort; the normal ends shut it down below
+        do {
+            let results = try await measure(capture: capture, bus: bus)
+            await bus.shutdown()
+            return results
+        } catch {
+            await bus.shutdown()
+            throw error
+        }
+    }
+
+    private func measure(capture: String, bus: PrivateBus) async throws -> CaptureBenchmarkResults {
+        // The microphone: one input long enough for the biggest configuration, with margin;
+        // every snd_pcm_open reads it from its beginning.
+        let largest = CaptureConfiguration.all.map { $0.samplingRate * $0.channels * 2 }.max() ?? 192_000
+        let inputBytes = (seconds + 5) * Int(largest)
+        let input = bus.directory.appendingPathComponent("microphone.raw")
+        progress("writing a \(String(format: "%.1f", Double(inputBytes) / 1e6)) MB microphone input")
+        let content = Self.noise(inputBytes)
+        try Data(content).write(to: input)
+        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+        devices.microphone("mic", infile: input)
+        try devices.write()
+
+        var latencies: [ChunkLatencyResult] = []
+        var usage: [ProcessUsage] = []
+        var recorderStatistics: PacedRecorder.Statistics?
+        var cpuLabel = ""
+        for configuration in CaptureConfiguration.all {
+            try Task.checkCancellation()
+            let measuresUsage = configuration.label == cpuConfiguration
+            let outcome = try await runConfiguration(configuration, capture: capture, bus: bus, devices: devices,
+                                                     content: content, measuresUsage: measuresUsage)
+            latencies.append(outcome.latency)
+            if measuresUsage {
+                usage = outcome.usage
+                recorderStatistics = outcome.recorder
+                cpuLabel = configuration.description
+            }
+        }
+        return CaptureBenchmarkResults(seconds: seconds, processors: ProcessInfo.processInfo.activeProcessorCount,
+                                       latencies: latencies, usageConfiguration: cpuLabel, usage: usage,
+                                       recorder: recorderStatistics)
+    }
+
+    private struct Outcome {
+        var latency: ChunkLatencyResult
+        var usage: [ProcessUsage] = []
+        var recorder: PacedRecorder.Statistics?
+    }
+
+    /// One configuration: its own earshot-capture, one pass-thru, and (when `measuresUsage`)
+    /// arecord beside it.
+    private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
+                                  devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
+        var arguments = ["--device", "mic", "--pace", "realtime"]
+        if configuration.channels != 1 { arguments += ["--channels", String(configuration.channels)] }
+        progress("\(configuration.description): starting earshot-capture \(arguments.joined(separator: " "))")
+        let service = try await ServiceProcess(capture, arguments: arguments, bus: bus, busName: Self.busName,
+                                               environment: devices.environment)
+        var recorder: PacedRecorder?
+        do {
+            let client = try await bus.connect()
+            defer { client.close() }
+            var window: UsageWindow?
+            if measuresUsage {
+                let paced = PacedRecorder(
+                    arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"],
+                    environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
+                    logPath: bus.directory.appendingPathComponent("arecord.log").path,
+                    bytesPerSecond: 32000, frameBytes: 2)
+                recorder = paced
+                let pid = try await paced.start()
+                progress("arecord (pid \(pid)) into a pipe read at 32000 B/s; warming up for \(Self.recorderWarmUp)")
+                try await paced.waitForData(2, timeout: .seconds(10))
+                try await Task.sleep(for: Self.recorderWarmUp)
+                // From the first chunk to about half a second before the end: the service is
+                // capturing throughout, and none of its threads has ended yet.
+                let expected = UInt64(configuration.expectedChunks(seconds: seconds))
+                let tail = UInt64(max(1, 500 / Int(configuration.chunkMs)))
+                window = UsageWindow(processes: [.init(role: "earshot-capture", pid: service.pid),
+                                                 .init(role: "arecord", pid: pid),
+                                                 .init(role: "dbus-daemon", pid: bus.pid)],
+                                     startSequence: 0, endSequence: expected > tail + 1 ? expected - 1 - tail : expected - 1)
+            }
+            progress("\(configuration.description): pass-thru of \(seconds) s (pid \(service.pid))")
+            let latency = try await passThru(configuration, client: client, service: service, content: content, window: window)
+            var outcome = Outcome(latency: latency)
+            if let recorder, let window {
+                guard recorder.isRunning else {
+                    throw BenchmarkError("arecord ended during the measurement (exit \(recorder.statistics.exitStatus.map(String.init) ?? "?")): \(recorder.logText)")
+                }
+                outcome.usage = try window.result()
+                await recorder.stop()
+                outcome.recorder = recorder.statistics
+            }
+            progress("\(configuration.description): \(latency.chunks) chunks, \(latency.gaps) gaps, p99 \(String(format: "%.3f", latency.p99Milliseconds)) ms")
+            guard service.isRunning else {
+                let status = await service.waitForExit(timeout: .zero)
+                throw BenchmarkError("earshot-capture exited after the pass-thru (status \(status.map(String.init) ?? "?"))")
+            }
+            await service.shutdown()
+            return outcome
+        } catch {
+            await recorder?.stop()
+            let running = service.isRunning
+            await service.shutdown()
+            let log = service.logText
+            if !(error is CancellationError), !log.isEmpty {
+                progress("earshot-capture log (\(running ? "was running" : "had exited")):\n" + log.suffix(4000))
+            }
+            throw error
+        }
+    }
+
+    /// A received chunk: where it came from, what it held, when it was read and received.
+    struct ReceivedChunk: Sendable {
+        let path: ObjectPath?
+        let data: [UInt8]
+        let sequence: UInt64
+        let monotonicUs: UInt64
+        let receivedUs: UInt64
+    }
+
+    /// Subscribes, starts the pass-thru, collects its chunks until `Finished`, and checks them.
+    private func passThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
+                          content: [UInt8], window: UsageWindow?) async throws -> ChunkLatencyResult {
+        // Subscribe first: the unicast chunks (already addressed to this connection, so no
+        // AddMatch), and the broadcast Finished.
+        let chunks = try await client.subscribe(MatchRule(interface: Self.passThruInterface, member: "AudioPassThru"), addMatch: false)
+        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: "Finished"))
+        defer {
+            chunks.cancel()
+            finished.cancel()
+        }
+        let expected = configuration.expectedChunks(seconds: seconds)
+        // The receiving loop runs before the call, so no chunk waits for it.
+        async let received = Self.receive(chunks, capacity: expected + 16, window: window)
+
+        let request: [String: DBusValue] = [
+            "SamplingRate": .uint32(configuration.samplingRate), "BitsPerSample": .uint32(16),
+            "AudioType": .string("PCM"), "MaxDuration": .uint32(UInt32(seconds * 1000)),
+            "ChunkMs": .uint32(configuration.chunkMs),
+        ]
+        let hostStart = HostSample.take()
+        let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
+                                          member: "PerformAudioPassThru", [.vardict(request)])
+        guard let path = reply.first?.objectPathValue else {
+            throw BenchmarkError("PerformAudioPassThru replied \(reply)")
+        }
+        let end = try await waitForFinished(finished, path: path, service: service,
+                                            timeout: .seconds(seconds + 30))
+        // Every chunk was routed before Finished (one sender, in order): end the chunk
+        // subscription, which delivers what it holds and then ends the loop.
+        chunks.cancel()
+        let hostBusy = HostSample.busyPercent(hostStart, HostSample.take())
+        let all = await received
+        return ChunkLatencyResult(configuration: configuration, seconds: seconds, expectedChunks: expected,
+                                  chunks: all.filter { $0.path == path }, content: content, finished: end,
+                                  hostBusyPercent: hostBusy)
+    }
+
+    /// The receiving loop: the arrival time first, then everything else.
+    private static func receive(_ subscription: SignalSubscription, capacity: Int, window: UsageWindow?) async -> [ReceivedChunk] {
+        var chunks: [ReceivedChunk] = []
+        chunks.reserveCapacity(capacity)
+        for await signal in subscription {
+            let now = monotonicMicroseconds()
+            guard signal.body.count == 3, case .bytes(let data) = signal.body[0],
+                  let sequence = signal.body[1].uint64Value, let monotonicUs = signal.body[2].uint64Value else {
+                progress("ignoring an AudioPassThru with body \(signal.signature)")
+                continue
+            }
+            chunks.append(ReceivedChunk(path: signal.path, data: data, sequence: sequence, monotonicUs: monotonicUs, receivedUs: now))
+            window?.chunkArrived(sequence: sequence)
+        }
+        return chunks
+    }
+
+    /// Waits for `path`'s `Finished`, watching that the service is still running.
+    private func waitForFinished(_ subscription: SignalSubscription, path: ObjectPath, service: ServiceProcess,
+                                 timeout: Duration) async throws -> FinishedSignal {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            try Task.checkCancellation()
+            if let signal = await subscription.next(timeout: .seconds(1)) {
+                guard signal.path == path else { continue }
+                guard signal.body.count == 3, let code = signal.body[0].stringValue, let success = signal.body[1].boolValue,
+                      let info = signal.body[2].stringKeyedValue else {
+                    throw BenchmarkError("Finished with an unexpected body \(signal.signature)")
+                }
+                return FinishedSignal(resultCode: code, success: success, reason: info["Reason"]?.stringValue ?? "",
+                                      framesCaptured: info["FramesCaptured"]?.uint64Value ?? 0,
+                                      durationMs: info["DurationMs"]?.uint32Value ?? 0)
+            }
+            try Task.checkCancellation()
+            guard service.isRunning else {
+                let status = await service.waitForExit(timeout: .zero)
+                throw BenchmarkError("earshot-capture exited (status \(status.map(String.init) ?? "?")) before \(path) finished")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw BenchmarkError("no Finished from \(path) within \(timeout)")
+            }
+        }
+    }
+
+    /// Pseudo-random bytes (never repeating within the input), so a misplaced chunk shows.
+    static func noise(_ count: Int) -> [UInt8] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var index = 0
+            while index < count {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                var word = state >> 16
+                for _ in 0..<min(6, count - index) {
+                    buffer[index] = UInt8(truncatingIfNeeded: word)
+                    word >>= 8
+                    index += 1
+                }
+            }
+            initialized = count
+        }
+    }
+}
+
+struct FinishedSignal: Encodable, Sendable {
+    let resultCode: String
+    let success: Bool
+    let reason: String
+    let framesCaptured: UInt64
+    let durationMs: UInt32
+}

@@ -1,0 +1,239 @@
+import Foundation
+
+/// What one configuration's pass-thru delivered, and how late.
+struct ChunkLatencyResult: Encodable, Sendable {
+    let configuration: String
+    let samplingRate: UInt32
+    let channels: UInt32
+    let chunkMs: UInt32
+    /// Bytes of every full chunk: rate × ChunkMs / 1000 × channels × 2.
+    let chunkBytes: Int
+    let expectedChunks: Int
+    let chunks: Int
+    /// Sequence numbers missing from 0 up to the highest received (or the expected count).
+    let gaps: Int
+    let duplicates: Int
+    /// Chunks that arrived after one with a higher sequence number.
+    let outOfOrder: Int
+    /// Chunks of the wrong size (every chunk but the last must be exactly `chunkBytes`).
+    let wrongSize: Int
+    /// Chunks whose bytes differ from the microphone input at their place.
+    let wrongContent: Int
+    let latency: LatencySummary
+    let p50Milliseconds: Double
+    let p99Milliseconds: Double
+    let maxMilliseconds: Double
+    let meanMilliseconds: Double
+    /// Chunks that arrived more than 2 ms after their monotonicUs.
+    let over2Milliseconds: Int
+    let finished: FinishedSignal
+    let expectedFrames: UInt64
+    /// How busy the whole machine was (percent of all cores, this benchmark included)
+    /// during the pass-thru.
+    let hostBusyPercent: Double?
+
+    init(configuration: CaptureConfiguration, seconds: Int, expectedChunks: Int, chunks received: [CaptureBenchmark.ReceivedChunk],
+         content: [UInt8], finished: FinishedSignal, hostBusyPercent: Double?) {
+        self.hostBusyPercent = hostBusyPercent
+        self.configuration = configuration.description
+        samplingRate = configuration.samplingRate
+        channels = configuration.channels
+        chunkMs = configuration.chunkMs
+        chunkBytes = configuration.chunkBytes
+        self.expectedChunks = expectedChunks
+        chunks = received.count
+        self.finished = finished
+        expectedFrames = UInt64(seconds) * UInt64(configuration.samplingRate)
+
+        var seen = Set<UInt64>()
+        var duplicates = 0, outOfOrder = 0
+        var highestSoFar: UInt64?
+        for chunk in received {
+            if !seen.insert(chunk.sequence).inserted { duplicates += 1 }
+            if let highest = highestSoFar, chunk.sequence < highest { outOfOrder += 1 }
+            highestSoFar = max(highestSoFar ?? 0, chunk.sequence)
+        }
+        let span = max(expectedChunks, highestSoFar.map { Int($0) + 1 } ?? 0)
+        gaps = span - seen.count
+        self.duplicates = duplicates
+        self.outOfOrder = outOfOrder
+
+        var wrongSize = 0, wrongContent = 0
+        for chunk in received {
+            let isLast = chunk.sequence == highestSoFar
+            if isLast ? !(1...configuration.chunkBytes).contains(chunk.data.count) : chunk.data.count != configuration.chunkBytes {
+                wrongSize += 1
+            }
+            let offset = Int(chunk.sequence) * configuration.chunkBytes
+            if offset + chunk.data.count > content.count || !content[offset..<(offset + chunk.data.count)].elementsEqual(chunk.data) {
+                wrongContent += 1
+            }
+        }
+        self.wrongSize = wrongSize
+        self.wrongContent = wrongContent
+
+        let microseconds = received.map { $0.receivedUs >= $0.monotonicUs ? $0.receivedUs - $0.monotonicUs : 0 }
+        latency = LatencySummary(microseconds.map { $0 * 1000 })
+        p50Milliseconds = latency.p50Microseconds / 1000
+        p99Milliseconds = latency.p99Microseconds / 1000
+        maxMilliseconds = latency.maxMicroseconds / 1000
+        meanMilliseconds = microseconds.isEmpty ? .nan : Double(microseconds.reduce(0, +)) / Double(microseconds.count) / 1000
+        over2Milliseconds = microseconds.count { $0 > 2000 }
+    }
+
+    /// No chunk missing, doubled, reordered, mis-sized or corrupted, and the pass-thru ran
+    /// to its MaxDuration.
+    var intact: Bool {
+        gaps == 0 && duplicates == 0 && outOfOrder == 0 && wrongSize == 0 && wrongContent == 0
+            && chunks == expectedChunks && finished.framesCaptured == expectedFrames
+            && finished.resultCode == "SUCCESS" && finished.reason == "timeout"
+    }
+}
+
+struct CaptureBenchmarkResults: Encodable, Sendable {
+    static let latencyGoalMilliseconds = 2.0
+    static let cpuRatioGoal = 1.5
+
+    let seconds: Int
+    let processors: Int
+    let latencies: [ChunkLatencyResult]
+    let usageConfiguration: String
+    let usage: [ProcessUsage]
+    let recorder: PacedRecorder.Statistics?
+
+    var service: ProcessUsage? { usage.first { $0.role == "earshot-capture" } }
+    var arecord: ProcessUsage? { usage.first { $0.role == "arecord" } }
+
+    var cpuRatioFromTicks: Double? {
+        guard let service, let arecord, arecord.ticks > 0 else { return nil }
+        return Double(service.ticks) / Double(arecord.ticks)
+    }
+
+    var cpuRatioFromClock: Double? {
+        guard let s = service?.cpuMillisecondsFromClock, let a = arecord?.cpuMillisecondsFromClock, a > 0 else { return nil }
+        return s / a
+    }
+
+    var latencyGoalMet: Bool { latencies.allSatisfy { $0.p99Milliseconds < Self.latencyGoalMilliseconds } }
+    var gapGoalMet: Bool { latencies.allSatisfy { $0.gaps == 0 } }
+    /// Judged on the CPU clock (nanoseconds) when it could be read, else on the ticks.
+    var cpuGoalMet: Bool? { (cpuRatioFromClock ?? cpuRatioFromTicks).map { $0 <= Self.cpuRatioGoal } }
+
+    private enum CodingKeys: String, CodingKey {
+        case seconds, processors, latencies, usageConfiguration, usage, recorder, goals
+    }
+
+    private struct Goals: Encodable {
+        let p99MillisecondsBelow: Double
+        let p99Met: Bool
+        let zeroGapsMet: Bool
+        let cpuRatioMax: Double
+        let cpuRatioFromTicks: Double?
+        let cpuRatioFromClock: Double?
+        let cpuMet: Bool?
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seconds, forKey: .seconds)
+        try container.encode(processors, forKey: .processors)
+        try container.encode(latencies, forKey: .latencies)
+        try container.encode(usageConfiguration, forKey: .usageConfiguration)
+        try container.encode(usage, forKey: .usage)
+        try container.encodeIfPresent(recorder, forKey: .recorder)
+        try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds, p99Met: latencyGoalMet, zeroGapsMet: gapGoalMet,
+                                   cpuRatioMax: Self.cpuRatioGoal, cpuRatioFromTicks: cpuRatioFromTicks,
+                                   cpuRatioFromClock: cpuRatioFromClock, cpuMet: cpuGoalMet), forKey: .goals)
+    }
+
+    // MARK: Tables
+
+    func table() -> String {
+        var lines: [String] = []
+        lines.append("earshot-capture chunk latency: arrival at a Swift client minus the chunk's monotonicUs (ms)")
+        lines.append("one \(seconds) s pass-thru per configuration, file microphone paced in real time, private bus")
+        let widths = [-38, 7, 9, 6, 7, 7, 8, 8, 8, 8, 7, 7, 3, -18]
+        lines.append(row(["configuration", "chunks", "expected", "gaps", "size!", "data!", "p50", "p99", "max", "mean", ">2 ms", "host%",
+                          "", "Finished"], widths: widths))
+        for result in latencies {
+            let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
+            lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",
+                              "\(result.wrongSize)", "\(result.wrongContent)",
+                              fixed(result.p50Milliseconds, 3), fixed(result.p99Milliseconds, 3), fixed(result.maxMilliseconds, 3),
+                              fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
+                              result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths: widths))
+        }
+        lines.append("(size!: chunks not exactly rate x ChunkMs/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
+        lines.append(" differ from the microphone input at their place; host%: the whole machine's CPU use, all cores, this benchmark")
+        lines.append(" included" + latencies.compactMap { result in
+            var notes: [String] = []
+            if result.duplicates > 0 { notes.append("\(result.duplicates) duplicates") }
+            if result.outOfOrder > 0 { notes.append("\(result.outOfOrder) out of order") }
+            if result.finished.framesCaptured != result.expectedFrames {
+                notes.append("FramesCaptured \(result.finished.framesCaptured), expected \(result.expectedFrames)")
+            }
+            return notes.isEmpty ? nil : "; (\(result.samplingRate / 1000) kHz, \(result.chunkMs) ms): " + notes.joined(separator: ", ")
+        }.joined() + ")")
+        lines.append("")
+
+        if let service, arecord != nil {
+            lines.append("CPU and memory while capturing \(usageConfiguration), arecord alongside")
+            lines.append("same window for every process: \(fixed(service.windowSeconds, 2)) s, from the first chunk to about 0.5 s before the last")
+            let widths = [-17, 8, 7, 15, 16, 15, 11, 11]
+            lines.append(row(["process", "pid", "ticks", "cpu % (ticks)", "cpu ms (clock)", "cpu % (clock)", "VmRSS MiB", "VmHWM MiB"],
+                             widths: widths))
+            for usage in usage {
+                let name = usage.role == "dbus-daemon" ? "dbus-daemon*" : usage.role
+                lines.append(row([name, "\(usage.pid)", "\(usage.ticks)", fixed(usage.cpuPercentFromTicks, 3),
+                                  usage.cpuMillisecondsFromClock.map { fixed($0, 1) } ?? "-",
+                                  usage.cpuPercentFromClock.map { fixed($0, 3) } ?? "-",
+                                  fixed(Double(usage.rssKiBAtEnd) / 1024, 1), fixed(Double(usage.hwmKiBAtEnd) / 1024, 1)], widths: widths))
+            }
+            lines.append("(cpu %: of one core; ticks: utime+stime from /proc/PID/stat at \(service.clockTicksPerSecond)/s; clock: the process CPU clock,")
+            lines.append(" clock_getcpuclockid, in ns; VmRSS/VmHWM from /proc/PID/status at the window's end; *dbus-daemon routes the")
+            lines.append(" chunks, shown for information, not in the ratio)")
+            lines.append("CPU ratio earshot-capture / arecord: \(cpuRatioFromTicks.map { fixed($0, 2) } ?? "- (arecord used < 1 tick)") from ticks, "
+                         + "\(cpuRatioFromClock.map { fixed($0, 2) } ?? "-") from the CPU clock")
+            if let recorder {
+                let rate = recorder.seconds > 0 ? Double(recorder.bytesRead) / recorder.seconds : 0
+                lines.append("arecord pacing: \(recorder.bytesRead) bytes read from its pipe in \(fixed(recorder.seconds, 1)) s (\(fixed(rate, 0)) B/s), "
+                             + "\(recorder.lateTicks) of \(recorder.ticks) 10 ms ticks waited for arecord"
+                             + (recorder.exitStatus.map { ", arecord's exit status when stopped \($0)" } ?? ""))
+            }
+            lines.append("")
+        }
+
+        let worst = latencies.max { $0.p99Milliseconds < $1.p99Milliseconds }
+        let worstText = worst.map { "worst \(fixed($0.p99Milliseconds, 3)) ms at (\($0.configuration.dropFirst().prefix(1)))" } ?? "no data"
+        let gaps = latencies.map(\.gaps).reduce(0, +)
+        var goals = "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
+            + "zero gaps (\(gaps)): \(gapGoalMet ? "MET" : "NOT MET")"
+        if let ratio = cpuRatioFromClock ?? cpuRatioFromTicks, let met = cpuGoalMet {
+            goals += "; CPU <= \(fixed(Self.cpuRatioGoal, 1))x arecord (\(fixed(ratio, 2))\(cpuRatioFromClock != nil ? ", CPU clock" : ", ticks")): \(met ? "MET" : "NOT MET")"
+        }
+        lines.append(goals)
+        let broken = latencies.filter { !$0.intact }
+        if !broken.isEmpty {
+            lines.append("NOT INTACT: " + broken.map { "\($0.configuration) (Finished \($0.finished.resultCode)/\($0.finished.reason), \($0.finished.framesCaptured) frames)" }.joined(separator: "; "))
+        }
+        #if DEBUG
+        let build = "debug build: figures are not representative"
+        #else
+        let build = "release build"
+        #endif
+        lines.append("(\(processors) CPUs, \(seconds) s per configuration, \(build))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Pads each cell: positive widths right-align, negative ones left-align.
+    private func row(_ cells: [String], widths: [Int]) -> String {
+        zip(cells, widths).map { cell, width in
+            let padding = String(repeating: " ", count: max(0, abs(width) - cell.count))
+            return width < 0 ? cell + padding : padding + cell
+        }.joined()
+    }
+
+    private func fixed(_ value: Double, _ digits: Int) -> String {
+        value.isFinite ? String(format: "%.\(digits)f", value) : "-"
+    }
+}
