@@ -43,10 +43,9 @@ public final class ExportedObject: Sendable {
 
     public func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
 
-    /// The interface declaring `member` as a property (or signal), when `interface` is nil.
+    /// The interface declaring property `name` (in `interface`, or in any when nil).
     private func resolve(_ interface: String?, property name: String) throws(DBusError) -> (DBusInterface, DBusProperty) {
-        let candidates = interface.map { name in interfaces.filter { $0.name == name } } ?? interfaces
-        for candidate in candidates {
+        for candidate in interfaces where interface == nil || candidate.name == interface {
             if let property = candidate.property(name) { return (candidate, property) }
         }
         throw .unknownProperty("\(path) has no property \(interface.map { $0 + "." } ?? "")\(name)")
@@ -60,8 +59,24 @@ public final class ExportedObject: Sendable {
 
     /// Sets one property; emits `PropertiesChanged` if the value changed.
     public func set(_ name: String, _ value: DBusValue, interface: String? = nil) throws(DBusError) {
-        let (declaring, _) = try resolve(interface, property: name)
-        try setProperties([name: value], interface: declaring.name)
+        let (declaring, declared) = try resolve(interface, property: name)
+        guard value.type == declared.type else {
+            throw .invalidArgs("\(declaring.name).\(name) is \(declared.type), not \(value.type)")
+        }
+        try values.withLock { table throws(DBusError) in
+            guard table[declaring.name]?[name] != value else { return }
+            table[declaring.name]?[name] = value
+            switch declared.emitsChangedSignal {
+            case .true:
+                try connection.emitSignal(path: path, interface: DBusInterface.properties, member: "PropertiesChanged",
+                                          [.string(declaring.name), .vardict([name: value]), .strings([])])
+            case .invalidates:
+                try connection.emitSignal(path: path, interface: DBusInterface.properties, member: "PropertiesChanged",
+                                          [.string(declaring.name), .vardict([:]), .strings([name])])
+            case .const, .false:
+                break
+            }
+        }
     }
 
     /// Sets several properties of one interface; emits one `PropertiesChanged` holding those
@@ -107,14 +122,13 @@ public final class ExportedObject: Sendable {
     /// Emits a declared signal from this object: broadcast, or unicast to `destination`.
     public func emit(_ signal: String, _ arguments: [DBusValue] = [], interface: String? = nil,
                      to destination: String? = nil) throws(DBusError) {
-        let candidates = interface.map { name in interfaces.filter { $0.name == name } } ?? interfaces
-        guard let declaring = candidates.first(where: { $0.signal(signal) != nil }),
+        guard let declaring = interfaces.first(where: { (interface == nil || $0.name == interface) && $0.signal(signal) != nil }),
               let declared = declaring.signal(signal) else {
             throw .invalidArgs("\(path) declares no signal \(interface.map { $0 + "." } ?? "")\(signal)")
         }
-        let got = signatureString(arguments.map(\.type))
-        guard got == declared.signature else {
-            throw .invalidArgs("\(declaring.name).\(signal) has signature '\(declared.signature)', given '\(got)'")
+        guard arguments.count == declared.arguments.count,
+              zip(arguments, declared.arguments).allSatisfy({ $0.type == $1.type }) else {
+            throw .invalidArgs("\(declaring.name).\(signal) has signature '\(declared.signature)', given '\(signatureString(arguments.map(\.type)))'")
         }
         try connection.emitSignal(path: path, interface: declaring.name, member: signal, arguments,
                                   destination: destination)

@@ -41,6 +41,8 @@ public struct DBusMethod: Sendable {
     public let inputs: [DBusArgument]
     public let outputs: [DBusArgument]
     public let annotations: [DBusAnnotation]
+    public let inputSignature: String
+    public let outputSignature: String
     let handler: Handler
 
     public init(_ name: String, in inputs: [DBusArgument] = [], out outputs: [DBusArgument] = [],
@@ -50,10 +52,9 @@ public struct DBusMethod: Sendable {
         self.outputs = outputs
         self.annotations = annotations
         self.handler = handler
+        inputSignature = signatureString(inputs.map(\.type))
+        outputSignature = signatureString(outputs.map(\.type))
     }
-
-    public var inputSignature: String { signatureString(inputs.map(\.type)) }
-    public var outputSignature: String { signatureString(outputs.map(\.type)) }
 }
 
 /// A signal's name and arguments.
@@ -61,14 +62,14 @@ public struct DBusSignal: Sendable {
     public let name: String
     public let arguments: [DBusArgument]
     public let annotations: [DBusAnnotation]
+    public let signature: String
 
     public init(_ name: String, _ arguments: [DBusArgument] = [], annotations: [DBusAnnotation] = []) {
         self.name = name
         self.arguments = arguments
         self.annotations = annotations
+        signature = signatureString(arguments.map(\.type))
     }
-
-    public var signature: String { signatureString(arguments.map(\.type)) }
 }
 
 /// A property. Its value lives in the exported object (`ExportedObject.set`); a writable

@@ -81,7 +81,7 @@ final class CaptureService: Sendable {
                 $0.starting = false
             }
             try? manager.withLock { try $0?.set("Active", .objectPath(session.path)) }
-            logger.info("pass-thru \(id) for \(call.sender): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms")
+            logger.info("pass-thru \(id) for \(call.sender): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
             call.afterReply { session.begin() }
             return session.path
         } catch {

@@ -65,6 +65,8 @@ final class PassThruSession: Sendable {
     }
 
     var remainingMs: UInt32 { core.withLock { $0.remainingMs } }
+    var periodFrames: UInt32 { stream.grantedPeriodFrames }
+    var bufferFrames: UInt32 { stream.grantedBufferFrames }
 
     // MARK: Running
 
@@ -174,7 +176,9 @@ final class PassThruSession: Sendable {
             }
         }
         pipes.withLock { list in
-            for index in list.indices { list[index].write(chunks.flatMap(\.data)) }
+            guard !list.isEmpty else { return }
+            let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
+            for index in list.indices { list[index].write(bytes) }
         }
     }
 
