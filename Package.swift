@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
-        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore"]),
+        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness",
         ]),

@@ -14,19 +14,32 @@ public final class ChildProcess: Sendable {
     /// Starts `arguments[0]` (a path) with `arguments`, `environment`, stdin from
     /// /dev/null and stdout and stderr appended to `logPath`.
     public init(_ arguments: [String], environment: [String: String], logPath: String) throws {
-        let argv = ["/usr/bin/setpriv", "--pdeathsig", "KILL"] + arguments
-        let (child, code) = SpawnThread.shared.run { Self.spawn(argv, environment: environment, logPath: logPath) }
-        guard code == 0 else { throw HarnessError("cannot start \(arguments[0]): \(String(cString: strerror(code)))") }
-        pid = child
+        pid = try Self.spawn(arguments, environment: environment, logPath: logPath)
     }
 
-    private static func spawn(_ argv: [String], environment: [String: String], logPath: String) -> (pid: pid_t, error: Int32) {
+    /// Spawns `arguments` the same way and returns its pid, leaving waiting and reaping to
+    /// the caller: stdin from /dev/null, stdout to `stdout` (a descriptor, e.g. a pipe's
+    /// writing end) or else `logPath`, stderr to `logPath`.
+    public static func spawn(_ arguments: [String], environment: [String: String], stdout: Int32? = nil,
+                             logPath: String) throws -> pid_t {
+        let argv = ["/usr/bin/setpriv", "--pdeathsig", "KILL"] + arguments
+        let (child, code) = SpawnThread.shared.run { spawnNow(argv, environment: environment, stdout: stdout, logPath: logPath) }
+        guard code == 0 else { throw HarnessError("cannot start \(arguments.joined(separator: " ")): \(String(cString: strerror(code)))") }
+        return child
+    }
+
+    private static func spawnNow(_ argv: [String], environment: [String: String], stdout: Int32?,
+                                 logPath: String) -> (pid: pid_t, error: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        if let stdout {
+            posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 2, 1)
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -1,4 +1,5 @@
 import EarshotDBus
+import EarshotTestHarness
 import Foundation
 import Glibc
 
@@ -124,40 +125,14 @@ final class PacedRecorder: Sendable {
         state.withLock { $0.done = true }
     }
 
-    /// posix_spawn with an empty signal mask and default dispositions (this thread blocks
-    /// every signal), stdin from /dev/null, stdout into the pipe, stderr to the log.
+    /// Spawns the recorder (as the test harness does: empty signal mask, default
+    /// dispositions, dies with this process), stdout into the pipe, stderr to the log.
     private func spawn(stdout writer: Int32) -> Result<pid_t, BenchmarkError> {
-        let argv = ["/usr/bin/setpriv", "--pdeathsig", "KILL"] + arguments
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writer, 1)
-        posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let cArguments = argv.map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            cArguments.forEach { free($0) }
-            cEnvironment.forEach { free($0) }
+        do {
+            return .success(try ChildProcess.spawn(arguments, environment: environment, stdout: writer, logPath: logPath))
+        } catch {
+            return .failure(BenchmarkError("\(error)"))
         }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, cEnvironment)
-        guard result == 0 else {
-            return .failure(BenchmarkError("cannot start \(arguments.joined(separator: " ")): \(String(cString: strerror(result)))"))
-        }
-        return .success(pid)
     }
 
     /// Reads the pipe: first one frame (the recorder has started), then at every tick

@@ -1,23 +1,11 @@
 import EarshotDBus
+import EarshotTestHarness
 import Foundation
 import Testing
 
 @Suite struct CaptureSilenceTests {
-    /// espeak-ng speaking `text` (22050 Hz mono S16_LE), as raw bytes.
     static func speech(_ text: String) throws -> [UInt8] {
-        let wav = FileManager.default.temporaryDirectory.appendingPathComponent("capture-speech-\(UUID().uuidString).wav")
-        defer { try? FileManager.default.removeItem(at: wav) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/espeak-ng")
-        process.arguments = ["-w", wav.path, text]
-        try process.run()
-        process.waitUntilExit()
-        let bytes = [UInt8](try Data(contentsOf: wav))
-        // The samples follow the "data" chunk header.
-        guard let data = (12..<(bytes.count - 8)).first(where: { bytes[$0..<($0 + 4)].elementsEqual("data".utf8) }) else {
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        return Array(bytes[(data + 8)...])
+        try SpokenAudio.pcm(text)
     }
 
     /// Quiet noise of a microphone in a room, under everything.
