@@ -124,8 +124,13 @@ import Testing
             let prompt = DBusValue.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak now")])])
             let recording = try await capture.record(CaptureFixture.request(maxMs: 300, ["InitialPrompt": prompt])) { path in
                 #expect(try await capture.property("State", path: path) == .string("prompting"))
-                try await Task.sleep(for: .milliseconds(600))
-                let state = try await capture.property("State", path: path)
+                // It stays prompting until the stand-in completes the prompt (400 ms).
+                let deadline = ContinuousClock.now + .seconds(20)
+                var state = try await capture.property("State", path: path)
+                while state == .string("prompting"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                    state = try await capture.property("State", path: path)
+                }
                 #expect(state == .string("recording") || state == .string("finished"))
             }
             #expect(recording.resultCode == "SUCCESS")

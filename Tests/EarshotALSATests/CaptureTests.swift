@@ -52,9 +52,10 @@ struct CaptureTests {
         #expect(stream.grantedPeriodFrames == 160)
         expectPlainCapture(stream, recorded, frames: 16000, periodFrames: 160)
         #expect(recorded.bytes == Array(devices.infileBytes.prefix(recorded.bytes.count)))
-        // The timestamps are CLOCK_MONOTONIC microseconds of this process's recent past.
+        // The timestamps are CLOCK_MONOTONIC microseconds of this process's recent past
+        // (the margin allows for slow sanitizer builds).
         let now = monotonicNanoseconds() / 1000
-        #expect(recorded.timestamps.last.map { $0 <= now && now - $0 < 10_000_000 } == true)
+        #expect(recorded.timestamps.last.map { $0 <= now && now - $0 < 60_000_000 } == true)
     }
 
     @Test func eightBitEqualsTheInputFile() async throws {
