@@ -115,9 +115,10 @@ struct CaptureTests {
         let elapsed = try secondsToLastDelivery(recorded, since: startedAt)
         #expect(elapsed >= 0.95, "1 s of audio at real time took \(elapsed) s")
         #expect(elapsed < 3, "1 s of audio at real time took \(elapsed) s")
-        // Each period arrives about 10 ms after the previous one: never a burst.
+        // Each period arrives about 10 ms after the previous one. A late wake-up is caught up
+        // with a few periods at once (on a loaded machine); unpaced, nearly all 99 would be.
         let gaps = zip(recorded.timestamps, recorded.timestamps.dropFirst()).map { $1 - $0 }
-        #expect(gaps.filter { $0 < 5000 }.count < 10, "periods came in bursts: \(gaps)")
+        #expect(gaps.filter { $0 < 5000 }.count < 25, "periods came in bursts: \(gaps)")
     }
 
     @Test func devicePacingIsAsFastAsTheDevice() async throws {
