@@ -142,17 +142,8 @@ struct BenchmarkResults: Encodable {
         return lines.joined(separator: "\n")
     }
 
-    /// Pads each cell: positive widths right-align, negative ones left-align.
-    private func row(_ cells: [String], widths: [Int]) -> String {
-        zip(cells, widths).map { cell, width in
-            let padding = String(repeating: " ", count: max(0, abs(width) - cell.count))
-            return width < 0 ? cell + padding : padding + cell
-        }.joined()
-    }
-
-    private func fixed(_ value: Double, _ digits: Int) -> String {
-        value.isFinite ? String(format: "%.\(digits)f", value) : "-"
-    }
+    private func row(_ cells: [String], widths: [Int]) -> String { TableFormat.row(cells, widths: widths) }
+    private func fixed(_ value: Double, _ digits: Int) -> String { TableFormat.fixed(value, digits) }
 
     private func sizeLabel(_ bytes: Int) -> String {
         switch bytes {
