@@ -69,14 +69,16 @@ let package = Package(
 
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
+        // Expectations shared by the test targets (Swift Testing).
+        .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
-            "CaptureCore", "EarshotDBus", "EarshotTestHarness",
+            "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
         ]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
-            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness",
+            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -214,13 +214,9 @@ final class CaptureCore: @unchecked Sendable {
             // after the wake-up pipe.
             let count = snd_pcm_poll_descriptors_count(pcm)
             if count < 0 {
-                switch recover(from: count, preparedWithoutData: &preparedWithoutData) {
-                case .resumed: continue
-                case .nothing:
-                    if pauseBriefly(periodNanoseconds) { return nil }
-                    continue
-                case .stopped: return nil
-                case .ended(let error): return error
+                switch afterFailure(count, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
+                case .goOn: continue
+                case .finish(let error): return error
                 }
             }
             if pollDescriptors.count != Int(count) + 1 {
@@ -231,13 +227,9 @@ final class CaptureCore: @unchecked Sendable {
                 snd_pcm_poll_descriptors(pcm, descriptors.baseAddress! + 1, UInt32(count))
             }
             if filled < 0 {
-                switch recover(from: filled, preparedWithoutData: &preparedWithoutData) {
-                case .resumed: continue
-                case .nothing:
-                    if pauseBriefly(periodNanoseconds) { return nil }
-                    continue
-                case .stopped: return nil
-                case .ended(let error): return error
+                switch afterFailure(filled, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
+                case .goOn: continue
+                case .finish(let error): return error
                 }
             }
             let ready = poll(&pollDescriptors, nfds_t(filled + 1), pollTimeoutMilliseconds)
@@ -261,13 +253,9 @@ final class CaptureCore: @unchecked Sendable {
                 snd_pcm_poll_descriptors_revents(pcm, descriptors.baseAddress! + 1, UInt32(filled), &events)
             }
             if translated < 0 {
-                switch recover(from: translated, preparedWithoutData: &preparedWithoutData) {
-                case .resumed: continue
-                case .nothing:
-                    if pauseBriefly(periodNanoseconds) { return nil }
-                    continue
-                case .stopped: return nil
-                case .ended(let error): return error
+                switch afterFailure(translated, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
+                case .goOn: continue
+                case .finish(let error): return error
                 }
             }
             if Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) == 0 { continue }
@@ -310,6 +298,22 @@ final class CaptureCore: @unchecked Sendable {
     }
 
     /// Recovers from a negative libasound result as `classify` says.
+    /// What the reading loop does after a failed libasound call: go on (after recovering,
+    /// or after a short pause when there was nothing to recover from), or finish.
+    private enum LoopStep {
+        case goOn
+        case finish(ALSAError?)
+    }
+
+    private func afterFailure(_ code: Int32, preparedWithoutData: inout Bool, periodNanoseconds: UInt64) -> LoopStep {
+        switch recover(from: code, preparedWithoutData: &preparedWithoutData) {
+        case .resumed: return .goOn
+        case .nothing: return pauseBriefly(periodNanoseconds) ? .finish(nil) : .goOn
+        case .stopped: return .finish(nil)
+        case .ended(let error): return .finish(error)
+        }
+    }
+
     private func recover(from code: Int32, preparedWithoutData: inout Bool) -> Recovery {
         let state = snd_pcm_state(pcm)
         switch classify(errorCode: code, state: state) {

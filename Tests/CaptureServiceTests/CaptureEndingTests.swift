@@ -1,5 +1,6 @@
 import EarshotDBus
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
             let recording = try await capture.record(Self.long) { path in
                 try await Task.sleep(for: .milliseconds(300))
                 _ = try await capture.call(member, path: path)
-                await expectError("org.earshot.Error.Rejected") { _ = try await capture.call(member, path: path) }
+                await expectDBusError("org.earshot.Error.Rejected") { _ = try await capture.call(member, path: path) }
                 #expect(try await capture.property("ResultCode", path: path) == .string(code))
                 #expect(try await capture.property("State", path: path) == .string("finished"))
             }
@@ -28,17 +29,17 @@ import Testing
 
     @Test func endAudioPassThruEndsTheCallersOwn() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            await expectError("org.earshot.Error.Rejected") {
+            await expectDBusError("org.earshot.Error.Rejected") {
                 _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
             }
             let recording = try await capture.record(Self.long) { path in
                 let other = try await capture.bus.connect()
                 defer { other.close() }
                 // Not the owner: neither EndAudioPassThru nor End.
-                await expectError("org.earshot.Error.Rejected") {
+                await expectDBusError("org.earshot.Error.Rejected") {
                     _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName, on: other)
                 }
-                await expectError("org.earshot.Error.Disallowed") { _ = try await capture.call("End", path: path, on: other) }
+                await expectDBusError("org.earshot.Error.Disallowed") { _ = try await capture.call("End", path: path, on: other) }
                 _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
@@ -50,7 +51,7 @@ import Testing
             let first = try await capture.perform(Self.long)
             let other = try await capture.bus.connect()
             defer { other.close() }
-            let error = await expectError("org.earshot.Error.Rejected") { _ = try await capture.perform(Self.long, on: other) }
+            let error = await expectDBusError("org.earshot.Error.Rejected") { _ = try await capture.perform(Self.long, on: other) }
             #expect(error?.message.contains("ms remaining") == true, "\(String(describing: error))")
             let remaining = error?.message.split(separator: " ").compactMap { Int($0) }.last ?? -1
             #expect(remaining > 15_000 && remaining <= 20_000, "\(String(describing: error))")
@@ -136,20 +137,5 @@ import Testing
             #expect(recording.resultCode == "SUCCESS")
             #expect(spoken.withLock { $0.first?.first } == prompt)
         }
-    }
-}
-
-@discardableResult
-func expectError(_ name: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async -> DBusError? {
-    do {
-        try await body()
-        Issue.record("expected \(name), but the call succeeded", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as DBusError {
-        #expect(error.name == name, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected \(name), got \(error)", sourceLocation: sourceLocation)
-        return nil
     }
 }

@@ -1,4 +1,5 @@
 import EarshotDBus
+import EarshotTestSupport
 import EarshotEcho
 import Testing
 

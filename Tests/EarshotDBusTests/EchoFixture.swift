@@ -1,6 +1,7 @@
 import EarshotDBus
 import EarshotEcho
 import EarshotTestHarness
+
 import Foundation
 import Testing
 
@@ -45,23 +46,6 @@ struct EchoFixture {
     func setProperty(_ name: String, _ value: DBusValue) async throws {
         _ = try await client.call(destination: EchoService.busName, path: EchoService.path, interface: "org.freedesktop.DBus.Properties",
                                   member: "Set", [.string(EchoService.interfaceName), .string(name), .variant(value)])
-    }
-}
-
-/// Expects `body` to throw a `DBusError` named `name`; returns it for further checks.
-@discardableResult
-func expectDBusError(_ name: String, sourceLocation: SourceLocation = #_sourceLocation,
-                     _ body: () async throws -> Void) async -> DBusError? {
-    do {
-        try await body()
-        Issue.record("expected \(name), but the call succeeded", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as DBusError {
-        #expect(error.name == name, "\(error)", sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected \(name), got \(error)", sourceLocation: sourceLocation)
-        return nil
     }
 }
 
