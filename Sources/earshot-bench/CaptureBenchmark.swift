@@ -23,8 +23,10 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
               (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
             During one 16 kHz mono pass-thru (--cpu-configuration, default b) it also runs \
             `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
-            and compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
-            and memory (VmRSS, VmHWM) of both over the same window. \
+            and the C capture loop (this binary's hidden capture-loop: libasound reads of the same \
+            PCM, one libdbus AudioPassThru-shaped signal per chunk, paced the same way), and \
+            compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
+            and memory (VmRSS, VmHWM) of all three over the same window. \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
             1.5x of arecord's. They are reported, not enforced. A default run takes about 3-4 minutes.
             """)
@@ -186,6 +188,7 @@ struct CaptureBenchmark: Sendable {
         let service = try await ServiceProcess(capture, arguments: arguments, bus: bus, busName: Self.busName,
                                                environment: devices.environment)
         var recorder: PacedRecorder?
+        var loop: ChildProcess?
         do {
             let client = try await bus.connect()
             defer { client.close() }
@@ -205,8 +208,20 @@ struct CaptureBenchmark: Sendable {
                 // capturing throughout, and none of its threads has ended yet.
                 let expected = UInt64(configuration.expectedChunks(seconds: seconds))
                 let tail = UInt64(max(1, 500 / Int(configuration.chunkMs)))
+                // The C loop sends its chunks to the client, which ignores them (another
+                // path and interface); it captures a little longer than the pass-thru.
+                let reference = try ChildProcess(
+                    [ServiceProcess.productsDirectory.appendingPathComponent("earshot-bench").path,
+                     "capture-loop", "--address", bus.address, "--device", "mic", "--destination", client.uniqueName,
+                     "--rate", "16000", "--channels", "1", "--chunk-ms", String(configuration.chunkMs),
+                     "--seconds", String(seconds + 5)],
+                    environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
+                    logPath: bus.directory.appendingPathComponent("capture-loop.log").path)
+                loop = reference
+                progress("C capture loop (pid \(reference.pid)) sending one signal per \(configuration.chunkMs) ms chunk")
                 window = UsageWindow(processes: [.init(role: "earshot-capture", pid: service.pid),
                                                  .init(role: "arecord", pid: pid),
+                                                 .init(role: CaptureBenchmarkResults.captureLoopRole, pid: reference.pid),
                                                  .init(role: "dbus-daemon", pid: bus.pid)],
                                      startSequence: 0, endSequence: expected > tail + 1 ? expected - 1 - tail : expected - 1)
             }
@@ -217,7 +232,13 @@ struct CaptureBenchmark: Sendable {
                 guard recorder.isRunning else {
                     throw BenchmarkError("arecord ended during the measurement (exit \(recorder.statistics.exitStatus.map(String.init) ?? "?")): \(recorder.logText)")
                 }
+                guard loop?.isRunning == true else {
+                    throw BenchmarkError("the C capture loop ended during the measurement: "
+                                         + ((try? String(contentsOfFile: bus.directory.appendingPathComponent("capture-loop.log").path,
+                                                         encoding: .utf8)) ?? ""))
+                }
                 outcome.usage = try window.result()
+                await loop?.terminate()
                 await recorder.stop()
                 outcome.recorder = recorder.statistics
             }
@@ -229,6 +250,7 @@ struct CaptureBenchmark: Sendable {
             await service.shutdown()
             return outcome
         } catch {
+            await loop?.terminate()
             await recorder?.stop()
             let running = service.isRunning
             await service.shutdown()

@@ -103,6 +103,23 @@ struct CaptureBenchmarkResults: Encodable, Sendable {
 
     var service: ProcessUsage? { usage.first { $0.role == "earshot-capture" } }
     var arecord: ProcessUsage? { usage.first { $0.role == "arecord" } }
+    static let captureLoopRole = "C capture loop"
+    /// The C reference doing the service's least work per chunk: read, one libdbus signal.
+    var captureLoop: ProcessUsage? { usage.first { $0.role == Self.captureLoopRole } }
+
+    /// earshot-capture's CPU over the C capture loop's (CPU clock): what Swift and the
+    /// service add to the same work.
+    var cpuRatioToCaptureLoop: Double? {
+        guard let s = service?.cpuMillisecondsFromClock, let c = captureLoop?.cpuMillisecondsFromClock, c > 0 else { return nil }
+        return s / c
+    }
+
+    /// The C capture loop's CPU over arecord's: what one D-Bus signal per chunk costs
+    /// without any service around it.
+    var captureLoopToArecord: Double? {
+        guard let c = captureLoop?.cpuMillisecondsFromClock, let a = arecord?.cpuMillisecondsFromClock, a > 0 else { return nil }
+        return c / a
+    }
 
     var cpuRatioFromTicks: Double? {
         guard let service, let arecord, arecord.ticks > 0 else { return nil }
@@ -131,6 +148,8 @@ struct CaptureBenchmarkResults: Encodable, Sendable {
         let cpuRatioFromTicks: Double?
         let cpuRatioFromClock: Double?
         let cpuMet: Bool?
+        let cpuRatioToCaptureLoop: Double?
+        let captureLoopToArecord: Double?
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -143,7 +162,9 @@ struct CaptureBenchmarkResults: Encodable, Sendable {
         try container.encodeIfPresent(recorder, forKey: .recorder)
         try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds, p99Met: latencyGoalMet, zeroGapsMet: gapGoalMet,
                                    cpuRatioMax: Self.cpuRatioGoal, cpuRatioFromTicks: cpuRatioFromTicks,
-                                   cpuRatioFromClock: cpuRatioFromClock, cpuMet: cpuGoalMet), forKey: .goals)
+                                   cpuRatioFromClock: cpuRatioFromClock, cpuMet: cpuGoalMet,
+                                   cpuRatioToCaptureLoop: cpuRatioToCaptureLoop, captureLoopToArecord: captureLoopToArecord),
+                                   forKey: .goals)
     }
 
     // MARK: Tables
@@ -177,7 +198,7 @@ struct CaptureBenchmarkResults: Encodable, Sendable {
         lines.append("")
 
         if let service, arecord != nil {
-            lines.append("CPU and memory while capturing \(usageConfiguration), arecord alongside")
+            lines.append("CPU and memory while capturing \(usageConfiguration), arecord and the C capture loop alongside")
             lines.append("same window for every process: \(fixed(service.windowSeconds, 2)) s, from the first chunk to about 0.5 s before the last")
             let widths = [-17, 8, 7, 15, 16, 15, 11, 11]
             lines.append(row(["process", "pid", "ticks", "cpu % (ticks)", "cpu ms (clock)", "cpu % (clock)", "VmRSS MiB", "VmHWM MiB"],
@@ -194,6 +215,10 @@ struct CaptureBenchmarkResults: Encodable, Sendable {
             lines.append(" chunks, shown for information, not in the ratio)")
             lines.append("CPU ratio earshot-capture / arecord: \(cpuRatioFromTicks.map { fixed($0, 2) } ?? "- (arecord used < 1 tick)") from ticks, "
                          + "\(cpuRatioFromClock.map { fixed($0, 2) } ?? "-") from the CPU clock")
+            if let toLoop = cpuRatioToCaptureLoop, let loopToArecord = captureLoopToArecord {
+                lines.append("CPU ratio earshot-capture / C capture loop (the same read and one libdbus signal per chunk, in C): "
+                             + "\(fixed(toLoop, 2)); C capture loop / arecord: \(fixed(loopToArecord, 2)) (CPU clock)")
+            }
             if let recorder {
                 let rate = recorder.seconds > 0 ? Double(recorder.bytesRead) / recorder.seconds : 0
                 lines.append("arecord pacing: \(recorder.bytesRead) bytes read from its pipe in \(fixed(recorder.seconds, 1)) s (\(fixed(rate, 0)) B/s), "

@@ -17,7 +17,8 @@ struct EarshotBench: AsyncParsableCommand {
             `./deploy/earshot-dev bench capture` (which also builds earshot-capture in release \
             mode) for the capture benchmark.
             """,
-        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, ServeEchoCommand.self])
+        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, ServeEchoCommand.self,
+                      CaptureLoopCommand.self])
 }
 
 /// The echo server the D-Bus benchmark starts: this same binary, re-executed with
