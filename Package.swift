@@ -39,6 +39,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
+        .target(name: "AlertsCore", dependencies: ["ContractCore"]),
+
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
             "CDBus",
@@ -60,10 +63,12 @@ let package = Package(
             "EarshotEcho", "EarshotService",
         ]),
 
-        // The benchmark and its C libdbus peer.
+        // The benchmark and its C references: a libdbus client of the echo service, and a
+        // libasound + libdbus capture loop doing a capture service's least work per chunk.
         .target(name: "CEchoClient", dependencies: ["CDBus"]),
+        .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
+            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -73,6 +78,7 @@ let package = Package(
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
+        .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",

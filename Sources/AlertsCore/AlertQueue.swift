@@ -1,0 +1,176 @@
+/// The presenter's state machine: one alert presented at a time, the rest waiting in
+/// priority order (FIFO within a priority, at most `maxWaiting`), preemption, rejections
+/// with try-again times, and the timers that dismiss alerts. Time is milliseconds on a
+/// monotonic clock the caller passes in; nothing here reads a clock.
+public struct AlertQueue: Sendable {
+    public static let maxWaiting = 16
+
+    /// What the queue needs to know of an alert.
+    public struct Entry: Sendable, Equatable {
+        public let id: UInt64
+        public let owner: String
+        public let priority: AlertPriority
+        /// How long it stays up once presented (the button timeout when it has buttons);
+        /// 0 for speech only.
+        public let durationMs: UInt64
+        public let hasButtons: Bool
+        public let hasAudio: Bool
+
+        public init(id: UInt64, owner: String, priority: AlertPriority, durationMs: UInt64, hasButtons: Bool, hasAudio: Bool) {
+            self.id = id
+            self.owner = owner
+            self.priority = priority
+            self.durationMs = durationMs
+            self.hasButtons = hasButtons
+            self.hasAudio = hasAudio
+        }
+    }
+
+    /// What happened, in order, for the caller to carry out.
+    public enum Event: Sendable, Equatable {
+        /// The alert became current: show it, play its audio.
+        case presented(UInt64)
+        /// The alert is done (it was queued or presented); stop whatever it was doing.
+        case completed(UInt64, AlertEnd)
+    }
+
+    public enum Placement: Sendable, Equatable {
+        case queued, presenting
+    }
+
+    private struct Presenting: Sendable {
+        let entry: Entry
+        let deadline: UInt64
+        var audioEnded: Bool
+    }
+
+    private var current: Presenting?
+    private var waiting: [Entry] = []
+    private var rates = RateWindow()
+
+    public init() {}
+
+    public var currentID: UInt64? { current?.entry.id }
+    public var waitingCount: Int { waiting.count }
+
+    public func placement(of id: UInt64) -> Placement? {
+        if current?.entry.id == id { return .presenting }
+        return waiting.contains { $0.id == id } ? .queued : nil
+    }
+
+    /// When `advance` next has something to do, if ever.
+    public var nextDeadline: UInt64? {
+        guard let current else { return nil }
+        return current.entry.hasAudio && !current.entry.hasButtons && !current.audioEnded ? nil : current.deadline
+    }
+
+    // MARK: Submitting
+
+    /// Either the alert is rejected (it completes at once, never queued), or accepted with
+    /// what that set off (a preemption, its presentation).
+    public enum Submission: Sendable, Equatable {
+        case rejected(AlertEnd)
+        case accepted([Event])
+    }
+
+    /// Accepts `entry` unless a rule says no. Of several rules that say no, the one whose
+    /// try-again time is longest wins: the same request is accepted once all have passed.
+    /// `captureRemainingMs` is how much longer a microphone pass-thru records (nil: none).
+    public mutating func submit(_ entry: Entry, now: UInt64, captureRemainingMs: UInt64?) -> Submission {
+        var refusals: [(AlertEndReason, UInt64)] = []
+        if let wait = rates.wait(owner: entry.owner, priority: entry.priority, now: now) {
+            refusals.append((.rateLimited, wait))
+        }
+        if let remaining = captureRemainingMs, remaining > 0, entry.priority < .emergency {
+            refusals.append((.captureActive, remaining))
+        }
+        let preempts = current.map { entry.priority > $0.entry.priority } ?? true
+        if !preempts, waiting.count >= Self.maxWaiting, let current {
+            // Room appears when the current alert ends and the first waiting one moves up.
+            let end = max(current.deadline, now + 1)
+            refusals.append((.queueFull, end - now))
+        }
+        if let (reason, wait) = refusals.max(by: { $0.1 < $1.1 }) {
+            return .rejected(AlertEnd(reason, tryAgainMs: UInt32(clamping: max(wait, 1))))
+        }
+        rates.record(owner: entry.owner, priority: entry.priority, now: now)
+        var events: [Event] = []
+        if let current, preempts {
+            events.append(.completed(current.entry.id, AlertEnd(.preempted)))
+            self.current = nil
+        }
+        if self.current == nil {
+            present(entry, now: now, events: &events)
+        } else {
+            let index = waiting.firstIndex { $0.priority < entry.priority } ?? waiting.endIndex
+            waiting.insert(entry, at: index)
+        }
+        return .accepted(events)
+    }
+
+    // MARK: Ending
+
+    /// The owner's `Cancel`: removed when queued, dismissed when presented.
+    public mutating func cancel(_ id: UInt64, now: UInt64) -> [Event] {
+        end(id, AlertEnd(.cancelled), now: now)
+    }
+
+    /// The user pressed a button of the presented alert (the caller checked that it has it).
+    public mutating func pressButton(_ id: UInt64, button: UInt16, now: UInt64) -> [Event] {
+        guard current?.entry.id == id else { return [] }
+        return end(id, AlertEnd(.button, pressedButton: button), now: now)
+    }
+
+    /// The user dismissed the presented alert.
+    public mutating func dismiss(_ id: UInt64, now: UInt64) -> [Event] {
+        guard current?.entry.id == id else { return [] }
+        return end(id, AlertEnd(.dismissed), now: now)
+    }
+
+    /// The presented alert's audio has finished playing.
+    public mutating func audioEnded(_ id: UInt64, now: UInt64) -> [Event] {
+        guard current?.entry.id == id else { return [] }
+        current?.audioEnded = true
+        return advance(now: now)
+    }
+
+    /// Everything `owner` has, queued or presented, ends with `owner-vanished`.
+    public mutating func ownerVanished(_ owner: String, now: UInt64) -> [Event] {
+        var events: [Event] = []
+        for entry in waiting where entry.owner == owner {
+            events.append(.completed(entry.id, AlertEnd(.ownerVanished)))
+        }
+        waiting.removeAll { $0.owner == owner }
+        rates.forget(owner: owner)
+        if let current, current.entry.owner == owner {
+            events += end(current.entry.id, AlertEnd(.ownerVanished), now: now)
+        }
+        return events
+    }
+
+    /// Ends the presented alert when its time is up (and, without buttons, its audio has
+    /// ended too), then presents the next.
+    public mutating func advance(now: UInt64) -> [Event] {
+        guard let deadline = nextDeadline, now >= deadline, let current else { return [] }
+        return end(current.entry.id, AlertEnd(.timeout), now: now)
+    }
+
+    private mutating func end(_ id: UInt64, _ how: AlertEnd, now: UInt64) -> [Event] {
+        if let index = waiting.firstIndex(where: { $0.id == id }) {
+            waiting.remove(at: index)
+            return [.completed(id, how)]
+        }
+        guard current?.entry.id == id else { return [] }
+        current = nil
+        var events: [Event] = [.completed(id, how)]
+        if !waiting.isEmpty {
+            present(waiting.removeFirst(), now: now, events: &events)
+        }
+        return events
+    }
+
+    private mutating func present(_ entry: Entry, now: UInt64, events: inout [Event]) {
+        current = Presenting(entry: entry, deadline: now + entry.durationMs, audioEnded: !entry.hasAudio)
+        events.append(.presented(entry.id))
+    }
+}
