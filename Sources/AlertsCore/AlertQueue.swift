@@ -15,8 +15,12 @@ public struct AlertQueue: Sendable {
         public let durationMs: UInt64
         public let hasButtons: Bool
         public let hasAudio: Bool
+        /// Whether the owner leaving the bus ends it (`OutliveOwner` turns this off).
+        public let endsWithOwner: Bool
 
-        public init(id: UInt64, owner: String, priority: AlertPriority, durationMs: UInt64, hasButtons: Bool, hasAudio: Bool) {
+        public init(id: UInt64, owner: String, priority: AlertPriority, durationMs: UInt64, hasButtons: Bool, hasAudio: Bool,
+                    endsWithOwner: Bool = true) {
+            self.endsWithOwner = endsWithOwner
             self.id = id
             self.owner = owner
             self.priority = priority
@@ -127,6 +131,12 @@ public struct AlertQueue: Sendable {
         return end(id, AlertEnd(.dismissed), now: now)
     }
 
+    /// The presented alert's display timed out elsewhere (a desktop notification expired).
+    public mutating func expire(_ id: UInt64, now: UInt64) -> [Event] {
+        guard current?.entry.id == id else { return [] }
+        return end(id, AlertEnd(.timeout), now: now)
+    }
+
     /// The presented alert's audio has finished playing.
     public mutating func audioEnded(_ id: UInt64, now: UInt64) -> [Event] {
         guard current?.entry.id == id else { return [] }
@@ -134,15 +144,18 @@ public struct AlertQueue: Sendable {
         return advance(now: now)
     }
 
-    /// Everything `owner` has, queued or presented, ends with `owner-vanished`.
+    /// Everything `owner` has, queued or presented, ends with `owner-vanished` (but for
+    /// alerts that outlive their owner).
     public mutating func ownerVanished(_ owner: String, now: UInt64) -> [Event] {
         var events: [Event] = []
-        for entry in waiting where entry.owner == owner {
+        let ending = { (entry: Entry) in entry.owner == owner && entry.endsWithOwner }
+        for entry in waiting where ending(entry) {
             events.append(.completed(entry.id, AlertEnd(.ownerVanished)))
         }
-        waiting.removeAll { $0.owner == owner }
+        waiting.removeAll(where: ending)
+        // Unique names are never reused: its acceptance times can go.
         rates.forget(owner: owner)
-        if let current, current.entry.owner == owner {
+        if let current, ending(current.entry) {
             events += end(current.entry.id, AlertEnd(.ownerVanished), now: now)
         }
         return events

@@ -16,6 +16,9 @@ public struct AlertRequest: Sendable, Equatable {
     public var priority = AlertPriority.normal
     /// Speech only (`Speak`): no display, no timeout; done when its audio ends.
     public var speechOnly = false
+    /// The alert goes on when its owner leaves the bus (scripts whose client exits right
+    /// after the call). Not a queue rule: the service decides what an owner leaving ends.
+    public var outliveOwner = false
 
     public static let maxSoftButtons = 4
 

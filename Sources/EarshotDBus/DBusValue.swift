@@ -135,6 +135,7 @@ extension DBusValue {
     public var stringValue: String? { if case .string(let v) = self { v } else { nil } }
     public var boolValue: Bool? { if case .boolean(let v) = self { v } else { nil } }
     public var doubleValue: Double? { if case .double(let v) = self { v } else { nil } }
+    public var uint16Value: UInt16? { if case .uint16(let v) = self { v } else { nil } }
     public var uint32Value: UInt32? { if case .uint32(let v) = self { v } else { nil } }
     public var uint64Value: UInt64? { if case .uint64(let v) = self { v } else { nil } }
     public var int32Value: Int32? { if case .int32(let v) = self { v } else { nil } }

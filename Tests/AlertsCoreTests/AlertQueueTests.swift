@@ -111,4 +111,13 @@ import Testing
                                                          .completed(1, AlertEnd(.ownerVanished)), .presented(2)])
         #expect(queue.waitingCount == 0)
     }
+
+    @Test func alertsThatOutliveTheirOwnerStay() {
+        var queue = AlertQueue()
+        _ = queue.submit(AlertQueue.Entry(id: 1, owner: ":1.9", priority: .normal, durationMs: 5000, hasButtons: false,
+                                          hasAudio: false, endsWithOwner: false), now: 0, captureRemainingMs: nil)
+        _ = queue.submit(Self.entry(2, owner: ":1.9"), now: 0, captureRemainingMs: nil)
+        #expect(queue.ownerVanished(":1.9", now: 10) == [.completed(2, AlertEnd(.ownerVanished))])
+        #expect(queue.currentID == 1)
+    }
 }
