@@ -24,9 +24,18 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
+        // Speech synthesis, audio files and resampling for the alert voice.
+        .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng",
+                       providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
+                       providers: [.apt(["libsamplerate0-dev"])]),
 
         // ALSA access shared by the services: devices, formats, capture threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA"]),
+        // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
+        .target(name: "EarshotVoice", dependencies: ["ContractCore", "CEspeakNG", "CSndFile", "CSampleRate"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
@@ -78,6 +87,8 @@ let package = Package(
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
+        // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
+        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotTestHarness"]),
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [

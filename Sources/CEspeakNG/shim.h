@@ -1,0 +1,4 @@
+#ifndef EARSHOT_CESPEAKNG_SHIM_H
+#define EARSHOT_CESPEAKNG_SHIM_H
+#include <espeak-ng/speak_lib.h>
+#endif

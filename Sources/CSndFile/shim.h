@@ -1,0 +1,4 @@
+#ifndef EARSHOT_CSNDFILE_SHIM_H
+#define EARSHOT_CSNDFILE_SHIM_H
+#include <sndfile.h>
+#endif

@@ -1,0 +1,140 @@
+import CEspeakNG
+import Glibc
+
+/// Why speech could not be synthesized.
+public enum SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `espeak_Initialize` failed (no espeak-ng data, for instance).
+    case engineUnavailable(String)
+    /// espeak-ng has no voice by this name.
+    case unknownVoice(String)
+    /// Phoneme input that cannot be handed to espeak-ng (it would close the `[[ ]]` block).
+    case invalidPhonemes(String)
+    /// `espeak_Synth` returned this `espeak_ERROR` code.
+    case synthesisFailed(code: Int32)
+
+    public var description: String {
+        switch self {
+        case .engineUnavailable(let why): "espeak-ng is unavailable: \(why)"
+        case .unknownVoice(let name): "espeak-ng has no voice '\(name)'"
+        case .invalidPhonemes(let why): "invalid phoneme input: \(why)"
+        case .synthesisFailed(let code): "espeak-ng synthesis failed (espeak_ERROR \(code))"
+        }
+    }
+}
+
+/// Speech from libespeak-ng, synthesized in this process into mono signed 16-bit samples at
+/// the engine's native rate (`sampleRate`, 22050 Hz for espeak-ng).
+///
+/// Thread safety: libespeak-ng keeps all its state in globals (one voice, one set of
+/// parameters, one synth callback), so every call into it, from every `SpeechSynthesizer`
+/// in the process, goes through `EspeakEngine.shared`, which holds one lock across
+/// initialization, voice selection and a whole synthesis. Any number of threads may call
+/// `synthesize` at once; the calls run one after the other. The engine is initialized in
+/// `AUDIO_OUTPUT_SYNCHRONOUS` mode, so `espeak_Synth` calls the synth callback on the
+/// calling thread, while the lock is held, and returns only when all samples are out.
+public final class SpeechSynthesizer: Sendable {
+    /// The espeak-ng voice, e.g. "en-us".
+    public let voice: String
+    /// Speaking rate in words per minute (espeak-ng's `espeakRATE`, 80...450).
+    public let wordsPerMinute: Int32
+    /// The rate of the samples `synthesize` returns, in Hz.
+    public let sampleRate: Int
+
+    /// Initializes libespeak-ng if this is the first synthesizer of the process and checks
+    /// that `voice` exists.
+    public init(voice: String = "en-us", wordsPerMinute: Int32 = 175) throws(SpeechError) {
+        self.voice = voice
+        self.wordsPerMinute = min(450, max(80, wordsPerMinute))
+        sampleRate = try EspeakEngine.shared.prepare(voice: voice)
+    }
+
+    /// Synthesizes `text`. With `phonemes` false it is read as plain UTF-8 text (no SSML,
+    /// and `[[ ]]` in it is not phoneme input). With `phonemes` true it is a sequence of
+    /// espeak-ng phoneme mnemonics (as `espeak-ng -x` prints them, e.g. `h@l'oU w'3:ld`),
+    /// spoken as one `[[ ]]` block. Returns the mono samples at `sampleRate`; empty text
+    /// gives no samples.
+    public func synthesize(text: String, phonemes: Bool) throws(SpeechError) -> [Int16] {
+        let input: String
+        if phonemes {
+            guard !text.contains("]]") else { throw .invalidPhonemes("']]' inside phoneme input") }
+            input = "[[" + text + "]]"
+        } else {
+            input = text
+        }
+        if text.allSatisfy(\.isWhitespace) { return [] }
+        return try EspeakEngine.shared.synthesize(input, voice: voice, wordsPerMinute: wordsPerMinute,
+                                                  phonemeInput: phonemes)
+    }
+}
+
+/// The process's one libespeak-ng engine, behind one lock.
+final class EspeakEngine: @unchecked Sendable {
+    // @unchecked Sendable: `sampleRate` and `currentVoice` are read and written only inside
+    // `lock.withLock`, and libespeak-ng itself is only called there.
+    static let shared = EspeakEngine()
+
+    private let lock = VoiceLock()
+    /// The rate `espeak_Initialize` returned; nil until it succeeded.
+    private var sampleRate: Int?
+    /// The voice last selected with `espeak_SetVoiceByName`.
+    private var currentVoice: String?
+
+    /// Initializes the engine once and selects `voice`; returns the engine's sample rate.
+    func prepare(voice: String) throws(SpeechError) -> Int {
+        try lock.withLock { () throws(SpeechError) -> Int in
+            let rate = try initializeLocked()
+            try selectLocked(voice)
+            return rate
+        }
+    }
+
+    func synthesize(_ input: String, voice: String, wordsPerMinute: Int32, phonemeInput: Bool) throws(SpeechError) -> [Int16] {
+        try lock.withLock { () throws(SpeechError) -> [Int16] in
+            _ = try initializeLocked()
+            try selectLocked(voice)
+            _ = espeak_SetParameter(espeakRATE, wordsPerMinute, 0)
+            let sink = SampleSink()
+            var flags = UInt32(espeakCHARS_UTF8)
+            if phonemeInput { flags |= UInt32(espeakPHONEMES) }
+            let result = withExtendedLifetime(sink) {
+                input.withCString { text in
+                    espeak_Synth(text, strlen(text) + 1, 0, POS_CHARACTER, 0, flags, nil,
+                                 Unmanaged.passUnretained(sink).toOpaque())
+                }
+            }
+            guard result == EE_OK else { throw .synthesisFailed(code: Int32(result.rawValue)) }
+            return sink.samples
+        }
+    }
+
+    private func initializeLocked() throws(SpeechError) -> Int {
+        if let sampleRate { return sampleRate }
+        let rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, nil, Int32(espeakINITIALIZE_DONT_EXIT))
+        guard rate > 0 else { throw .engineUnavailable("espeak_Initialize returned \(rate)") }
+        espeak_SetSynthCallback(collectSamples)
+        sampleRate = Int(rate)
+        return Int(rate)
+    }
+
+    private func selectLocked(_ voice: String) throws(SpeechError) {
+        if currentVoice == voice { return }
+        guard espeak_SetVoiceByName(voice) == EE_OK else { throw .unknownVoice(voice) }
+        currentVoice = voice
+    }
+}
+
+/// Where the synth callback of one `espeak_Synth` call puts its samples. Reached from the C
+/// callback through the events' `user_data`; only touched on the synthesizing thread.
+private final class SampleSink {
+    var samples: [Int16] = []
+}
+
+/// libespeak-ng's synth callback: appends `count` samples to the `SampleSink` named by the
+/// events' `user_data`. Returns 0 to go on.
+private func collectSamples(_ wav: UnsafeMutablePointer<Int16>?, _ count: Int32,
+                            _ events: UnsafeMutablePointer<espeak_EVENT>?) -> Int32 {
+    guard let wav, count > 0, let raw = events?.pointee.user_data else { return 0 }
+    let sink = Unmanaged<SampleSink>.fromOpaque(raw).takeUnretainedValue()
+    sink.samples.append(contentsOf: UnsafeBufferPointer(start: wav, count: Int(count)))
+    return 0
+}
