@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "EarshotDBus", targets: ["EarshotDBus"]),
         .library(name: "EarshotService", targets: ["EarshotService"]),
         .executable(name: "earshot-capture", targets: ["earshot-capture"]),
+        .executable(name: "earshot-alerts", targets: ["earshot-alerts"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -50,6 +51,11 @@ let package = Package(
 
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
+        .executableTarget(name: "earshot-alerts", dependencies: [
+            "AlertsCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
@@ -87,9 +93,10 @@ let package = Package(
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
+        .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
+        .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotTestHarness"]),
-        .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",

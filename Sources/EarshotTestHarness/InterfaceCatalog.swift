@@ -41,6 +41,19 @@ public enum InterfaceCatalog {
             guard let path = reply.first?.objectPathValue else { throw HarnessError("PerformAudioPassThru replied \(reply)") }
             return path
         },
+        // The alert service playing on ALSA's `null` PCM; an alert with a button stays up.
+        InterfaceSource(interface: "org.earshot.Alerts1", executable: "earshot-alerts", busName: "org.earshot.Alerts1",
+                        arguments: ["--output-device", "null"]) { _ in "/org/earshot/Alerts1" },
+        InterfaceSource(interface: "org.earshot.Alerts1.Alert", executable: "earshot-alerts", busName: "org.earshot.Alerts1",
+                        arguments: ["--output-device", "null"]) { connection in
+            let reply = try await connection.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1",
+                                                  interface: "org.earshot.Alerts1", member: "PresentAlert", [.vardict([
+                                                      "Text": .string("Introspection"),
+                                                      "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("OK")]]),
+                                                  ])])
+            guard let path = reply.first?.objectPathValue else { throw HarnessError("PresentAlert replied \(reply)") }
+            return path
+        },
     ].map { ($0.interface, $0) })
 
     /// The `<interface name="…">…</interface>` element of `name` in an introspection

@@ -1,0 +1,23 @@
+import ContractCore
+import Logging
+
+/// Plays an alert's audio: the tone, then the chunks in order.
+protocol AlertAudioOutput: Sendable {
+    /// Starts playing on threads of its own and returns at once; `ended` is called once,
+    /// with warnings about chunks that could not be rendered, when the audio has played
+    /// out (not after `stop`).
+    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, logger: Logger,
+              ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback
+}
+
+/// One alert's audio while it plays.
+protocol AlertPlayback: Sendable {
+    /// Stops promptly; `ended` is not called after it.
+    func stop()
+}
+
+/// Something that follows alerts as they are presented and completed (a display).
+protocol AlertObserver: Sendable {
+    func presented(_ alert: AlertObject)
+    func completed(_ alert: AlertObject)
+}

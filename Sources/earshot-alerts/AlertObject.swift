@@ -1,0 +1,139 @@
+import AlertsCore
+import ContractCore
+import EarshotDBus
+import Glibc
+
+/// One alert on the bus: its object, what it shows and says, who may act on it.
+final class AlertObject: Sendable {
+    let id: UInt64
+    let path: ObjectPath
+    let owner: String
+    let request: AlertRequest
+    /// The audio chunks that will be played (unreadable FILE chunks left out).
+    let audio: [SpeechChunk]
+    /// The text as laid out for the display.
+    let lines: [String]
+    /// How long it stays up once presented (0 for speech only).
+    let durationMs: UInt64
+    private let service: AlertsService
+    /// Cleared on unexport, which ends the cycle object → handlers → alert.
+    private let objectBox = Locked<ExportedObject?>(nil)
+    private let warnings: Locked<[String]>
+    private let finished = Locked(false)
+
+    init(id: UInt64, request: AlertRequest, audio: [SpeechChunk], lines: [String], durationMs: UInt64, warnings: [String],
+         owner: String, service: AlertsService) throws(DBusError) {
+        self.id = id
+        self.lines = lines
+        self.durationMs = durationMs
+        self.owner = owner
+        self.request = request
+        self.audio = audio
+        self.service = service
+        self.warnings = Locked(warnings)
+        path = try AlertsInterfaces.managerPath.appending("Alert").appending(String(id))
+        let buttons: [[String: DBusValue]] = request.softButtons.map { button in
+            ["Id": .uint16(button.id), "Text": .string(button.text), "Image": .string(button.image),
+             "Type": .string(button.kind.rawValue), "Highlighted": .boolean(button.highlighted),
+             "SystemAction": .string(button.systemAction.rawValue)]
+        }
+        // The handlers refer to `self`, so the object is exported last.
+        let object = try service.connection.export(path, interfaces: [AlertsInterfaces.alertInterface(self)],
+                                               properties: [AlertsInterfaces.alert: [
+            "State": .string("queued"),
+            "Owner": .string(owner),
+            "Lines": .strings(lines),
+            "SoftButtons": .vardicts(buttons),
+            "Priority": .string(request.priority.rawValue),
+            "ShowWaitIndicator": .boolean(request.showWaitIndicator),
+            "Icon": .string(request.icon),
+            "ResultCode": .string(""),
+            "TryAgainTimeMs": .uint32(0),
+        ]])
+        objectBox.withLock { $0 = object }
+    }
+
+    private var object: ExportedObject? { objectBox.withLock { $0 } }
+
+    var isFinished: Bool { finished.withLock { $0 } }
+
+    func addWarning(_ warning: String) {
+        warnings.withLock { $0.append(warning) }
+    }
+
+    func presented() {
+        try? object?.set("State", .string("presenting"))
+    }
+
+    /// Sets the final properties and emits `Completed` (once).
+    func complete(_ end: AlertEnd) {
+        let first = finished.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        let warnings = warnings.withLock { $0 }
+        let code = end.resultCode(warnings: !warnings.isEmpty)
+        try? object?.setProperties(["State": .string("finished"), "ResultCode": .string(code.rawValue),
+                                   "TryAgainTimeMs": .uint32(end.tryAgainMs ?? 0)], interface: AlertsInterfaces.alert)
+        var info: [String: DBusValue] = [:]
+        if end.reason != .fileNotFound { info["Reason"] = .string(end.reason.rawValue) }
+        if let tryAgain = end.tryAgainMs { info["TryAgainTimeMs"] = .uint32(tryAgain) }
+        if let button = end.pressedButton { info["PressedButton"] = .uint16(button) }
+        if !warnings.isEmpty { info["Warnings"] = .strings(warnings) }
+        do {
+            try object?.emit("Completed", [.boolean(end.success), .string(code.rawValue), .vardict(info)])
+        } catch {
+            service.logger.warning("alert \(id): Completed not sent: \(error)")
+        }
+        let details = (end.tryAgainMs.map { ", try again in \($0) ms" } ?? "")
+            + (warnings.isEmpty ? "" : "; warnings: \(warnings.joined(separator: "; "))")
+        service.logger.info("alert \(id) of \(owner) completed: \(code.rawValue) (\(end.reason.rawValue))\(details)")
+    }
+
+    // MARK: Methods
+
+    /// `Cancel()`: the owner's (or a privileged HMI's).
+    func cancel(_ call: MethodCall) async throws {
+        try await authorize(call, ownerOnly: true)
+        try service.act(on: self, call: "Cancel") { queue, now in queue.cancel(self.id, now: now) }
+    }
+
+    /// `PressButton(q id)`: the user pressed one of the presented alert's buttons.
+    func pressButton(_ call: MethodCall) async throws {
+        let button = try call.argument(0).uint16Value ?? 0
+        try await authorize(call, ownerOnly: false)
+        guard request.softButtons.contains(where: { $0.id == button }) else {
+            throw DBusError.earshot("InvalidData", "id: the alert has no button \(button) (it has \(request.softButtons.map { String($0.id) }.joined(separator: ", ").nonEmpty ?? "none"))")
+        }
+        try service.act(on: self, call: "PressButton", presentedOnly: true) { queue, now in
+            queue.pressButton(self.id, button: button, now: now)
+        }
+    }
+
+    /// `Dismiss()`: the user dismissed the presented alert.
+    func dismiss(_ call: MethodCall) async throws {
+        try await authorize(call, ownerOnly: false)
+        try service.act(on: self, call: "Dismiss", presentedOnly: true) { queue, now in queue.dismiss(self.id, now: now) }
+    }
+
+    /// The owner may do everything; the HMI's user actions may also come from uid 0 or
+    /// the service's own user; `Cancel` from others only on the system bus.
+    private func authorize(_ call: MethodCall, ownerOnly: Bool) async throws {
+        guard call.sender != owner else { return }
+        let caller = try await call.caller()
+        let privileged = caller.uid == 0 || caller.uid == getuid()
+        guard privileged && (!ownerOnly || service.settings.systemBus) else {
+            throw DBusError.earshot("Disallowed", "\(call.message.member ?? "this"): only the owner \(owner) may act on this alert")
+        }
+    }
+
+    func unexport() {
+        service.connection.unexport(path)
+        objectBox.withLock { $0 = nil }
+    }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,110 @@
+import ContractCore
+import Dispatch
+import EarshotALSA
+import EarshotDBus
+import EarshotVoice
+import Logging
+
+/// The alert voice on ALSA: each alert's parts are rendered one after another on a
+/// rendering queue (espeak-ng, jingles, files) and written by a `PlaybackStream` on its own
+/// thread, which starts on the first part while the rest are still being rendered.
+final class AlertVoice: AlertAudioOutput {
+    let device: String
+    let sampleRate: UInt32
+    let pacing: PlaybackPacing
+    private let renderer: AlertAudioRenderer
+    private let rendering = DispatchQueue(label: "earshot-alerts.rendering")
+
+    init(device: String, sampleRate: UInt32, pacing: PlaybackPacing) throws {
+        self.device = device
+        self.sampleRate = sampleRate
+        self.pacing = pacing
+        renderer = try AlertAudioRenderer(sampleRate: Int(sampleRate))
+    }
+
+    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, logger: Logger,
+              ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
+        let playback = VoicePlayback(ended: ended)
+        let presentedUs = monotonicMicroseconds()
+        let stream: PlaybackStream
+        do {
+            stream = try PlaybackStream(device: device, format: PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
+                                        pacing: pacing)
+        } catch {
+            logger.error("alert \(id): cannot play on \(device): \(error)")
+            playback.warn("audio: cannot play on \(device): \(error)")
+            rendering.async { playback.end() }
+            return playback
+        }
+        playback.attach(stream)
+        stream.start(onFirstFrame: { writtenUs in
+            let latency = Double(writtenUs &- presentedUs) / 1000
+            logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
+        }, onEnd: { error in
+            if let error {
+                logger.error("alert \(id): playback failed: \(error)")
+                playback.warn("audio: playback failed: \(error)")
+            }
+            playback.end()
+        })
+        let renderer = self.renderer
+        rendering.async {
+            for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
+                guard !playback.isStopped else { return }
+                do {
+                    _ = stream.enqueue(try renderer.render(part))
+                } catch {
+                    logger.warning("alert \(id): \(error); skipped")
+                    playback.warn("audio: \(error); skipped")
+                }
+            }
+            stream.finish()
+        }
+        return playback
+    }
+}
+
+/// One alert's audio: the stream, the warnings, and whether `ended` may still be called.
+final class VoicePlayback: AlertPlayback {
+    private struct State {
+        var stream: PlaybackStream?
+        var warnings: [String] = []
+        var stopped = false
+        var ended = false
+    }
+
+    private let state = Locked(State())
+    private let ended: @Sendable ([String]) -> Void
+
+    init(ended: @escaping @Sendable ([String]) -> Void) {
+        self.ended = ended
+    }
+
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func attach(_ stream: PlaybackStream) {
+        state.withLock { $0.stream = stream }
+    }
+
+    func warn(_ warning: String) {
+        state.withLock { $0.warnings.append(warning) }
+    }
+
+    /// The audio has played out (or failed): report once, unless stopped.
+    func end() {
+        let warnings = state.withLock { s -> [String]? in
+            guard !s.stopped, !s.ended else { return nil }
+            s.ended = true
+            return s.warnings
+        }
+        if let warnings { ended(warnings) }
+    }
+
+    func stop() {
+        let stream = state.withLock { s -> PlaybackStream? in
+            s.stopped = true
+            return s.stream
+        }
+        stream?.stop()
+    }
+}

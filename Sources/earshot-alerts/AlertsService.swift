@@ -1,0 +1,281 @@
+import AlertsCore
+import ContractCore
+import EarshotDBus
+import Foundation
+import Logging
+
+/// The alert service: the queue of `AlertsCore` on the bus, with timers, owners, the
+/// capture service's state and the audio output wired to it.
+final class AlertsService: Sendable {
+    struct Settings: Sendable {
+        var outputDevice: String
+        var outputRate: UInt32
+        var linger: Duration
+        var systemBus: Bool
+    }
+
+    private struct State {
+        var queue = AlertQueue()
+        /// Alerts queued or presented.
+        var alerts: [UInt64: AlertObject] = [:]
+        var playbacks: [UInt64: any AlertPlayback] = [:]
+        var nextID: UInt64 = 1
+        var defaultTimeout = AlertTimeouts.defaultTimeout
+        var buttonTimeout = AlertTimeouts.defaultButtonTimeout
+        var displayLines: UInt32 = 3
+        var timer: Task<Void, Never>?
+        var watchedOwners: Set<String> = []
+    }
+
+    let connection: DBusConnection
+    let settings: Settings
+    let logger: Logger
+    let captureWatch: CaptureWatch
+    let output: any AlertAudioOutput
+    let sessionClaims: SessionClaims
+    /// Sees alerts appear and end (the optional desktop display).
+    let observers: Locked<[any AlertObserver]>
+    private let state = Locked(State())
+    private let manager = Locked<ExportedObject?>(nil)
+
+    init(connection: DBusConnection, settings: Settings, output: any AlertAudioOutput, logger: Logger) {
+        self.connection = connection
+        self.settings = settings
+        self.logger = logger
+        self.output = output
+        captureWatch = CaptureWatch(connection: connection, logger: logger)
+        sessionClaims = SessionClaims(connection: connection, logger: logger)
+        observers = Locked([])
+    }
+
+    static let speechKinds = SpeechChunk.Kind.allCases.map(\.rawValue)
+
+    func start() async throws {
+        let object = try connection.export(AlertsInterfaces.managerPath, interfaces: [AlertsInterfaces.managerInterface(self)],
+                                           properties: [AlertsInterfaces.manager: [
+            "DefaultTimeout": .double(AlertTimeouts.defaultTimeout),
+            "ButtonTimeout": .double(AlertTimeouts.defaultButtonTimeout),
+            "DisplayLines": .uint32(3),
+            "Current": .objectPath(.root),
+            "QueueLength": .uint32(0),
+            "Capabilities": Self.capabilities(displayLines: 3),
+        ]])
+        manager.withLock { $0 = object }
+        try await captureWatch.start()
+    }
+
+    static func capabilities(displayLines: UInt32) -> DBusValue {
+        .vardict(["MaxSoftButtons": .uint32(UInt32(AlertRequest.maxSoftButtons)), "Speech": .strings(speechKinds),
+                  "DisplayLines": .uint32(displayLines)])
+    }
+
+    /// Milliseconds on the monotonic clock the queue runs on.
+    static func now() -> UInt64 { monotonicMicroseconds() / 1000 }
+
+    // MARK: Requests
+
+    func present(_ call: MethodCall, speechOnly: Bool) async throws -> ObjectPath {
+        let request = speechOnly
+            ? try AlertReader.speech(chunks: try call.argument(0), options: try call.argument(1))
+            : try AlertReader.alert(try call.argument(0))
+        var warnings: [String] = []
+        var audio: [SpeechChunk] = []
+        var missingFile: String?
+        for (index, chunk) in request.audio.enumerated() {
+            if chunk.kind == .file, !FileManager.default.isReadableFile(atPath: chunk.text) {
+                let field = speechOnly ? "chunks[\(index)]" : "Audio[\(index)]"
+                if request.hasText {
+                    warnings.append("\(field): cannot read \(chunk.text); skipped")
+                } else if missingFile == nil {
+                    missingFile = "\(field): cannot read \(chunk.text)"
+                }
+                continue
+            }
+            audio.append(chunk)
+        }
+        if request.playTone && request.audio.isEmpty { warnings.append("PlayTone: ignored, the alert has no audio") }
+        if !request.icon.isEmpty && !FileManager.default.isReadableFile(atPath: request.icon) {
+            warnings.append("Icon: cannot read \(request.icon)")
+        }
+        for (index, button) in request.softButtons.enumerated()
+        where !button.image.isEmpty && !FileManager.default.isReadableFile(atPath: button.image) {
+            warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image)")
+        }
+        let captureRemaining = request.priority < .emergency && missingFile == nil ? await captureWatch.remainingMs() : nil
+
+        let owner = call.sender
+        let (alert, immediate) = try state.withLock { s throws(DBusError) -> (AlertObject, AlertEnd?) in
+            let id = s.nextID
+            s.nextID += 1
+            let lines = speechOnly ? [] : TextLayout.lines(request.texts, displayLines: Int(s.displayLines))
+            let seconds = AlertTimeouts.effective(requested: request.timeoutSeconds, defaultTimeout: s.defaultTimeout,
+                                                  hasButtons: !request.softButtons.isEmpty, buttonTimeout: s.buttonTimeout)
+            let durationMs = speechOnly ? 0 : AlertTimeouts.milliseconds(seconds)
+            let alert = try AlertObject(id: id, request: request, audio: audio, lines: lines, durationMs: durationMs,
+                                        warnings: warnings, owner: owner, service: self)
+            if let missingFile {
+                alert.addWarning(missingFile)
+                return (alert, AlertEnd(.fileNotFound))
+            }
+            let entry = AlertQueue.Entry(id: id, owner: owner, priority: request.priority, durationMs: durationMs,
+                                         hasButtons: !speechOnly && !request.softButtons.isEmpty, hasAudio: !audio.isEmpty,
+                                         endsWithOwner: !request.outliveOwner)
+            switch s.queue.submit(entry, now: Self.now(), captureRemainingMs: captureRemaining) {
+            case .rejected(let end):
+                return (alert, end)
+            case .accepted(let events):
+                s.alerts[id] = alert
+                logger.info("alert \(id) of \(owner): \(request.priority.rawValue), \(speechOnly ? "speech only" : "\(lines.count) line(s), \(request.softButtons.count) button(s), \(seconds) s"), \(audio.count) audio chunk(s)")
+                if !request.outliveOwner { watchOwner(owner, in: &s) }
+                apply(events, to: &s)
+                return (alert, nil)
+            }
+        }
+        if let immediate {
+            // Completed goes out after the reply, so the caller knows the path it names.
+            call.afterReply { [self] in
+                alert.complete(immediate)
+                retire(alert)
+            }
+        }
+        return alert.path
+    }
+
+    /// A method of an alert object: checks it may act now, then lets the queue act.
+    func act(on alert: AlertObject, call: String, presentedOnly: Bool = false,
+             _ body: @escaping (inout AlertQueue, UInt64) -> [AlertQueue.Event]) throws(DBusError) {
+        try state.withLock { s throws(DBusError) in
+            guard let placement = s.queue.placement(of: alert.id) else {
+                throw .earshot("Rejected", "\(call): the alert has already finished")
+            }
+            if presentedOnly && placement != .presenting {
+                throw .earshot("Rejected", "\(call): the alert is queued, not presented")
+            }
+            let events = body(&s.queue, Self.now())
+            apply(events, to: &s)
+        }
+    }
+
+    // MARK: Properties
+
+    func setDefaultTimeout(_ value: DBusValue) throws -> DBusValue {
+        guard case .double(let seconds) = value, seconds.isFinite else {
+            throw DBusError.earshot("InvalidData", "DefaultTimeout: wanted a finite number of seconds")
+        }
+        let clamped = AlertTimeouts.clamped(seconds)
+        state.withLock { $0.defaultTimeout = clamped }
+        return .double(clamped)
+    }
+
+    func setButtonTimeout(_ value: DBusValue) throws -> DBusValue {
+        let range = AlertTimeouts.buttonTimeoutRange
+        guard case .double(let seconds) = value, range.contains(seconds) else {
+            throw DBusError.earshot("InvalidData", "ButtonTimeout: \(value) is outside \(range.lowerBound)..\(range.upperBound) s")
+        }
+        state.withLock { $0.buttonTimeout = seconds }
+        return .double(seconds)
+    }
+
+    func setDisplayLines(_ value: DBusValue) throws -> DBusValue {
+        guard case .uint32(let lines) = value, lines <= 3 else {
+            throw DBusError.earshot("InvalidData", "DisplayLines: \(value) is outside 0..3")
+        }
+        state.withLock { $0.displayLines = lines }
+        try? manager.withLock { try $0?.set("Capabilities", Self.capabilities(displayLines: lines)) }
+        return .uint32(lines)
+    }
+
+    // MARK: Events (under the state lock)
+
+    private func apply(_ events: [AlertQueue.Event], to s: inout State) {
+        // Completions are announced last, once Current and QueueLength are up to date.
+        var completed: [(AlertObject, AlertEnd)] = []
+        for event in events {
+            switch event {
+            case .presented(let id):
+                guard let alert = s.alerts[id] else { continue }
+                alert.presented()
+                logger.info("alert \(id) presented")
+                if !alert.audio.isEmpty {
+                    s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone, logger: logger) { [self] warnings in
+                        Task { self.audioEnded(id, warnings: warnings) }
+                    }
+                    sessionClaims.claim(for: id)
+                }
+                for observer in observers.withLock({ $0 }) { observer.presented(alert) }
+            case .completed(let id, let end):
+                s.playbacks.removeValue(forKey: id)?.stop()
+                sessionClaims.release(for: id)
+                guard let alert = s.alerts.removeValue(forKey: id) else { continue }
+                completed.append((alert, end))
+            }
+        }
+        let current = s.queue.currentID.flatMap { s.alerts[$0]?.path } ?? .root
+        try? manager.withLock {
+            try $0?.setProperties(["Current": .objectPath(current), "QueueLength": .uint32(UInt32(s.queue.waitingCount))],
+                                  interface: AlertsInterfaces.manager)
+        }
+        for (alert, end) in completed {
+            alert.complete(end)
+            for observer in observers.withLock({ $0 }) { observer.completed(alert) }
+            retire(alert)
+        }
+        rearm(&s)
+    }
+
+    /// One timer, for the queue's next deadline.
+    private func rearm(_ s: inout State) {
+        s.timer?.cancel()
+        s.timer = nil
+        guard let deadline = s.queue.nextDeadline else { return }
+        let wait = deadline > Self.now() ? deadline - Self.now() : 0
+        s.timer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(wait))
+            guard !Task.isCancelled, let self else { return }
+            self.state.withLock { s in self.apply(s.queue.advance(now: Self.now()), to: &s) }
+        }
+    }
+
+    private func audioEnded(_ id: UInt64, warnings: [String]) {
+        state.withLock { s in
+            guard s.playbacks.removeValue(forKey: id) != nil else { return }
+            if let alert = s.alerts[id] { warnings.forEach(alert.addWarning) }
+            sessionClaims.release(for: id)
+            apply(s.queue.audioEnded(id, now: Self.now()), to: &s)
+        }
+    }
+
+    private func watchOwner(_ owner: String, in s: inout State) {
+        guard s.watchedOwners.insert(owner).inserted else { return }
+        Task { [weak self] in
+            guard let self, let owners = try? await self.connection.watchNameOwner(owner) else { return }
+            for await current in owners where current == nil {
+                self.logger.info("\(owner) left the bus: its alerts end")
+                self.state.withLock { s in
+                    s.watchedOwners.remove(owner)
+                    self.apply(s.queue.ownerVanished(owner, now: Self.now()), to: &s)
+                }
+                return
+            }
+        }
+    }
+
+    /// A finished alert's object stays for the linger time, then leaves the bus.
+    private func retire(_ alert: AlertObject) {
+        let linger = settings.linger
+        Task {
+            try? await Task.sleep(for: linger)
+            alert.unexport()
+        }
+    }
+
+    /// Ends everything on shutdown.
+    func shutdown() {
+        state.withLock { s in
+            s.timer?.cancel()
+            for playback in s.playbacks.values { playback.stop() }
+            s.playbacks.removeAll()
+        }
+        captureWatch.stop()
+    }
+}

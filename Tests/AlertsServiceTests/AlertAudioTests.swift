@@ -1,0 +1,100 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// What reaches the speaker (an ALSA file plugin): tone, speech, silence, files.
+@Suite struct AlertAudioTests {
+    static let rate = Double(AlertsFixture.outputRate)
+
+    /// Speaks `chunks` and returns what the speaker played (each alert opens the PCM
+    /// anew, and the file plugin starts its file afresh).
+    static func spoken(_ f: AlertsFixture, _ chunks: [(String, String)], tone: Bool = false,
+                       completions: SignalSubscription) async throws -> [Int16] {
+        let path = try await f.speak(chunks, tone ? ["PlayTone": .boolean(true)] : [:])
+        let done = try await AlertsFixture.completion(of: path, in: completions)
+        #expect(done.success, "\(chunks): \(done.resultCode) \(done.warnings)")
+        return try f.speakerSamples()
+    }
+
+    /// The frequency of a steady tone, from the upward zero crossings of `samples`.
+    static func frequency(_ samples: ArraySlice<Int16>) -> Double {
+        var crossings = 0
+        var previous = samples.first ?? 0
+        for sample in samples.dropFirst() {
+            if previous < 0 && sample >= 0 { crossings += 1 }
+            previous = sample
+        }
+        return Double(crossings) / (Double(samples.count) / rate)
+    }
+
+    @Test func toneComesBeforeSpeechAndSpeechIsPlausible() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let sentence = [("TEXT", "Turn left in two hundred metres")]
+            let speech = try await Self.spoken(f, sentence, completions: completions)
+            let seconds = Double(speech.count) / Self.rate
+            #expect(seconds > 1.0 && seconds < 4.0, "six words took \(seconds) s")
+            #expect(isAudible(speech[...]))
+
+            // espeak-ng varies an utterance's length by about 1 % from call to call.
+            let withTone = try await Self.spoken(f, sentence, tone: true, completions: completions)
+            let addedSeconds = Double(withTone.count - speech.count) / Self.rate
+            #expect(addedSeconds > 0.1 && addedSeconds < 0.5, "the tone added \(addedSeconds) s")
+            // The output opens with a steady tone: the same pitch in both halves of its
+            // first 0.2 s, within the range of a chime.
+            let first = withTone[0..<Int(0.1 * Self.rate)]
+            let second = withTone[Int(0.1 * Self.rate)..<Int(0.2 * Self.rate)]
+            let (pitch, again) = (Self.frequency(first), Self.frequency(second))
+            #expect(isAudible(first) && isAudible(second))
+            #expect(pitch > 300 && pitch < 3000 && abs(pitch - again) / pitch < 0.03, "tone at \(pitch) and \(again) Hz")
+            // Speech alone does not open that way.
+            #expect(abs(Self.frequency(speech[0..<Int(0.1 * Self.rate)]) - pitch) / pitch > 0.03 || !isAudible(speech[0..<Int(0.1 * Self.rate)]))
+        }
+    }
+
+    @Test func silenceAddsItsLength() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let word = try await Self.spoken(f, [("TEXT", "hello")], completions: completions)
+            let pause = try await Self.spoken(f, [("TEXT", "hello"), ("SILENCE", "700")], completions: completions)
+            let addedMs = Double(pause.count - word.count) / Self.rate * 1000
+            #expect(abs(addedMs - 700) <= 10, "SILENCE 700 added \(addedMs) ms")
+            #expect(!isAudible(pause.suffix(Int(0.7 * Self.rate))))
+            let fallback = try await Self.spoken(f, [("TEXT", "hello"), ("SILENCE", "")], completions: completions)
+            #expect(abs(Double(fallback.count - word.count) / Self.rate * 1000 - 500) <= 10)
+        }
+    }
+
+    @Test func fileChunkAudioAppearsInTheOutput() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            // A 0.3 s WAV at the output rate (no resampling), a rising ramp of 440 Hz.
+            let frames = Int(0.3 * Self.rate)
+            let samples = (0..<frames).map { Int16(8000 * sin(2 * Double.pi * 440 * Double($0) / Self.rate)) }
+            let wav = f.bus.directory.appendingPathComponent("chime.wav")
+            try WAVFile.write(samples, rate: Int(Self.rate), to: wav)
+            let played = try await Self.spoken(f, [("FILE", wav.path)], completions: completions)
+            let window = Array(samples[1000..<1400])
+            let found = played.indices.dropLast(window.count).contains { start in
+                played[start] == window[0] && Array(played[start..<(start + window.count)]) == window
+            }
+            #expect(found, "the WAV's samples are in the speaker output")
+            #expect(abs(played.count - frames) < Int(0.01 * Self.rate))
+        }
+    }
+}
+
+/// A minimal PCM WAV writer for test input.
+enum WAVFile {
+    static func write(_ samples: [Int16], rate: Int, to url: URL) throws {
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + samples.count * 2))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(1))
+        append(UInt32(rate)); append(UInt32(rate * 2)); append(UInt16(2)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        try data.write(to: url)
+    }
+}

@@ -1,0 +1,109 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// Each rejection cause on the bus: REJECTED with a try-again time within 50 ms of the
+/// truth, and the same request accepted once that time has passed.
+@Suite struct AlertRejectionTests {
+    static let tolerance: Double = 50
+
+    /// Presents `alert` until it is accepted, first right away (expecting `reason`), then
+    /// again after the try-again time. Returns the try-again time and when the first
+    /// retry, made right after it, was accepted.
+    static func rejectedThenAccepted(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
+                                     reason: String, expectedMs: Double, completions: SignalSubscription) async throws {
+        let refused = try await f.present(alert, on: connection)
+        let rejection = try await AlertsFixture.completion(of: refused, in: completions)
+        let tryAgain = Double(try #require(rejection.tryAgainMs))
+        #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason)
+        #expect(abs(tryAgain - expectedMs) <= tolerance, "TryAgainTimeMs \(tryAgain), truth \(expectedMs)")
+        #expect(try await f.property("TryAgainTimeMs", path: refused) == .uint32(UInt32(tryAgain)))
+        // Just before the time: still refused; just after: accepted.
+        try await Task.sleep(for: .milliseconds(max(0, tryAgain - 300)))
+        let early = try await f.present(alert, on: connection)
+        #expect(try await AlertsFixture.completion(of: early, in: completions).resultCode == "REJECTED")
+        try await Task.sleep(for: .milliseconds(300 + tolerance))
+        let accepted = try await f.present(alert, on: connection)
+        #expect(try await f.property("State", path: accepted) != .string("finished"))
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func fifthNormalAlertWithinAMinuteIsRateLimited() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let start = ContinuousClock.now
+            for index in 0..<4 {
+                let path = try await f.present(["Text": .string("alert \(index)")])
+                try await f.call("Cancel", path: path)
+            }
+            let elapsed = Double((ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000)
+                + Double((ContinuousClock.now - start).components.seconds) * 1000
+            // The first of the four leaves the window 60 s after it was accepted.
+            try await Self.rejectedThenAccepted(f, ["Text": .string("fifth")], on: f.client, reason: "rate-limited",
+                                                expectedMs: 60_000 - elapsed, completions: completions)
+        }
+    }
+
+    @Test func fullQueueWaitsForThePresentedAlert() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            // Five clients × 4 NORMAL alerts stay within every rate limit.
+            var clients: [DBusConnection] = []
+            for _ in 0..<5 { clients.append(try await f.bus.connect()) }
+            defer { clients.forEach { $0.close() } }
+            let current = try await f.present(["Text": .string("current"), "Timeout": .double(4)], on: clients[0])
+            let presentedAt = ContinuousClock.now
+            for index in 1...16 {
+                _ = try await f.present(["Text": .string("waiting \(index)")], on: clients[index / 4])
+            }
+            #expect(try await f.property("QueueLength") == .uint32(16))
+            let spent = presentedAt.duration(to: .now)
+            let remaining = 4000 - Double(spent.components.seconds) * 1000 - Double(spent.components.attoseconds) / 1e15
+            try await Self.rejectedThenAccepted(f, ["Text": .string("one too many")], on: clients[4], reason: "queue-full",
+                                                expectedMs: remaining, completions: completions)
+            #expect(try await AlertsFixture.completion(of: current, in: completions).reason == "timeout")
+        }
+    }
+
+    @Test func recordingPassThruRejectsAllButEmergency() async throws {
+        // A file microphone with 10 s of silence, paced in real time.
+        try await AlertsFixture.with(before: { bus, _ in
+            try Data(count: 16000 * 2 * 10).write(to: bus.directory.appendingPathComponent("microphone.raw"))
+        }) { f in
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", "realtime"],
+                                                   bus: f.bus, busName: "org.earshot.Capture1", environment: f.devices.environment)
+            defer { capture.stop() }
+            let completions = try await f.completions()
+            let recorder = try await f.bus.connect()
+            defer { recorder.close() }
+            let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                                interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
+                                                [.vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
+                                                           "AudioType": .string("PCM"), "MaxDuration": .uint32(3000)])])
+            let passThru = try #require(reply.first?.objectPathValue)
+            let finished = try await recorder.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru",
+                                                                  member: "Finished", path: passThru))
+            try await Task.sleep(for: .milliseconds(500))
+            let emergency = try await f.present(["Text": .string("emergency"), "Priority": .string("EMERGENCY")])
+            #expect(try await f.property("State", path: emergency) == .string("presenting"))
+            try await f.call("Cancel", path: emergency)
+
+            let alert: [String: DBusValue] = ["Text": .string("during capture"), "Priority": .string("VOICECOM")]
+            let refused = try await f.present(alert)
+            let refusedAt = ContinuousClock.now
+            let rejection = try await AlertsFixture.completion(of: refused, in: completions)
+            let tryAgain = Double(try #require(rejection.tryAgainMs))
+            #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == "capture-active")
+            // The truth: when the pass-thru actually stops recording.
+            _ = try #require(await finished.next(timeout: .seconds(10)))
+            let truth = refusedAt.duration(to: .now)
+            let truthMs = Double(truth.components.seconds) * 1000 + Double(truth.components.attoseconds) / 1e15
+            #expect(abs(tryAgain - truthMs) <= Self.tolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
+            try await Task.sleep(for: .milliseconds(Self.tolerance))
+            let accepted = try await f.present(alert)
+            #expect(try await f.property("State", path: accepted) == .string("presenting"))
+            await capture.shutdown()
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// A private bus, a file-backed ALSA speaker `spk` and the real earshot-alerts.
+struct AlertsFixture {
+    static let busName = "org.earshot.Alerts1"
+    static let path: ObjectPath = "/org/earshot/Alerts1"
+    static let alertInterface = "org.earshot.Alerts1.Alert"
+    static let outputRate = 22050
+
+    let bus: PrivateBus
+    let service: ServiceProcess
+    let client: DBusConnection
+    let speaker: URL
+    let devices: ALSATestDevices
+
+    static func with<T>(arguments: [String] = [], before: ((PrivateBus, ALSATestDevices) async throws -> Void)? = nil,
+                        _ body: (AlertsFixture) async throws -> T) async throws -> T {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let speaker = bus.directory.appendingPathComponent("speaker.raw")
+        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+        devices.speaker("spk", outfile: speaker)
+        devices.microphone("mic", infile: bus.directory.appendingPathComponent("microphone.raw"))
+        try devices.write()
+        try await before?(bus, devices)
+        let service = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "spk", "--linger-seconds", "5"] + arguments,
+                                               bus: bus, busName: busName, environment: devices.environment)
+        defer { service.stop() }
+        let client = try await bus.connect()
+        defer { client.close() }
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body(AlertsFixture(bus: bus, service: service, client: client, speaker: speaker,
+                                                            devices: devices)))
+        } catch {
+            outcome = .failure(error)
+        }
+        client.close()
+        await service.shutdown()
+        await bus.shutdown()
+        return try outcome.get()
+    }
+
+    /// Subscribes to every alert's `Completed` (broadcast).
+    func completions(on connection: DBusConnection? = nil) async throws -> SignalSubscription {
+        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.alertInterface, member: "Completed"))
+    }
+
+    func present(_ alert: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                          member: "PresentAlert", [.vardict(alert)])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    func speak(_ chunks: [(String, String)], _ options: [String: DBusValue] = [:], on connection: DBusConnection? = nil) async throws -> ObjectPath {
+        let value = DBusValue.array(.structure([.string, .string]), chunks.map { .structure([.string($0.0), .string($0.1)]) })
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                          member: "Speak", [value, .vardict(options)])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    func call(_ member: String, path: ObjectPath, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws {
+        _ = try await (connection ?? client).call(destination: Self.busName, path: path, interface: Self.alertInterface,
+                                                  member: member, arguments)
+    }
+
+    func property(_ name: String, path: ObjectPath = path, interface: String? = nil) async throws -> DBusValue? {
+        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
+                              [.string(interface ?? (path == Self.path ? Self.busName : Self.alertInterface)), .string(name)])
+            .first?.variantValue
+    }
+
+    func setProperty(_ name: String, _ value: DBusValue) async throws {
+        _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+                                  member: "Set", [.string(Self.busName), .string(name), .variant(value)])
+    }
+
+    /// How an alert completed.
+    struct Completion {
+        var success: Bool
+        var resultCode: String
+        var info: [String: DBusValue]
+        var reason: String? { info["Reason"]?.stringValue }
+        var tryAgainMs: UInt32? { info["TryAgainTimeMs"]?.uint32Value }
+        var warnings: [String] { info["Warnings"]?.stringArrayValue ?? [] }
+    }
+
+    /// Waits for `path`'s `Completed`.
+    static func completion(of path: ObjectPath, in subscription: SignalSubscription, timeout: Duration = .seconds(20)) async throws -> Completion {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
+            guard signal.path == path else { continue }
+            let body = signal.body
+            return Completion(success: body[0].boolValue ?? false, resultCode: body[1].stringValue ?? "",
+                              info: body[2].stringKeyedValue ?? [:])
+        }
+        throw HarnessError("no Completed from \(path) within \(timeout)")
+    }
+
+    /// The speaker's samples so far (mono S16_LE).
+    func speakerSamples() throws -> [Int16] {
+        let data = (try? Data(contentsOf: speaker)) ?? Data()
+        return data.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self)) }
+    }
+}
+
+/// Whether the samples hold sound: RMS above a small floor.
+func isAudible(_ samples: ArraySlice<Int16>) -> Bool {
+    guard !samples.isEmpty else { return false }
+    let energy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+    return energy.squareRoot() > 200
+}
