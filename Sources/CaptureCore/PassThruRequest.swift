@@ -12,6 +12,9 @@ public struct PassThruRequest: Sendable, Equatable {
     public var displayText2 = ""
     public var chunkMs: UInt32 = 100
     public var endOnSilenceMs: UInt32 = 0
+    /// The pass-thru goes on when its owner leaves the bus (scripts whose client exits
+    /// right after the call); nobody receives its chunks then, but its result stays readable.
+    public var outliveOwner = false
 
     public init(samplingRate: UInt32, bitsPerSample: UInt32, maxDurationMs: UInt32) {
         self.samplingRate = samplingRate

@@ -73,16 +73,7 @@ final class PassThruSession: Sendable {
     /// Starts watching the owner, speaks the prompt if there is one, then records.
     func begin() {
         let owner = self.owner
-        watcher.withLock { task in
-            task = Task { [weak self] in
-                guard let self, let owners = try? await self.connection.watchNameOwner(owner) else { return }
-                for await current in owners where current == nil {
-                    self.logger.info("pass-thru \(self.id): its owner \(owner) left the bus")
-                    self.end(.ownerVanished)
-                    return
-                }
-            }
-        }
+        if !request.outliveOwner { watchOwner(owner) }
         guard !request.initialPrompt.isEmpty else {
             record()
             return
@@ -96,6 +87,20 @@ final class PassThruSession: Sendable {
             guard recording else { return }
             setProperty("State", .string(PassThru.Phase.recording.rawValue))
             record()
+        }
+    }
+
+    /// Ends the pass-thru with `owner-vanished` when its owner leaves the bus.
+    private func watchOwner(_ owner: String) {
+        watcher.withLock { task in
+            task = Task { [weak self] in
+                guard let self, let owners = try? await self.connection.watchNameOwner(owner) else { return }
+                for await current in owners where current == nil {
+                    self.logger.info("pass-thru \(self.id): its owner \(owner) left the bus")
+                    self.end(.ownerVanished)
+                    return
+                }
+            }
         }
     }
 

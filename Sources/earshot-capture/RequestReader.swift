@@ -20,6 +20,7 @@ enum RequestReader {
             request.displayText2 = try PassThruRules.displayText(try options.get("DisplayText2", .string) ?? "", field: "DisplayText2")
             request.chunkMs = try options.get("ChunkMs", .uint32(PassThruRules.chunkMs, unit: "ms")) ?? 100
             request.endOnSilenceMs = try options.get("EndOnSilenceMs", .uint32(PassThruRules.endOnSilenceMs, unit: "ms")) ?? 0
+            request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
             if let prompt = try options.get("InitialPrompt", .exactly(.array(.structure([.string, .string])))) {
                 let pairs = (prompt.arrayValue ?? []).compactMap { chunk -> (type: String, text: String)? in
                     guard case .structure(let fields) = chunk, fields.count == 2,

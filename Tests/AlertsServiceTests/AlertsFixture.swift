@@ -36,6 +36,9 @@ struct AlertsFixture {
             outcome = .success(try await body(AlertsFixture(bus: bus, service: service, client: client, speaker: speaker,
                                                             devices: devices)))
         } catch {
+            if !service.isRunning {
+                Issue.record("earshot-alerts exited (status \(await service.waitForExit(timeout: .zero).map(String.init) ?? "?")):\n\(service.logText.suffix(3000))")
+            }
             outcome = .failure(error)
         }
         client.close()

@@ -76,6 +76,40 @@ import Testing
         }
     }
 
+    @Test func aPassThruThatOutlivesItsOwnerRunsToItsEnd() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000), pace: "realtime") { capture in
+            let watcher = try await CaptureFixture.subscribe(capture.client)
+            let owner = try await capture.bus.connect()
+            let path = try await capture.perform(CaptureFixture.request(maxMs: 600, ["OutliveOwner": .boolean(true)]), on: owner)
+            owner.close()
+            let recording = try await CaptureFixture.collect(watcher, path: path, timeout: .seconds(5))
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
+            #expect(recording.info["FramesCaptured"] == .uint64(9600))
+        }
+    }
+
+    @Test func thePromptIsSpokenByTheAlertServiceBeforeRecording() async throws {
+        try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
+            let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "null"], bus: capture.bus,
+                                                  busName: "org.earshot.Alerts1")
+            defer { alerts.stop() }
+            let states = try await capture.client.subscribe(MatchRule(sender: CaptureFixture.busName,
+                                                                      interface: "org.freedesktop.DBus.Properties",
+                                                                      member: "PropertiesChanged"))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
+                "InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak after the tone")])]),
+            ]))
+            #expect(recording.resultCode == "SUCCESS" && recording.success && recording.reason == "timeout")
+            var seen: [String] = []
+            while let signal = await states.next(timeout: .milliseconds(300)) {
+                if let state = signal.body.dropFirst().first?.stringKeyedValue?["State"]?.stringValue { seen.append(state) }
+            }
+            #expect(seen.first == "recording" && seen.last == "finished", "State went \(seen)")
+            #expect(alerts.logText.contains("speech only, 1 audio chunk(s)"))
+            await alerts.shutdown()
+        }
+    }
+
     @Test func chunksReachOnlyTheOwner() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
             // A client listening to every signal on the bus (without eavesdropping).
