@@ -7,17 +7,19 @@ import EarshotService
 ///
 ///     swift run -c release earshot-bench dbus
 ///     swift build -c release --product earshot-capture && swift run -c release earshot-bench capture
+///     swift build -c release --product earshot-alerts && swift run -c release earshot-bench alerts
 @main
 struct EarshotBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-bench",
         abstract: "Earshot benchmarks.",
         discussion: """
-            Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark, and \
+            Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark, \
             `./deploy/earshot-dev bench capture` (which also builds earshot-capture in release \
-            mode) for the capture benchmark.
+            mode) for the capture benchmark, and `./deploy/earshot-dev bench alerts` (which also \
+            builds earshot-alerts in release mode) for the alerts benchmark.
             """,
-        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, ServeEchoCommand.self,
+        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, AlertsBenchmarkCommand.self, ServeEchoCommand.self,
                       CaptureLoopCommand.self])
 }
 
