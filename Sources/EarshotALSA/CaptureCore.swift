@@ -209,6 +209,12 @@ final class CaptureCore: @unchecked Sendable {
             }
             if stopping { return nil }
             if let fault { apply(fault) }
+            // Paced like a live microphone: a period is read once it has been "heard",
+            // not before.
+            if pacing == .realtime {
+                let due = clockStart + (delivered + UInt64(periodFrames)) * 1_000_000_000 / UInt64(format.sampleRate)
+                if waitUntilStopped(deadline: due) { return nil }
+            }
 
             // The PCM's descriptors (fetched each time: they may change across a recovery)
             // after the wake-up pipe.
@@ -271,10 +277,6 @@ final class CaptureCore: @unchecked Sendable {
                 delivered += UInt64(frames)
                 framesRead.add(UInt64(frames), ordering: .relaxed)
                 onData(Array(buffer[0 ..< frames * bytesPerFrame]), frames, now)
-                if pacing == .realtime {
-                    let due = clockStart + delivered * 1_000_000_000 / UInt64(format.sampleRate)
-                    if waitUntilStopped(deadline: due) { return nil }
-                }
                 continue
             }
             let outcome: Recovery

@@ -70,8 +70,9 @@ public enum CapturePacing: String, Sendable, CaseIterable {
     /// Trust the device's own timing. Sound cards deliver in real time; `file` and `null`
     /// PCMs deliver as fast as they are read.
     case device
-    /// Never deliver faster than real time: after each read the reading thread sleeps until
-    /// (frames delivered / rate) has elapsed on `CLOCK_MONOTONIC` since reading started.
-    /// Meant for non-real-time PCMs (`file`, `null`) that must behave like a live microphone.
+    /// Never deliver faster than real time: before each read the reading thread sleeps until
+    /// ((frames delivered + one period) / rate) has elapsed on `CLOCK_MONOTONIC` since
+    /// reading started, so a period arrives once it has been "heard", as from a live
+    /// microphone. Meant for non-real-time PCMs (`file`, `null`).
     case realtime
 }
