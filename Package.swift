@@ -33,10 +33,13 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
 
-        // ALSA access shared by the services: devices, formats, capture threads.
-        .target(name: "EarshotALSA", dependencies: ["CALSA"]),
+        // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
+        .target(name: "EarshotSync"),
+
+        // ALSA access shared by the services: devices, formats, capture and playback threads.
+        .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
-        .target(name: "EarshotVoice", dependencies: ["ContractCore", "CEspeakNG", "CSndFile", "CSampleRate"]),
+        .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFile", "CSampleRate"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
@@ -59,7 +62,7 @@ let package = Package(
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
-            "CDBus",
+            "CDBus", "EarshotSync",
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -92,11 +95,11 @@ let package = Package(
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
-        .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA"]),
+        .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA", "EarshotSync"]),
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
-        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",

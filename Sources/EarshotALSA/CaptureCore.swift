@@ -1,4 +1,5 @@
 import CALSA
+import EarshotSync
 import Glibc
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CEspeakNG
+import EarshotSync
 import Glibc
 
 /// Why speech could not be synthesized.
@@ -73,7 +74,7 @@ final class EspeakEngine: @unchecked Sendable {
     // `lock.withLock`, and libespeak-ng itself is only called there.
     static let shared = EspeakEngine()
 
-    private let lock = VoiceLock()
+    private let lock = ThreadLock()
     /// The rate `espeak_Initialize` returned; nil until it succeeded.
     private var sampleRate: Int?
     /// The voice last selected with `espeak_SetVoiceByName`.

@@ -1,3 +1,4 @@
+import EarshotSync
 import Glibc
 import Testing
 @testable import EarshotALSA
@@ -57,7 +58,7 @@ struct StopTests {
         let recorder = CaptureRecorder(bytesPerFrame: 2)
         recorder.start(stream)
         #expect(await eventually { recorder.callbacks >= 2 })
-        let endsSeen = LockedValue<[Int]>([])
+        let endsSeen = Locked<[Int]>([])
         await withTaskGroup(of: Void.self) { group in
             for _ in 0 ..< 4 {
                 group.addTask {
@@ -86,7 +87,7 @@ struct StopTests {
 
     @Test func stopFromInsideOnEndDoesNotDeadlock() async throws {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
-        let ends = LockedValue(0)
+        let ends = Locked(0)
         stream.start(onData: { _, _, _ in stream.stop() },
                      onEnd: { _ in
                          stream.stop()
@@ -123,8 +124,8 @@ struct StopTests {
     }
 
     @Test func releasingARunningStreamStopsIt() async throws {
-        let ends = LockedValue<[ALSAError?]>([])
-        let callbacks = LockedValue(0)
+        let ends = Locked<[ALSAError?]>([])
+        let callbacks = Locked(0)
         do {
             let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .realtime)
             // The callbacks do not hold the stream, so dropping it here runs deinit.

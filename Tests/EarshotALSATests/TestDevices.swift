@@ -1,3 +1,4 @@
+import EarshotSync
 import Glibc
 @testable import EarshotALSA
 
@@ -132,7 +133,7 @@ final class CaptureRecorder: Sendable {
         var stopRequested = false
     }
 
-    private let state = LockedValue(Snapshot())
+    private let state = Locked(Snapshot())
     private let bytesPerFrame: Int
     /// When set, `onData` calls `stop()` on the stream once this many frames have arrived.
     private let stopAfterFrames: Int?

@@ -1,4 +1,5 @@
 @testable import EarshotALSA
+import EarshotSync
 import Glibc
 import Testing
 
@@ -173,7 +174,7 @@ final class PlaybackRecorder: Sendable {
         var ends: [PlaybackError?] = []
     }
 
-    private let lock = LockedValue(Snapshot())
+    private let lock = Locked(Snapshot())
 
     var snapshot: Snapshot { lock.withLock { $0 } }
 
