@@ -1,11 +1,31 @@
 import CALSA
 import Glibc
 
-/// Why an ALSA capture device could not be opened or stopped delivering.
-public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Which way a PCM's audio goes, for the words of its errors.
+public protocol ALSADirection: Sendable {
+    /// "capture" or "playback".
+    static var noun: String { get }
+    /// "capture" or "play".
+    static var verb: String { get }
+}
+
+/// Audio coming in from a capture PCM.
+public enum ALSACapture: ALSADirection {
+    public static let noun = "capture"
+    public static let verb = "capture"
+}
+
+/// Audio going out to a playback PCM.
+public enum ALSAPlayback: ALSADirection {
+    public static let noun = "playback"
+    public static let verb = "play"
+}
+
+/// Why an ALSA device could not be opened, or stopped delivering or playing.
+public enum ALSAStreamError<Direction: ALSADirection>: Error, Sendable, Equatable, CustomStringConvertible {
     /// `snd_pcm_open` failed, e.g. the PCM name is unknown or the device is busy.
     case cannotOpen(device: String, message: String)
-    /// The device cannot capture with the requested rate, width or channel count exactly.
+    /// The device cannot work with the requested rate, width or channel count exactly.
     case unsupported(device: String, message: String)
     /// The device went away (`-ENODEV`, `SND_PCM_STATE_DISCONNECTED`, or `-EBADFD` / `-EIO`
     /// that does not recover).
@@ -25,16 +45,21 @@ public enum ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotOpen(let device, let message):
-            "cannot open ALSA device '\(device)' for capture: \(message)"
+            "cannot open ALSA device '\(device)' for \(Direction.noun): \(message)"
         case .unsupported(let device, let message):
-            "ALSA device '\(device)' cannot capture as requested: \(message)"
+            "ALSA device '\(device)' cannot \(Direction.verb) as requested: \(message)"
         case .deviceGone(let device, let message):
             "ALSA device '\(device)' is gone: \(message)"
         case .io(let device, let code, let message):
-            "ALSA capture on '\(device)' failed (error \(code)): \(message)"
+            "ALSA \(Direction.noun) on '\(device)' failed (error \(code)): \(message)"
         }
     }
 }
+
+/// Errors of capture PCMs.
+public typealias ALSAError = ALSAStreamError<ALSACapture>
+/// Errors of playback PCMs.
+public typealias PlaybackError = ALSAStreamError<ALSAPlayback>
 
 /// libasound's text for a negative error code (`snd_strerror`).
 func alsaMessage(_ code: Int32) -> String {

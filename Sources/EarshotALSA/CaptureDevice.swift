@@ -45,21 +45,11 @@ public enum CaptureDevice {
     /// Opens `device` for capture in non-blocking mode; a failure is `.cannotOpen` quoting
     /// libasound's own messages.
     static func openCapture(_ device: String) throws(ALSAError) -> OpaquePointer {
-        var handle: OpaquePointer?
-        let (result, details) = ALSADiagnostics.collecting {
-            snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
-        }
-        guard result >= 0, let handle else {
-            throw .cannotOpen(device: device, message: ALSADiagnostics.message(result, details: details))
-        }
-        return handle
+        try PCMSetup<ALSACapture>.open(device, stream: SND_PCM_STREAM_CAPTURE)
     }
 
-    /// An error while configuring an open PCM: `.deviceGone` for `-ENODEV`, else `.unsupported`.
     static func setupError(device: String, code: Int32, details: [String], what: String) -> ALSAError {
-        let message = what + ": " + ALSADiagnostics.message(code, details: details)
-        if code == -ENODEV { return .deviceGone(device: device, message: message) }
-        return .unsupported(device: device, message: message)
+        PCMSetup<ALSACapture>.setupError(device: device, code: code, details: details, what: what)
     }
 }
 

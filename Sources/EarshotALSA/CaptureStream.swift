@@ -34,7 +34,7 @@ public final class CaptureStream: Sendable {
         }
         let wake: (read: Int32, write: Int32)
         do {
-            wake = try WakePipe.make(device: device)
+            wake = try PCMSetup<ALSACapture>.wakePipe(device: device)
         } catch {
             snd_pcm_close(pcm)
             throw error
@@ -198,21 +198,5 @@ public final class CaptureStream: Sendable {
             throw CaptureDevice.setupError(device: device, code: result, details: [],
                                            what: "cannot apply the software parameters")
         }
-    }
-}
-
-/// The non-blocking, close-on-exec pipe that wakes the reading thread.
-enum WakePipe {
-    static func make(device: String) throws(ALSAError) -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
-            let code = errno
-            throw .io(device: device, code: -code, message: "cannot create the wake-up pipe: " + alsaMessage(-code))
-        }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        return (fds[0], fds[1])
     }
 }

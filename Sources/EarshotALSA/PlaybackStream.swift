@@ -49,12 +49,12 @@ public final class PlaybackStream: Sendable {
         guard format.sampleRate > 0 else { throw .unsupported(device: device, message: "sample rate 0 Hz is not supported") }
         guard bufferMilliseconds > 0 else { throw .unsupported(device: device, message: "a buffer of 0 ms is not supported") }
 
-        let pcm = try Self.open(device)
+        let pcm: OpaquePointer = try PCMSetup<ALSAPlayback>.open(device, stream: SND_PCM_STREAM_PLAYBACK)
         let granted: (period: UInt32, buffer: UInt32)
         let wake: (read: Int32, write: Int32)
         do {
             granted = try Self.configure(pcm, device: device, format: format, bufferMilliseconds: bufferMilliseconds)
-            wake = try Self.makeWakePipe(device: device)
+            wake = try PCMSetup<ALSAPlayback>.wakePipe(device: device)
         } catch {
             snd_pcm_close(pcm)
             throw error
@@ -120,17 +120,6 @@ public final class PlaybackStream: Sendable {
 
     // MARK: - Opening
 
-    private static func open(_ device: String) throws(PlaybackError) -> OpaquePointer {
-        var handle: OpaquePointer?
-        let (result, details) = ALSADiagnostics.collecting {
-            snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
-        }
-        guard result >= 0, let handle else {
-            throw .cannotOpen(device: device, message: ALSADiagnostics.message(result, details: details))
-        }
-        return handle
-    }
-
     private static func configure(
         _ pcm: OpaquePointer, device: String, format: PCMFormat, bufferMilliseconds: UInt32
     ) throws(PlaybackError) -> (period: UInt32, buffer: UInt32) {
@@ -140,10 +129,8 @@ public final class PlaybackStream: Sendable {
                                format.channels, format.sampleRate, resample, bufferMilliseconds * 1000)
         }
         if result < 0 {
-            let message = "S16_LE, \(format.channels) channel(s), \(format.sampleRate) Hz: "
-                + ALSADiagnostics.message(result, details: details)
-            if result == -ENODEV { throw .deviceGone(device: device, message: message) }
-            throw .unsupported(device: device, message: message)
+            throw PCMSetup<ALSAPlayback>.setupError(device: device, code: result, details: details,
+                                      what: "S16_LE, \(format.channels) channel(s), \(format.sampleRate) Hz")
         }
         var buffer: snd_pcm_uframes_t = 0
         var period: snd_pcm_uframes_t = 0
@@ -165,14 +152,5 @@ public final class PlaybackStream: Sendable {
             throw .unsupported(device: device, message: "cannot apply the software parameters: " + alsaMessage(applied))
         }
         return (UInt32(clamping: period), UInt32(clamping: buffer))
-    }
-
-    private static func makeWakePipe(device: String) throws(PlaybackError) -> (read: Int32, write: Int32) {
-        do {
-            return try WakePipe.make(device: device)
-        } catch {
-            if case .io(_, let code, let message) = error { throw .io(device: device, code: code, message: message) }
-            throw .io(device: device, code: -EIO, message: error.description)
-        }
     }
 }
