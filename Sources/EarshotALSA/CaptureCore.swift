@@ -14,156 +14,53 @@ enum InjectedFault: Sendable {
     case hardwareFree
 }
 
-/// The state a `CaptureStream` shares with its reading thread.
+/// The state a `CaptureStream` shares with its reading thread (a `PCMThread`).
 final class CaptureCore: @unchecked Sendable {
-    // @unchecked Sendable: `pcm` is used by the opening thread until `start` (which hands it
-    // to the reading thread under `lock`), then only by the reading thread, which closes it;
-    // if the stream never started, `stop` closes it under `lock`. The wake-up descriptors
-    // are plain integers, closed in deinit. Everything else mutable is guarded by `lock` or
-    // atomic.
+    // @unchecked Sendable: the PCM belongs to `thread` (see PCMThread); `pendingFault` is
+    // guarded by `thread.lock`; everything else is immutable or atomic.
     let device: String
     let format: PCMFormat
     let periodFrames: Int
     let bufferFrames: Int
     let pacing: CapturePacing
-    private let pcm: OpaquePointer
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let thread: PCMThread<ALSACapture>
+    private var pcm: OpaquePointer { thread.pcm }
 
     let recoveries = Atomic<Int>(0)
     let framesRead = Atomic<UInt64>(0)
 
-    private enum Phase {
-        /// Opened and configured, not started.
-        case ready
-        /// The reading thread owns the PCM.
-        case running
-        /// The PCM is closed (and `onEnd` was called, if the stream was started).
-        case finished
-    }
-
-    private let lock = ThreadLock()
-    // Guarded by `lock`:
-    private var phase = Phase.ready
-    private var stopRequested = false
-    private var readerThread: pthread_t?
+    // Guarded by `thread.lock`:
     private var pendingFault: InjectedFault?
 
-    init(pcm: OpaquePointer, device: String, format: PCMFormat, periodFrames: Int, bufferFrames: Int,
-         pacing: CapturePacing, wakeRead: Int32, wakeWrite: Int32) {
-        self.pcm = pcm
-        self.device = device
+    init(thread: PCMThread<ALSACapture>, format: PCMFormat, periodFrames: Int, bufferFrames: Int, pacing: CapturePacing) {
+        self.thread = thread
+        device = thread.device
         self.format = format
         self.periodFrames = max(1, periodFrames)
         self.bufferFrames = max(1, bufferFrames)
         self.pacing = pacing
-        self.wakeRead = wakeRead
-        self.wakeWrite = wakeWrite
-    }
-
-    deinit {
-        // Only reached once neither the stream nor the reading thread holds the core, so the
-        // PCM is closed already unless the stream was never started nor stopped.
-        if phase != .finished { snd_pcm_close(pcm) }
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     // MARK: - Control (any thread)
 
     func start(onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
                onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        enum Outcome { case started, ignored, endedAlready, failed(ALSAError) }
-        let outcome: Outcome = lock.withLock {
-            switch phase {
-            case .running: return .ignored
-            case .finished: return .endedAlready
-            case .ready: break
-            }
-            let context = Unmanaged.passRetained(ReaderContext(core: self, onData: onData, onEnd: onEnd))
-            var attributes = pthread_attr_t()
-            pthread_attr_init(&attributes)
-            pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-            defer { pthread_attr_destroy(&attributes) }
-            var thread = pthread_t()
-            let result = pthread_create(&thread, &attributes, { argument in
-                let context = Unmanaged<ReaderContext>.fromOpaque(argument!).takeRetainedValue()
-                context.core.runReader(onData: context.onData, onEnd: context.onEnd)
-                return nil
-            }, context.toOpaque())
-            guard result == 0 else {
-                context.release()
-                snd_pcm_close(pcm)
-                phase = .finished
-                return .failed(.io(device: device, code: -result,
-                                   message: "cannot start the reading thread: " + alsaMessage(-result)))
-            }
-            readerThread = thread
-            phase = .running
-            return .started
-        }
-        switch outcome {
-        case .started, .ignored: break
-        case .endedAlready: onEnd(nil)
-        case .failed(let error): onEnd(error)
-        }
+        thread.start({ [self] in readLoop(onData: onData) }, onEnd: onEnd)
     }
 
     func stop() {
-        lock.withLock {
-            stopRequested = true
-            switch phase {
-            case .finished:
-                return
-            case .ready:
-                snd_pcm_close(pcm)
-                phase = .finished
-            case .running:
-                wake()
-                if let readerThread, pthread_equal(readerThread, pthread_self()) != 0 { return }
-                lock.waitLocked { phase == .finished }
-            }
-        }
+        thread.stop()
     }
 
     /// Makes the reading thread apply `fault` before its next poll (tests only).
     func inject(_ fault: InjectedFault) {
-        lock.withLock {
+        thread.lock.withLock {
             pendingFault = fault
-            if phase == .running { wake() }
+            thread.wakeLocked()
         }
-    }
-
-    private func wake() {
-        var byte: UInt8 = 1
-        // A full pipe already holds a wake-up, so a failed write loses nothing.
-        _ = write(wakeWrite, &byte, 1)
     }
 
     // MARK: - Reading thread
-
-    private final class ReaderContext {
-        let core: CaptureCore
-        let onData: @Sendable ([UInt8], Int, UInt64) -> Void
-        let onEnd: @Sendable (ALSAError?) -> Void
-        init(core: CaptureCore, onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
-             onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-            self.core = core
-            self.onData = onData
-            self.onEnd = onEnd
-        }
-    }
-
-    private func runReader(onData: @Sendable ([UInt8], Int, UInt64) -> Void,
-                           onEnd: @Sendable (ALSAError?) -> Void) {
-        let error = readLoop(onData: onData)
-        snd_pcm_close(pcm)
-        onEnd(error)
-        lock.withLock {
-            phase = .finished
-            lock.broadcastLocked()
-        }
-    }
 
     /// What happened to an attempt at recovering from an error.
     private enum Recovery {
@@ -204,9 +101,9 @@ final class CaptureCore: @unchecked Sendable {
         var delivered: UInt64 = 0
 
         while true {
-            let (stopping, fault) = lock.withLock { () -> (Bool, InjectedFault?) in
+            let (stopping, fault) = thread.lock.withLock { () -> (Bool, InjectedFault?) in
                 defer { pendingFault = nil }
-                return (stopRequested, pendingFault)
+                return (thread.stopRequestedLocked, pendingFault)
             }
             if stopping { return nil }
             if let fault { apply(fault) }
@@ -217,53 +114,19 @@ final class CaptureCore: @unchecked Sendable {
                 if waitUntilStopped(deadline: due) { return nil }
             }
 
-            // The PCM's descriptors (fetched each time: they may change across a recovery)
-            // after the wake-up pipe.
-            let count = snd_pcm_poll_descriptors_count(pcm)
-            if count < 0 {
-                switch afterFailure(count, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
-                case .goOn: continue
-                case .finish(let error): return error
-                }
-            }
-            if pollDescriptors.count != Int(count) + 1 {
-                pollDescriptors = [pollfd](repeating: pollfd(), count: Int(count) + 1)
-            }
-            pollDescriptors[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            let filled = pollDescriptors.withUnsafeMutableBufferPointer { descriptors in
-                snd_pcm_poll_descriptors(pcm, descriptors.baseAddress! + 1, UInt32(count))
-            }
-            if filled < 0 {
-                switch afterFailure(filled, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
-                case .goOn: continue
-                case .finish(let error): return error
-                }
-            }
-            let ready = poll(&pollDescriptors, nfds_t(filled + 1), pollTimeoutMilliseconds)
-            if ready < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                return .io(device: device, code: -code, message: "poll failed: " + alsaMessage(-code))
-            }
-            if pollDescriptors[0].revents != 0 {
-                drainWake()
+            let events: UInt16
+            switch thread.poll(&pollDescriptors, timeoutMilliseconds: pollTimeoutMilliseconds) {
+            case .ready(let ready):
+                events = ready
+            case .again:
                 continue
-            }
-            if ready == 0 {
-                if snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED {
-                    return .deviceGone(device: device, message: "the device is disconnected")
-                }
-                continue
-            }
-            var events: UInt16 = 0
-            let translated = pollDescriptors.withUnsafeMutableBufferPointer { descriptors in
-                snd_pcm_poll_descriptors_revents(pcm, descriptors.baseAddress! + 1, UInt32(filled), &events)
-            }
-            if translated < 0 {
-                switch afterFailure(translated, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
+            case .failed(let code):
+                switch afterFailure(code, preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds) {
                 case .goOn: continue
                 case .finish(let error): return error
                 }
+            case .ended(let error):
+                return error
             }
             if Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) == 0 { continue }
 
@@ -382,11 +245,7 @@ final class CaptureCore: @unchecked Sendable {
 
     /// The error for a recovery step that failed with `result`.
     private func failedRecovery(from code: Int32, _ result: Int32) -> ALSAError {
-        let message = "recovering from \"\(alsaMessage(code))\" failed: \(alsaMessage(result))"
-        switch classify(errorCode: result, state: snd_pcm_state(pcm)) {
-        case .deviceGone, .prepareOrGone: return .deviceGone(device: device, message: message)
-        default: return .io(device: device, code: result, message: message)
-        }
+        thread.failure(result, what: "recovering from \"\(alsaMessage(code))\" failed")
     }
 
     private func apply(_ fault: InjectedFault) {
@@ -400,22 +259,8 @@ final class CaptureCore: @unchecked Sendable {
         waitUntilStopped(deadline: monotonicNanoseconds() + max(1_000_000, periodNanoseconds / 4))
     }
 
-    /// Sleeps until `deadline` (CLOCK_MONOTONIC ns) unless `stop()` is requested first;
-    /// returns whether it was.
     private func waitUntilStopped(deadline: UInt64) -> Bool {
-        while true {
-            if lock.withLock({ stopRequested }) { return true }
-            let now = monotonicNanoseconds()
-            if now >= deadline { return false }
-            let milliseconds = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-            var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, milliseconds) > 0 { drainWake() }
-        }
-    }
-
-    private func drainWake() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &bytes, bytes.count) > 0 {}
+        thread.waitUntilStopped(deadline: deadline)
     }
 
     private func stateName(_ state: snd_pcm_state_t) -> String {

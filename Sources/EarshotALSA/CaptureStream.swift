@@ -32,9 +32,9 @@ public final class CaptureStream: Sendable {
             snd_pcm_close(pcm)
             throw error
         }
-        let wake: (read: Int32, write: Int32)
+        let thread: PCMThread<ALSACapture>
         do {
-            wake = try PCMSetup<ALSACapture>.wakePipe(device: device)
+            thread = try PCMThread(pcm: pcm, device: device)
         } catch {
             snd_pcm_close(pcm)
             throw error
@@ -44,9 +44,8 @@ public final class CaptureStream: Sendable {
         self.pacing = pacing
         self.grantedPeriodFrames = granted.period
         self.grantedBufferFrames = granted.buffer
-        self.core = CaptureCore(pcm: pcm, device: device, format: format,
-                                periodFrames: Int(granted.period), bufferFrames: Int(granted.buffer),
-                                pacing: pacing, wakeRead: wake.read, wakeWrite: wake.write)
+        self.core = CaptureCore(thread: thread, format: format, periodFrames: Int(granted.period),
+                                bufferFrames: Int(granted.buffer), pacing: pacing)
     }
 
     deinit {

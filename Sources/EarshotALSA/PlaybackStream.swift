@@ -51,10 +51,10 @@ public final class PlaybackStream: Sendable {
 
         let pcm: OpaquePointer = try PCMSetup<ALSAPlayback>.open(device, stream: SND_PCM_STREAM_PLAYBACK)
         let granted: (period: UInt32, buffer: UInt32)
-        let wake: (read: Int32, write: Int32)
+        let thread: PCMThread<ALSAPlayback>
         do {
             granted = try Self.configure(pcm, device: device, format: format, bufferMilliseconds: bufferMilliseconds)
-            wake = try PCMSetup<ALSAPlayback>.wakePipe(device: device)
+            thread = try PCMThread(pcm: pcm, device: device)
         } catch {
             snd_pcm_close(pcm)
             throw error
@@ -64,9 +64,8 @@ public final class PlaybackStream: Sendable {
         self.pacing = pacing
         grantedPeriodFrames = granted.period
         grantedBufferFrames = granted.buffer
-        core = PlaybackCore(pcm: pcm, device: device, format: format,
-                            periodFrames: Int(granted.period), bufferFrames: Int(granted.buffer),
-                            pacing: pacing, wakeRead: wake.read, wakeWrite: wake.write)
+        core = PlaybackCore(thread: thread, format: format, periodFrames: Int(granted.period),
+                            bufferFrames: Int(granted.buffer), pacing: pacing)
     }
 
     deinit {
