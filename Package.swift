@@ -68,7 +68,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "EarshotDBus",
+            "ContractCore", "EarshotDBus",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -79,10 +79,6 @@ public enum PassThruRules {
 
     /// `InitialPrompt` entries, each checked as a speech chunk.
     public static func initialPrompt(_ pairs: [(type: String, text: String)]) throws(RuleViolation) -> [SpeechChunk] {
-        var chunks: [SpeechChunk] = []
-        for (index, pair) in pairs.enumerated() {
-            chunks.append(try SpeechChunk.parse(type: pair.type, text: pair.text, field: "InitialPrompt[\(index)]"))
-        }
-        return chunks
+        try SpeechChunk.parseAll(pairs, field: "InitialPrompt")
     }
 }

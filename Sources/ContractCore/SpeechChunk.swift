@@ -42,4 +42,13 @@ public struct SpeechChunk: Sendable, Equatable {
         }
         return SpeechChunk(kind: kind, text: text)
     }
+
+    /// Builds every chunk of a list, naming each by its place (`field[i]`) in errors.
+    public static func parseAll(_ pairs: [(type: String, text: String)], field: String) throws(RuleViolation) -> [SpeechChunk] {
+        var chunks: [SpeechChunk] = []
+        for (index, pair) in pairs.enumerated() {
+            chunks.append(try parse(type: pair.type, text: pair.text, field: "\(field)[\(index)]"))
+        }
+        return chunks
+    }
 }

@@ -1,6 +1,7 @@
 import AlertsCore
 import ContractCore
 import EarshotDBus
+import EarshotService
 
 /// Reads `PresentAlert`'s `a{sv}` and `Speak`'s arguments into a validated request:
 /// wrong types and unknown keys are InvalidArgs, broken rules InvalidData.
@@ -10,7 +11,7 @@ enum AlertReader {
     static func alert(_ value: DBusValue) throws(DBusError) -> AlertRequest {
         var options = try OptionReader(value, errorName: invalidData)
         var request = AlertRequest()
-        try checked {
+        try DBusError.readingRequest {
             request.text = try options.get("Text", .string) ?? ""
             request.secondaryText = try options.get("SecondaryText", .string) ?? ""
             request.tertiaryText = try options.get("TertiaryText", .string) ?? ""
@@ -38,7 +39,7 @@ enum AlertReader {
         var options = try OptionReader(optionsValue, errorName: invalidData)
         var request = AlertRequest()
         request.speechOnly = true
-        try checked {
+        try DBusError.readingRequest {
             request.audio = try chunks(value, field: "chunks")
             request.playTone = try options.get("PlayTone", .bool) ?? false
             request.priority = try priority(&options)
@@ -55,14 +56,7 @@ enum AlertReader {
     }
 
     private static func chunks(_ value: DBusValue, field: String) throws -> [SpeechChunk] {
-        guard case .array(_, let elements) = value else { throw DBusError.invalidArgs("\(field): wanted a(ss)") }
-        return try elements.enumerated().map { index, element in
-            guard case .structure(let fields) = element, fields.count == 2,
-                  let type = fields[0].stringValue, let text = fields[1].stringValue else {
-                throw DBusError.invalidArgs("\(field)[\(index)]: wanted (ss)")
-            }
-            return try SpeechChunk.parse(type: type, text: text, field: "\(field)[\(index)]")
-        }
+        try SpeechChunk.parseAll(try value.speechPairs(field: field), field: field)
     }
 
     private static func softButton(_ reader: OptionReader, field: String) throws -> SoftButton {
@@ -76,18 +70,5 @@ enum AlertReader {
             .flatMap(SoftButton.SystemAction.init(rawValue:)) ?? .defaultAction
         try options.finish()
         return try SoftButton(id: id, text: text, image: image, kind: kind, highlighted: highlighted, systemAction: action, field: field)
-    }
-
-    /// Runs `body`, turning rule violations into their named D-Bus errors.
-    private static func checked(_ body: () throws -> Void) throws(DBusError) {
-        do {
-            try body()
-        } catch let violation as RuleViolation {
-            throw DBusError.earshot(violation.errorName, violation.message)
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw DBusError.failed(String(describing: error))
-        }
     }
 }

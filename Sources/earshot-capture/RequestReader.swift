@@ -1,6 +1,7 @@
 import CaptureCore
 import ContractCore
 import EarshotDBus
+import EarshotService
 import Foundation
 
 /// Reads a PerformAudioPassThru `a{sv}` into a validated request, with the contract's
@@ -9,7 +10,7 @@ import Foundation
 enum RequestReader {
     static func read(_ value: DBusValue) throws(DBusError) -> PassThruRequest {
         var options = try OptionReader(value, errorName: DBusError.earshotPrefix + "InvalidData")
-        do {
+        return try DBusError.readingRequest {
             let rate = try options.require("SamplingRate", numberOrName(PassThruRules.samplingRate, PassThruRules.samplingRate(named:)))
             let bits = try options.require("BitsPerSample", numberOrName(PassThruRules.bitsPerSample, PassThruRules.bitsPerSample(named:)))
             _ = try PassThruRules.audioType(try options.require("AudioType", .string))
@@ -22,12 +23,7 @@ enum RequestReader {
             request.endOnSilenceMs = try options.get("EndOnSilenceMs", .uint32(PassThruRules.endOnSilenceMs, unit: "ms")) ?? 0
             request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
             if let prompt = try options.get("InitialPrompt", .exactly(.array(.structure([.string, .string])))) {
-                let pairs = (prompt.arrayValue ?? []).compactMap { chunk -> (type: String, text: String)? in
-                    guard case .structure(let fields) = chunk, fields.count == 2,
-                          let type = fields[0].stringValue, let text = fields[1].stringValue else { return nil }
-                    return (type, text)
-                }
-                request.initialPrompt = try PassThruRules.initialPrompt(pairs)
+                request.initialPrompt = try PassThruRules.initialPrompt(try prompt.speechPairs(field: "InitialPrompt"))
             }
             try options.finish()
             for (index, chunk) in request.initialPrompt.enumerated() where chunk.kind == .file {
@@ -36,12 +32,6 @@ enum RequestReader {
                 }
             }
             return request
-        } catch let violation as RuleViolation {
-            throw DBusError.earshot(violation.errorName, violation.message)
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw DBusError.failed(String(describing: error))
         }
     }
 
@@ -57,7 +47,7 @@ enum RequestReader {
                 }
                 return .value(try number(narrow))
             } catch {
-                return .failure(DBusError.earshot(error.errorName, error.message))
+                return .failure(DBusError(error))
             }
         }
     }
