@@ -22,33 +22,39 @@ final class AlertVoice: AlertAudioOutput {
         renderer = try AlertAudioRenderer(sampleRate: Int(sampleRate))
     }
 
+    /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
+    /// thread (the caller holds the service's lock).
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, logger: Logger,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
-        let stream: PlaybackStream
-        do {
-            stream = try PlaybackStream(device: device, format: PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
-                                        pacing: pacing)
-        } catch {
-            logger.error("alert \(id): cannot play on \(device): \(error)")
-            playback.warn("audio: cannot play on \(device): \(error)")
-            rendering.async { playback.end() }
-            return playback
-        }
-        playback.attach(stream)
-        stream.start(onFirstFrame: { writtenUs in
-            let latency = Double(writtenUs &- presentedUs) / 1000
-            logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
-        }, onEnd: { error in
-            if let error {
-                logger.error("alert \(id): playback failed: \(error)")
-                playback.warn("audio: playback failed: \(error)")
-            }
-            playback.end()
-        })
-        let renderer = self.renderer
+        let (device, format, pacing, renderer) = (device, PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
+                                                  pacing, renderer)
         rendering.async {
+            guard !playback.isStopped else { return }
+            let stream: PlaybackStream
+            do {
+                stream = try PlaybackStream(device: device, format: format, pacing: pacing)
+            } catch {
+                logger.error("alert \(id): cannot play on \(device): \(error)")
+                playback.warn("audio: cannot play on \(device): \(error)")
+                playback.end()
+                return
+            }
+            guard playback.attach(stream) else {
+                stream.stop()
+                return
+            }
+            stream.start(onFirstFrame: { writtenUs in
+                let latency = Double(writtenUs &- presentedUs) / 1000
+                logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
+            }, onEnd: { error in
+                if let error {
+                    logger.error("alert \(id): playback failed: \(error)")
+                    playback.warn("audio: playback failed: \(error)")
+                }
+                playback.end()
+            })
             for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
                 guard !playback.isStopped else { return }
                 do {
@@ -82,8 +88,13 @@ final class VoicePlayback: AlertPlayback {
 
     var isStopped: Bool { state.withLock { $0.stopped } }
 
-    func attach(_ stream: PlaybackStream) {
-        state.withLock { $0.stream = stream }
+    /// Hands over the stream to stop; false (and not kept) when already stopped.
+    func attach(_ stream: PlaybackStream) -> Bool {
+        state.withLock { s in
+            guard !s.stopped else { return false }
+            s.stream = stream
+            return true
+        }
     }
 
     func warn(_ warning: String) {
