@@ -12,14 +12,8 @@ struct Figures: Encodable, Sendable {
     init(_ values: [Double]) {
         let sorted = values.sorted()
         samples = sorted.count
-        /// Nearest-rank percentile, as in `LatencySummary`.
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return .nan }
-            let rank = Int((p * Double(sorted.count)).rounded(.up))
-            return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
-        }
-        p50 = percentile(0.50)
-        p99 = percentile(0.99)
+        p50 = nearestRank(sorted, 0.50) ?? .nan
+        p99 = nearestRank(sorted, 0.99) ?? .nan
         mean = sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count)
         min = sorted.first ?? .nan
         max = sorted.last ?? .nan
@@ -78,7 +72,7 @@ struct FirstFrameResult: Encodable, Sendable {
     var ratio: Double { firstFrame.p50 / espeak.p50 }
 }
 
-struct AlertsBenchmarkResults: Encodable, Sendable {
+struct AlertsBenchmarkResults: BenchmarkReport, Sendable {
     static let firstFrameGoalMilliseconds = 150.0
 
     let processors: Int

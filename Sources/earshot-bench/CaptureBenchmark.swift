@@ -48,32 +48,8 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let benchmark = CaptureBenchmark(seconds: seconds, cpuConfiguration: cpuConfiguration)
-        let task = Task { try await benchmark.run() }
-        // Ctrl-C or SIGTERM cancels the run, which then tears everything down.
-        let signals = [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                progress("signal \(number): stopping and tearing down")
-                task.cancel()
-            }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
-        let results: CaptureBenchmarkResults
-        do {
-            results = try await task.value
-        } catch is CancellationError {
-            throw BenchmarkError("interrupted; the bus, the services, arecord and the temporary files are gone")
-        }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
-        } else {
-            print(results.table())
-        }
+        let results = try await runInterruptibly(interrupted: "the bus, the services, arecord and the temporary files are gone") { try await benchmark.run() }
+        try results.print(json: json)
     }
 }
 

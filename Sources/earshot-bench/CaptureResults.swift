@@ -90,7 +90,7 @@ struct ChunkLatencyResult: Encodable, Sendable {
     }
 }
 
-struct CaptureBenchmarkResults: Encodable, Sendable {
+struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
     static let latencyGoalMilliseconds = 2.0
     static let cpuRatioGoal = 1.5
 

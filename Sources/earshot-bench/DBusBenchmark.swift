@@ -54,14 +54,7 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
     func run() async throws {
         let plan = BenchmarkPlan(scale: iterationsScale, rounds: rounds, warmup: warmup,
                                  signalCount: signalCount, signalSize: signalSize, signalRounds: signalRounds)
-        let results = try await DBusBenchmark(plan: plan).run()
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
-        } else {
-            print(results.table())
-        }
+        try await DBusBenchmark(plan: plan).run().print(json: json)
     }
 }
 

@@ -12,14 +12,8 @@ struct LatencySummary: Encodable {
         let sorted = nanoseconds.sorted()
         samples = sorted.count
         func us(_ ns: UInt64) -> Double { Double(ns) / 1000 }
-        /// Nearest-rank percentile.
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return .nan }
-            let rank = Int((p * Double(sorted.count)).rounded(.up))
-            return us(sorted[min(max(rank, 1), sorted.count) - 1])
-        }
-        p50Microseconds = percentile(0.50)
-        p99Microseconds = percentile(0.99)
+        p50Microseconds = nearestRank(sorted, 0.50).map(us) ?? .nan
+        p99Microseconds = nearestRank(sorted, 0.99).map(us) ?? .nan
         minMicroseconds = sorted.first.map(us) ?? .nan
         maxMicroseconds = sorted.last.map(us) ?? .nan
     }
@@ -67,7 +61,7 @@ struct SignalResult: Encodable {
     var ratio: Double { swift.signalsPerSecond / c.signalsPerSecond }
 }
 
-struct BenchmarkResults: Encodable {
+struct BenchmarkResults: BenchmarkReport {
     static let roundTripGoal = 1.25
     static let signalGoal = 0.8
 
