@@ -119,24 +119,11 @@ struct AlertsBenchmark: Sendable {
     static let outputRate: UInt32 = 22050
 
     func run() async throws -> AlertsBenchmarkResults {
-        let service = ServiceProcess.productsDirectory.appendingPathComponent("earshot-alerts").path
-        guard FileManager.default.isExecutableFile(atPath: service) else {
-            throw BenchmarkError("\(service) is not built: run `swift build -c release --product earshot-alerts` first")
-        }
+        let service = try builtService("earshot-alerts")
         guard FileManager.default.isExecutableFile(atPath: Self.espeak) else {
             throw BenchmarkError("\(Self.espeak) is missing: install espeak-ng")
         }
-        progress("starting a private dbus-daemon")
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }  // the last resort; the normal ends shut it down below
-        do {
-            let results = try await measure(service: service, bus: bus)
-            await bus.shutdown()
-            return results
-        } catch {
-            await bus.shutdown()
-            throw error
-        }
+        return try await withPrivateBus { bus in try await measure(service: service, bus: bus) }
     }
 
     private func measure(service path: String, bus: PrivateBus) async throws -> AlertsBenchmarkResults {

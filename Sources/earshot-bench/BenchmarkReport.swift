@@ -1,4 +1,5 @@
 import Dispatch
+import EarshotTestHarness
 import Foundation
 import Glibc
 
@@ -48,4 +49,28 @@ func nearestRank<Value>(_ sorted: [Value], _ p: Double) -> Value? {
     guard !sorted.isEmpty else { return nil }
     let rank = Int((p * Double(sorted.count)).rounded(.up))
     return sorted[min(max(rank, 1), sorted.count) - 1]
+}
+
+/// Runs `body` on a new private dbus-daemon, shut down afterwards however `body` ends.
+func withPrivateBus<Result>(_ body: (PrivateBus) async throws -> Result) async throws -> Result {
+    progress("starting a private dbus-daemon")
+    let bus = try await PrivateBus.start()
+    defer { bus.stop() }  // the last resort; the normal ends shut it down below
+    do {
+        let result = try await body(bus)
+        await bus.shutdown()
+        return result
+    } catch {
+        await bus.shutdown()
+        throw error
+    }
+}
+
+/// The path of a release service built next to this binary, or an error saying how to build it.
+func builtService(_ name: String) throws -> String {
+    let path = ServiceProcess.productsDirectory.appendingPathComponent(name).path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw BenchmarkError("\(path) is not built: run `swift build -c release --product \(name)` first")
+    }
+    return path
 }

@@ -93,25 +93,12 @@ struct CaptureBenchmark: Sendable {
     static let recorderWarmUp: Duration = .seconds(1)
 
     func run() async throws -> CaptureBenchmarkResults {
-        let capture = ServiceProcess.productsDirectory.appendingPathComponent("earshot-capture").path
-        guard FileManager.default.isExecutableFile(atPath: capture) else {
-            throw BenchmarkError("\(capture) is not built: run `swift build -c release --product earshot-capture` first")
-        }
+        let capture = try builtService("earshot-capture")
         guard FileManager.default.isExecutableFile(atPath: Self.arecord) else {
             throw BenchmarkError("\(Self.arecord) is missing: install alsa-utils")
         }
 
-        progress("starting a private dbus-daemon")
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }  // the last resort; the normal ends shut it down below
-        do {
-            let results = try await measure(capture: capture, bus: bus)
-            await bus.shutdown()
-            return results
-        } catch {
-            await bus.shutdown()
-            throw error
-        }
+        return try await withPrivateBus { bus in try await measure(capture: capture, bus: bus) }
     }
 
     private func measure(capture: String, bus: PrivateBus) async throws -> CaptureBenchmarkResults {
