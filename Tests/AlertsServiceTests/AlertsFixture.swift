@@ -18,33 +18,29 @@ struct AlertsFixture {
 
     static func with<T>(arguments: [String] = [], before: ((PrivateBus, ALSATestDevices) async throws -> Void)? = nil,
                         _ body: (AlertsFixture) async throws -> T) async throws -> T {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let speaker = bus.directory.appendingPathComponent("speaker.raw")
-        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-        devices.speaker("spk", outfile: speaker)
-        devices.microphone("mic", infile: bus.directory.appendingPathComponent("microphone.raw"))
-        try devices.write()
-        try await before?(bus, devices)
-        let service = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "spk", "--linger-seconds", "5"] + arguments,
-                                               bus: bus, busName: busName, environment: devices.environment)
-        defer { service.stop() }
-        let client = try await bus.connect()
-        defer { client.close() }
-        let outcome: Result<T, any Error>
-        do {
-            outcome = .success(try await body(AlertsFixture(bus: bus, service: service, client: client, speaker: speaker,
-                                                            devices: devices)))
-        } catch {
-            if !service.isRunning {
-                Issue.record("earshot-alerts exited (status \(await service.waitForExit(timeout: .zero).map(String.init) ?? "?")):\n\(service.logText.suffix(3000))")
-            }
-            outcome = .failure(error)
+        try await ServiceSession.with("earshot-alerts", arguments: ["--output-device", "spk", "--linger-seconds", "5"] + arguments,
+                                      busName: busName, prepare: { bus in
+            let devices = Self.devices(of: bus)
+            try devices.write()
+            try await before?(bus, devices)
+            return devices.environment
+        }) { session in
+            try await body(AlertsFixture(bus: session.bus, service: session.service, client: session.client,
+                                         speaker: Self.speaker(of: session.bus), devices: Self.devices(of: session.bus)))
         }
-        client.close()
-        await service.shutdown()
-        await bus.shutdown()
-        return try outcome.get()
+    }
+
+    /// The file the speaker writes.
+    static func speaker(of bus: PrivateBus) -> URL {
+        bus.directory.appendingPathComponent("speaker.raw")
+    }
+
+    /// The speaker `spk` and a microphone `mic` (reading `microphone.raw`, which a test may write).
+    static func devices(of bus: PrivateBus) -> ALSATestDevices {
+        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+        devices.speaker("spk", outfile: speaker(of: bus))
+        devices.microphone("mic", infile: bus.directory.appendingPathComponent("microphone.raw"))
+        return devices
     }
 
     /// Subscribes to every alert's `Completed` (broadcast).

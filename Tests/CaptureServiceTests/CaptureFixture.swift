@@ -17,28 +17,22 @@ struct CaptureFixture {
     /// `input` is what the microphone will deliver; `pace` is the service's --pace.
     static func with<T>(input bytes: [UInt8], channels: Int? = nil, pace: String = "device",
                         _ body: (CaptureFixture) async throws -> T) async throws -> T {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let input = bus.directory.appendingPathComponent("microphone.raw")
-        try Data(bytes).write(to: input)
-        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-        devices.microphone("mic", infile: input, channels: channels)
-        try devices.write()
-        let service = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "1"],
-                                               bus: bus, busName: busName, environment: devices.environment)
-        defer { service.stop() }
-        let client = try await bus.connect()
-        defer { client.close() }
-        let outcome: Result<T, any Error>
-        do {
-            outcome = .success(try await body(CaptureFixture(bus: bus, service: service, client: client, input: input)))
-        } catch {
-            outcome = .failure(error)
+        try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "1"],
+                                      busName: busName, prepare: { bus in
+            try Data(bytes).write(to: Self.input(of: bus))
+            var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+            devices.microphone("mic", infile: Self.input(of: bus), channels: channels)
+            try devices.write()
+            return devices.environment
+        }) { session in
+            try await body(CaptureFixture(bus: session.bus, service: session.service, client: session.client,
+                                          input: Self.input(of: session.bus)))
         }
-        client.close()
-        await service.shutdown()
-        await bus.shutdown()
-        return try outcome.get()
+    }
+
+    /// The file the microphone plays.
+    static func input(of bus: PrivateBus) -> URL {
+        bus.directory.appendingPathComponent("microphone.raw")
     }
 
     static func request(rate: UInt32 = 16000, bits: UInt32 = 16, maxMs: UInt32 = 1000,

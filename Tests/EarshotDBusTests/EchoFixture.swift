@@ -11,25 +11,11 @@ struct EchoFixture {
     let service: ServiceProcess
     let client: DBusConnection
 
-    /// Runs `body` with a fresh fixture and always tears it down (without blocking the
-    /// cooperative threads other tests run on; the defers only catch early failures).
+    /// Runs `body` with a fresh fixture and always tears it down.
     static func with<T>(_ body: (EchoFixture) async throws -> T) async throws -> T {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
-        defer { service.stop() }
-        let client = try await bus.connect()
-        defer { client.close() }
-        let outcome: Result<T, any Error>
-        do {
-            outcome = .success(try await body(EchoFixture(bus: bus, service: service, client: client)))
-        } catch {
-            outcome = .failure(error)
+        try await ServiceSession.with("earshot-echo", busName: EchoService.busName) { session in
+            try await body(EchoFixture(bus: session.bus, service: session.service, client: session.client))
         }
-        client.close()
-        await service.shutdown()
-        await bus.shutdown()
-        return try outcome.get()
     }
 
     func call(_ member: String, _ arguments: [DBusValue] = [], path: ObjectPath = EchoService.path,
