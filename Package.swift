@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "EarshotService", targets: ["EarshotService"]),
         .executable(name: "earshot-capture", targets: ["earshot-capture"]),
         .executable(name: "earshot-alerts", targets: ["earshot-alerts"]),
+        .executable(name: "earshot-session", targets: ["earshot-session"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -60,6 +61,15 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The audio session: its domain core (vocabulary, rules, ordered apply, audio focus)
+        // and its executable (ALSA inputs, route watching, the state file).
+        .target(name: "SessionCore", dependencies: ["ContractCore"]),
+        .executableTarget(name: "earshot-session", dependencies: [
+            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
             "CDBus", "EarshotSync",
@@ -100,6 +110,8 @@ let package = Package(
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
+        .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
+        .testTarget(name: "SessionServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",

@@ -3,9 +3,11 @@ import ContractCore
 import EarshotDBus
 
 extension DBusError {
-    /// A broken contract rule as its named error: `org.earshot.Error.<name>`, `Field: rule`.
+    /// A broken contract rule as its named error: `org.earshot.Error.<name>` (or the
+    /// standard `InvalidArgs` for a value out of range), `Field: rule`.
     public init(_ violation: RuleViolation) {
-        self = .earshot(violation.errorName, violation.message)
+        self = violation.errorName == "InvalidArgs" ? .invalidArgs(violation.message)
+            : .earshot(violation.errorName, violation.message)
     }
 
     /// Runs `body`, which reads a request: rule violations become their named errors,

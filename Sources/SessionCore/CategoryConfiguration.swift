@@ -26,6 +26,23 @@ public struct CategoryConfiguration: Sendable, Hashable, Codable {
         self.options = options
     }
 
+    private enum CodingKeys: String, CodingKey { case category, mode, options }
+
+    /// Decoding checks the rules too: a stored combination is as valid as a requested one.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(category: try container.decode(SessionCategory.self, forKey: .category),
+                      mode: try container.decode(SessionMode.self, forKey: .mode),
+                      options: try container.decode(Set<SessionOption>.self, forKey: .options))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(category, forKey: .category)
+        try container.encode(mode, forKey: .mode)
+        try container.encode(options.sorted(), forKey: .options)
+    }
+
     /// The categories an option is allowed with; nil when any.
     public static func categories(allowing option: SessionOption) -> [SessionCategory]? {
         switch option {

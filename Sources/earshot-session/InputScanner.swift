@@ -1,0 +1,26 @@
+import EarshotALSA
+import SessionCore
+
+/// The capture-capable PCMs of the ALSA configuration in use, each probed.
+enum InputScanner {
+    /// Channel counts beyond this are not offered (plugins accept thousands).
+    static let maxOfferedChannels: UInt32 = 8
+
+    /// Rereads the configuration and probes every capture hint. Run on the ALSA worker.
+    static func scan() -> [InputDescription] {
+        ALSAConfiguration.reload()
+        var inputs: [InputDescription] = []
+        for hint in DeviceHints.pcms() where hint.capture {
+            guard !inputs.contains(where: { $0.name == hint.name }),
+                  let capabilities = try? CaptureDevice.probe(hint.name),
+                  capabilities.bitsPerSample.contains(16) else { continue }
+            let channels = capabilities.channels
+            let offered = Array(channels.lowerBound...min(channels.upperBound, max(channels.lowerBound, maxOfferedChannels)))
+            inputs.append(InputDescription(name: hint.name, description: hint.description, channels: offered,
+                                           sampleRates: capabilities.sampleRates,
+                                           dataSources: hint.hardware ? CaptureDevice.subdeviceNames(hint.name) : [],
+                                           hardware: hint.hardware))
+        }
+        return inputs
+    }
+}

@@ -1,0 +1,84 @@
+import EarshotALSA
+import EarshotDBus
+import Foundation
+import SessionCore
+
+/// Keeping the session true: route changes from the devices and the ALSA configuration,
+/// and media-services resets from the capture service leaving and coming back.
+extension SessionService {
+    static let captureBusName = "org.earshot.Capture1"
+
+    func startFollowingRoutes() throws {
+        let files = ALSAConfiguration.filesInUse(environment: settings.environment) + [ALSAConfiguration.deviceDirectory]
+        let watcher = try RouteWatcher(files: files, directories: [ALSAConfiguration.deviceDirectory])
+        logger.info("watching \(watcher.watchCount) directories for route changes")
+        watcher.start { [weak self] in
+            guard let self else { return }
+            let noticed = ContinuousClock.now
+            Task { await self.worker.run { self.rescan(noticed: noticed) } }
+        }
+        routeWatcher.withLock { $0 = watcher }
+    }
+
+    /// Rescans the inputs after a change on disk; a change a client could notice gives
+    /// `RouteChanged` and, with `KeepEnforced`, a re-apply. Call only on the worker.
+    func rescan(noticed: ContinuousClock.Instant) {
+        let inputs = InputScanner.scan()
+        let change = state.withLock { state -> (RouteChangeReason, AppliedState)? in
+            let previous = state.inputs
+            state.inputs = inputs
+            guard let reason = RouteChangeReason.classify(previous: previous, current: inputs,
+                                                          category: state.desired.configuration.category) else { return nil }
+            return (reason, state.applied)
+        }
+        guard let (reason, previousRoute) = change else { return }
+        let delay = noticed.duration(to: .now)
+        let names = inputs.isEmpty ? "none" : inputs.map(\.name).joined(separator: ", ")
+        logger.info("route change: \(reason.rawValue), \(delay) after the change on disk; inputs: \(names)")
+        if !previousRoute.input.isEmpty, !inputs.contains(where: { $0.name == previousRoute.input }) {
+            // A vanished input is no longer in force, whether or not a re-apply finds another.
+            state.withLock { state in
+                state.applied.input = ""
+                state.applied.channels = 0
+            }
+        }
+        emit("RouteChanged", [.string(reason.rawValue), SessionValues.route(previousRoute)])
+        if state.withLock({ $0.keepEnforced }) {
+            reapply("routeChange")
+        } else {
+            publish()
+        }
+    }
+
+    /// Follows the capture service's name: leaving and coming back is a media-services
+    /// reset.
+    func startFollowingCapture() async throws {
+        let owners = try await connection.watchNameOwner(Self.captureBusName)
+        let following = Task { [weak self] in
+            for await owner in owners {
+                guard let self else { return }
+                await self.worker.run { self.captureOwnerChanged(owner) }
+            }
+        }
+        tasks.withLock { $0.append(following) }
+    }
+
+    private func captureOwnerChanged(_ owner: String?) {
+        let reset = state.withLock { state -> Bool in
+            if owner == nil {
+                state.captureLost = state.captureSeen
+                return false
+            }
+            defer {
+                state.captureSeen = true
+                state.captureLost = false
+            }
+            return state.captureLost
+        }
+        if owner == nil, state.withLock({ $0.captureLost }) { logger.info("the capture service left the bus") }
+        guard reset else { return }
+        logger.info("media services reset: the capture service is back as \(owner ?? "")")
+        emit("MediaServicesReset")
+        if state.withLock({ $0.keepEnforced }) { reapply("mediaServicesReset") }
+    }
+}

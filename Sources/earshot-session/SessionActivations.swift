@@ -1,0 +1,138 @@
+import ContractCore
+import EarshotDBus
+import EarshotService
+import Glibc
+import SessionCore
+
+/// Clients' claims on audio: activation objects, their owners, and the interruptions and
+/// ducking the activation book decides.
+extension SessionService {
+    static func activationPath(_ id: UInt64) -> ObjectPath {
+        // A manager path and a number always make a valid path.
+        try! ObjectPath(SessionInterfaces.managerPath.rawValue + "/Activation/\(id)")
+    }
+
+    /// `Activate`: a new activation owned by the caller, ended by `Deactivate` or by the
+    /// caller leaving the bus.
+    func activate(_ call: MethodCall) async throws -> ObjectPath {
+        let configuration = try SessionRequest.activation(call)
+        let owner = call.sender
+        return try await worker.run { () -> Result<ObjectPath, DBusError> in
+            let id = self.state.withLock { state -> UInt64 in
+                defer { state.nextActivation += 1 }
+                return state.nextActivation
+            }
+            let path = Self.activationPath(id)
+            let object: ExportedObject
+            do throws(DBusError) {
+                object = try self.connection.export(path, interfaces: [SessionInterfaces.activationInterface(self, id: id)],
+                                                    properties: [SessionInterfaces.activation: [
+                                                        "Owner": .string(owner),
+                                                        "Category": .string(configuration.category.rawValue),
+                                                        "Mode": .string(configuration.mode.rawValue),
+                                                        "Options": SessionValues.options(configuration.effectiveOptions),
+                                                        "State": .string("active"),
+                                                        "Ducked": .boolean(false),
+                                                    ]])
+            } catch {
+                return .failure(error)
+            }
+            let connection = self.connection
+            let watch = Task { [weak self] in
+                guard let owners = try? await connection.watchNameOwner(owner) else { return }
+                for await current in owners where current == nil {
+                    guard let service = self else { return }
+                    await service.worker.run { service.end(id, because: "its owner left the bus") }
+                    return
+                }
+            }
+            let events = self.state.withLock { state -> [ActivationBook.Event] in
+                state.handles[id] = ActivationHandle(object: object, owner: owner, ownerWatch: watch)
+                return state.book.activate(id: id, owner: owner, configuration: configuration)
+            }
+            let options = configuration.effectiveOptions.sorted().map(\.rawValue).joined(separator: ", ")
+            self.logger.info("activation \(id) of \(owner): \(configuration.category.rawValue) [\(options)]")
+            self.dispatch(events)
+            self.publish()
+            return .success(path)
+        }.get()
+    }
+
+    /// `Deactivate`: the owner's, or (on the system bus) uid 0's or the service user's.
+    func deactivate(id: UInt64, call: MethodCall) async throws {
+        guard let owner = state.withLock({ $0.handles[id]?.owner }) else {
+            throw DBusError.earshot("Rejected", "the activation has already ended")
+        }
+        if call.sender != owner {
+            let caller = try await call.caller()
+            let privileged = caller.uid == 0 || caller.uid == getuid()
+            guard privileged, settings.systemBus else {
+                throw DBusError.earshot("Disallowed", "Deactivate: only the owner \(owner) may end this activation")
+            }
+        }
+        await worker.run { self.end(id, because: "deactivated by \(call.sender)") }
+    }
+
+    /// Ends a client's activation. Call only on the worker.
+    func end(_ id: UInt64, because reason: String) {
+        let ended = state.withLock { state -> (ActivationHandle, [ActivationBook.Event])? in
+            guard let handle = state.handles.removeValue(forKey: id) else { return nil }
+            return (handle, state.book.deactivate(id: id))
+        }
+        guard let (handle, events) = ended else { return }
+        handle.ownerWatch.cancel()
+        logger.info("activation \(id) of \(handle.owner) ended: \(reason)")
+        try? handle.object.setProperties(["State": .string("deactivated"), "Ducked": .boolean(false)],
+                                         interface: SessionInterfaces.activation)
+        dispatch(events)
+        publish()
+        let linger = settings.linger
+        let connection = self.connection
+        let path = handle.object.path
+        let lingering = Task {
+            try? await Task.sleep(for: linger)
+            connection.unexport(path)
+        }
+        tasks.withLock { $0.append(lingering) }
+    }
+
+    /// Tells each affected activation what happened to it: `Interruption` unicast to its
+    /// owner (broadcast for the session's own), its `State` and `Ducked`. An interruption
+    /// of the session's own activation ending re-applies the desired state when
+    /// `KeepEnforced`. Call only on the worker.
+    func dispatch(_ events: [ActivationBook.Event]) {
+        var reapplyAfterInterruption = false
+        for event in events {
+            switch event {
+            case .interruptionBegan(let id, let by):
+                let options: [String: DBusValue] = ["Activation": .objectPath(path(of: id)), "By": .objectPath(path(of: by))]
+                notify(id, "began", options, state: "interrupted")
+            case .interruptionEnded(let id, let shouldResume):
+                let options: [String: DBusValue] = ["Activation": .objectPath(path(of: id)), "ShouldResume": .boolean(shouldResume)]
+                notify(id, "ended", options, state: "active")
+                if id == Self.sessionActivation, state.withLock({ $0.keepEnforced }) { reapplyAfterInterruption = true }
+            case .duckingChanged(let id, let ducked):
+                if let object = state.withLock({ $0.handles[id]?.object }) {
+                    try? object.set("Ducked", .boolean(ducked), interface: SessionInterfaces.activation)
+                }
+                logger.info("activation \(id) \(ducked ? "ducked" : "no longer ducked")")
+            }
+        }
+        if reapplyAfterInterruption { reapply("interruption") }
+    }
+
+    private func path(of id: UInt64) -> ObjectPath {
+        id == Self.sessionActivation ? SessionInterfaces.managerPath : Self.activationPath(id)
+    }
+
+    private func notify(_ id: UInt64, _ type: String, _ options: [String: DBusValue], state newState: String) {
+        let handle = state.withLock { $0.handles[id] }
+        logger.info("activation \(id): interruption \(type)")
+        if let handle {
+            try? handle.object.set("State", .string(newState), interface: SessionInterfaces.activation)
+            emit("Interruption", [.string(type), .vardict(options)], to: handle.owner)
+        } else if id == Self.sessionActivation {
+            emit("Interruption", [.string(type), .vardict(options)])
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import ContractCore
+import EarshotALSA
+import EarshotDBus
+import EarshotService
+import Foundation
+import Logging
+import SessionCore
+
+/// The audio session on the bus: the desired state, applied to ALSA in the contract's
+/// order on the ALSA worker, kept on disk, mirrored in properties, and re-applied when
+/// routes change, interruptions end or the media services reset (with `KeepEnforced`).
+///
+/// Every change of state happens on the ALSA worker, one at a time, so applies, rescans
+/// and activations never interleave and their signals leave in order.
+final class SessionService: Sendable {
+    struct Settings: Sendable {
+        var outputDevice: String
+        var stateFile: StateFile
+        var linger: Duration
+        var systemBus: Bool
+        var environment: [String: String]
+    }
+
+    /// Hints used when the desired state gives none.
+    static let defaultSampleRate = 48000.0
+    static let defaultIOBufferDuration = 0.02
+
+    /// The id of the session's own activation (the desired state's `Active`).
+    static let sessionActivation: UInt64 = 0
+
+    struct ActivationHandle: Sendable {
+        let object: ExportedObject
+        let owner: String
+        let ownerWatch: Task<Void, Never>
+    }
+
+    struct State: Sendable {
+        var desired = DesiredState.initial
+        var keepEnforced = true
+        var applied: AppliedState
+        var inputs: [InputDescription] = []
+        var book = ActivationBook()
+        var handles: [UInt64: ActivationHandle] = [:]
+        var nextActivation: UInt64 = 1
+        /// The capture service has been on the bus, and has left it since.
+        var captureSeen = false
+        var captureLost = false
+    }
+
+    let connection: DBusConnection
+    let settings: Settings
+    let logger: Logger
+    let worker = ALSAWorker()
+    let state: Locked<State>
+    let managerObject = Locked<ExportedObject?>(nil)
+    let tasks = Locked<[Task<Void, Never>]>([])
+    let routeWatcher = Locked<RouteWatcher?>(nil)
+
+    init(connection: DBusConnection, settings: Settings, logger: Logger) {
+        self.connection = connection
+        self.settings = settings
+        self.logger = logger
+        let applied = AppliedState(configuration: DesiredState.initial.configuration, sampleRate: Self.defaultSampleRate,
+                                   ioBufferDuration: Self.defaultIOBufferDuration, input: "", output: settings.outputDevice,
+                                   dataSourceName: "", polarPattern: .omnidirectional, channels: 0, orientation: .none,
+                                   active: false)
+        state = Locked(State(applied: applied))
+    }
+
+    // MARK: Life
+
+    func start() async throws {
+        await worker.run { self.loadAndApply() }
+        let object = try connection.export(SessionInterfaces.managerPath,
+                                           interfaces: [SessionInterfaces.managerInterface(self)],
+                                           properties: [SessionInterfaces.manager: managerProperties()])
+        managerObject.withLock { $0 = object }
+        try startFollowingRoutes()
+        try await startFollowingCapture()
+    }
+
+    func shutdown() {
+        routeWatcher.withLock { $0?.stop() }
+        tasks.withLock { tasks in
+            tasks.forEach { $0.cancel() }
+            tasks.removeAll()
+        }
+        state.withLock { state in
+            state.handles.values.forEach { $0.ownerWatch.cancel() }
+        }
+    }
+
+    /// Reads the state file and applies what it holds (on the worker, at start).
+    private func loadAndApply() {
+        do {
+            if let contents = try settings.stateFile.load() {
+                state.withLock {
+                    $0.desired = contents.desired
+                    $0.keepEnforced = contents.keepEnforced
+                }
+                logger.info("desired state read from \(settings.stateFile.path)")
+            }
+        } catch {
+            logger.error("cannot read the state file \(settings.stateFile.path) (\(error)); starting from the default state")
+        }
+        let inputs = InputScanner.scan()
+        state.withLock { $0.inputs = inputs }
+        logger.info("inputs: \(inputs.isEmpty ? "none" : inputs.map(\.name).joined(separator: ", "))")
+        let outcome = apply()
+        if let failure = outcome.failure {
+            logger.warning("the stored desired state does not apply yet: \(failure.violation)")
+        }
+    }
+
+    // MARK: Applying (on the worker)
+
+    /// Applies the desired state to ALSA, updates the values in force and the session's own
+    /// activation, and publishes the properties. Call only on the worker.
+    @discardableResult
+    func apply() -> ApplyOutcome {
+        let (desired, previous, inputs) = state.withLock { ($0.desired, $0.applied, $0.inputs) }
+        let system = ALSAAudioSystem(inputs: inputs, previous: previous,
+                                     rateHint: desired.sampleRate ?? Self.defaultSampleRate,
+                                     periodHint: desired.ioBufferDuration ?? Self.defaultIOBufferDuration, logger: logger)
+        let outcome = SessionApplier.apply(desired, from: previous, to: system)
+        let events = state.withLock { state -> [ActivationBook.Event] in
+            state.applied = outcome.state
+            var events: [ActivationBook.Event] = []
+            let held = state.book[Self.sessionActivation]
+            let wanted = outcome.state.active
+            if held != nil, !wanted || held?.configuration != desired.configuration {
+                events += state.book.deactivate(id: Self.sessionActivation)
+            }
+            if wanted, state.book[Self.sessionActivation] == nil {
+                events += state.book.activate(id: Self.sessionActivation, owner: "", configuration: desired.configuration)
+            }
+            return events
+        }
+        if let failure = outcome.failure {
+            logger.info("applied up to \(failure.step.rawValue), which failed: \(failure.violation)")
+        } else {
+            let applied = outcome.state
+            logger.debug("applied: \(applied.configuration.category.rawValue) on '\(applied.input)', \(applied.sampleRate) Hz, \(applied.ioBufferDuration) s, \(applied.channels) ch")
+        }
+        dispatch(events)
+        publish()
+        return outcome
+    }
+
+    /// Re-applies after `reason` and reports it with `Reapplied`. Call only on the worker.
+    func reapply(_ reason: String) {
+        let outcome = apply()
+        let error = outcome.failure.map { DBusError($0.violation) }
+        if let error {
+            logger.warning("re-applying after \(reason) failed: \(error.description)")
+        } else {
+            logger.info("re-applied the desired state after \(reason)")
+        }
+        emit("Reapplied", [.string(reason), .boolean(error == nil), .string(error?.description ?? "")])
+    }
+
+    /// Properties of the manager, as they are now.
+    func managerProperties() -> [String: DBusValue] {
+        state.withLock { state in
+            var values = SessionValues.state(desired: state.desired, applied: state.applied,
+                                             active: Self.sessionActive(state), keepEnforced: state.keepEnforced)
+            values["DesiredState"] = SessionValues.desired(state.desired)
+            return values
+        }
+    }
+
+    /// The session is active when its activation is held and not interrupted.
+    static func sessionActive(_ state: State) -> Bool {
+        guard let held = state.book[sessionActivation] else { return false }
+        return state.applied.active && !held.interrupted
+    }
+
+    func publish() {
+        guard let object = managerObject.withLock({ $0 }) else { return }
+        do {
+            try object.setProperties(managerProperties(), interface: SessionInterfaces.manager)
+        } catch {
+            logger.error("cannot publish the session state: \(error.description)")
+        }
+    }
+
+    func emit(_ signal: String, _ arguments: [DBusValue] = [], to destination: String? = nil) {
+        guard let object = managerObject.withLock({ $0 }) else { return }
+        do {
+            try object.emit(signal, arguments, to: destination)
+        } catch {
+            logger.error("cannot emit \(signal): \(error.description)")
+        }
+    }
+
+    private func save() {
+        let contents = state.withLock { StateFile.Contents(desired: $0.desired, keepEnforced: $0.keepEnforced) }
+        do {
+            try settings.stateFile.save(contents)
+        } catch {
+            logger.error("cannot save the state to \(settings.stateFile.path): \(error); it holds until the service stops")
+        }
+    }
+
+    // MARK: Methods
+
+    /// `SetDesiredState`: a request that breaks a rule changes nothing; one that reads
+    /// well becomes the desired state (kept, saved and re-applied later even when the
+    /// audio system refuses part of it now), and the first step the system refuses is the
+    /// reply.
+    func setDesiredState(_ call: MethodCall) async throws {
+        let desired = try SessionRequest.desiredState(call)
+        let failure = await worker.run { () -> RuleViolation? in
+            let previous = self.state.withLock { state -> AppliedState in
+                state.desired = desired
+                return state.applied
+            }
+            self.save()
+            let outcome = self.apply()
+            if outcome.state.input != previous.input {
+                self.emit("RouteChanged", [.string(RouteChangeReason.override.rawValue), SessionValues.route(previous)])
+            } else if outcome.state.configuration.category != previous.configuration.category {
+                self.emit("RouteChanged", [.string(RouteChangeReason.categoryChange.rawValue), SessionValues.route(previous)])
+            }
+            return outcome.failure?.violation
+        }
+        if let failure {
+            throw DBusError(RuleViolation(failure.errorName, field: failure.field,
+                                          failure.rule + " (the desired state is kept and re-applied when routes change)"))
+        }
+        logger.info("desired state set by \(call.sender): \(desired.configuration.category.rawValue)")
+    }
+
+    func currentState() -> [String: DBusValue] {
+        var values = managerProperties()
+        values["DesiredState"] = nil
+        return values
+    }
+
+    func listInputs() async -> DBusValue {
+        let inputs = await worker.run { InputScanner.scan() }
+        return .array(.dictionary(key: .string, value: .variant), inputs.map(SessionValues.input))
+    }
+
+    func setKeepEnforced(_ value: DBusValue) async throws -> DBusValue {
+        guard let keep = value.boolValue else { throw DBusError.invalidArgs("KeepEnforced: got \(value.type), wanted b") }
+        await worker.run {
+            self.state.withLock { $0.keepEnforced = keep }
+            self.save()
+        }
+        logger.info("KeepEnforced is now \(keep)")
+        return .boolean(keep)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import SessionCore
+
+/// The desired state and `KeepEnforced` on disk, as JSON, replaced atomically (written to
+/// a temporary file, fsynced, renamed, directory fsynced) so a crash leaves the old file or
+/// the new one.
+struct StateFile: Sendable {
+    struct Contents: Codable, Equatable, Sendable {
+        var desired: DesiredState
+        var keepEnforced: Bool
+    }
+
+    let path: String
+
+    /// The default: `$XDG_STATE_HOME/earshot/session.json` (`~/.local/state/…`).
+    static func defaultPath(environment: [String: String]) -> String {
+        let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/state"
+        return stateHome + "/earshot/session.json"
+    }
+
+    /// The stored contents; nil when there is no file. A file that does not parse throws.
+    func load() throws -> Contents? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try JSONDecoder().decode(Contents.self, from: data)
+    }
+
+    func save(_ contents: Contents) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(contents)
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd)
+        close(fd)
+        guard written == data.count, synced == 0 else {
+            unlink(temporary.path)
+            throw POSIXError(.EIO)
+        }
+        guard rename(temporary.path, path) == 0 else {
+            let code = errno
+            unlink(temporary.path)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// A private bus, an ALSA configuration with a mono and a two-channel file-backed
+/// microphone, and the real earshot-session keeping its state in the bus directory.
+struct SessionFixture {
+    static let busName = "org.earshot.Session1"
+    static let path: ObjectPath = "/org/earshot/Session1"
+    static let activationInterface = "org.earshot.Session1.Activation"
+
+    let bus: PrivateBus
+    let service: ServiceProcess
+    let client: DBusConnection
+
+    static func with<T>(_ body: (SessionFixture) async throws -> T) async throws -> T {
+        try await ServiceSession.with("earshot-session", arguments: ["--linger-seconds", "2"],
+                                      busName: busName, prepare: { bus in
+            try Data(repeating: 0, count: 64_000).write(to: microphoneInput(of: bus))
+            try devices(of: bus, extra: []).write()
+            return environment(of: bus)
+        }) { session in
+            try await body(SessionFixture(bus: session.bus, service: session.service, client: session.client))
+        }
+    }
+
+    /// The test devices, and `XDG_STATE_HOME` in the bus directory (so the state file is
+    /// `earshot/session.json` there).
+    static func environment(of bus: PrivateBus) -> [String: String] {
+        devices(of: bus, extra: []).environment.merging(["XDG_STATE_HOME": bus.directory.path]) { _, new in new }
+    }
+
+    static func stateFileURL(of bus: PrivateBus) -> URL { bus.directory.appendingPathComponent("earshot/session.json") }
+    static func microphoneInput(of bus: PrivateBus) -> URL { bus.directory.appendingPathComponent("microphone.raw") }
+
+    /// `mono_mic` (1 channel), `stereo_mic` (2 channels), and the microphones in `extra`.
+    static func devices(of bus: PrivateBus, extra: [(String, Int)]) -> ALSATestDevices {
+        var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
+        for (name, channels) in [("mono_mic", 1), ("stereo_mic", 2)] + extra {
+            devices.microphone(name, infile: microphoneInput(of: bus), channels: channels)
+        }
+        return devices
+    }
+
+    var stateFile: URL { Self.stateFileURL(of: bus) }
+
+    /// Rewrites the ALSA configuration with `extra` microphones besides the two.
+    func rewriteDevices(extra: [(String, Int)]) throws {
+        try Self.devices(of: bus, extra: extra).write()
+    }
+
+    func setDesiredState(_ desired: [String: DBusValue], on connection: DBusConnection? = nil) async throws {
+        _ = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                  member: "SetDesiredState", [.vardict(desired)])
+    }
+
+    func state(on connection: DBusConnection? = nil) async throws -> [String: DBusValue] {
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                          member: "GetState")
+        return try #require(reply.first?.stringKeyedValue)
+    }
+
+    func inputs() async throws -> [[String: DBusValue]] {
+        let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "ListInputs")
+        return try #require(reply.first?.arrayValue).compactMap(\.stringKeyedValue)
+    }
+
+    func activate(_ request: [String: DBusValue], on connection: DBusConnection) async throws -> ObjectPath {
+        let reply = try await connection.call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                              member: "Activate", [.vardict(request)])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    func deactivate(_ path: ObjectPath, on connection: DBusConnection) async throws {
+        _ = try await connection.call(destination: Self.busName, path: path, interface: Self.activationInterface, member: "Deactivate")
+    }
+
+    func property(_ name: String, path: ObjectPath = path, interface: String = busName) async throws -> DBusValue? {
+        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                              member: "Get", [.string(interface), .string(name)]).first?.variantValue
+    }
+
+    func setProperty(_ name: String, _ value: DBusValue) async throws {
+        _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+                                  member: "Set", [.string(Self.busName), .string(name), .variant(value)])
+    }
+
+    /// Subscribes `connection` to the manager's signal `member`.
+    func subscribe(_ member: String, on connection: DBusConnection? = nil) async throws -> SignalSubscription {
+        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: member))
+    }
+}
+
+extension [String: DBusValue] {
+    func string(_ key: String) -> String? { self[key]?.stringValue }
+}
