@@ -25,6 +25,10 @@ public struct InterfaceSource: Sendable {
 }
 
 public enum InterfaceCatalog {
+    /// A state file of the session service's own for the introspection checks.
+    static let sessionStateFile = FileManager.default.temporaryDirectory
+        .appendingPathComponent("earshot-introspection-\(getpid())/session.json").path
+
     /// Every interface a product service serves, by name. A `dbus/*.xml` file whose
     /// interface is missing here fails the check, so new interfaces must be added.
     public static let sources: [String: InterfaceSource] = Dictionary(uniqueKeysWithValues: [
@@ -52,6 +56,18 @@ public enum InterfaceCatalog {
                                                       "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("OK")]]),
                                                   ])])
             guard let path = reply.first?.objectPathValue else { throw HarnessError("PresentAlert replied \(reply)") }
+            return path
+        },
+        // The session service with its state in a temporary file; an activation held by
+        // the checking connection.
+        InterfaceSource(interface: "org.earshot.Session1", executable: "earshot-session", busName: "org.earshot.Session1",
+                        arguments: ["--state-file", sessionStateFile]) { _ in "/org/earshot/Session1" },
+        InterfaceSource(interface: "org.earshot.Session1.Activation", executable: "earshot-session", busName: "org.earshot.Session1",
+                        arguments: ["--state-file", sessionStateFile]) { connection in
+            let reply = try await connection.call(destination: "org.earshot.Session1", path: "/org/earshot/Session1",
+                                                  interface: "org.earshot.Session1", member: "Activate",
+                                                  [.vardict(["Category": .string("playback")])])
+            guard let path = reply.first?.objectPathValue else { throw HarnessError("Activate replied \(reply)") }
             return path
         },
     ].map { ($0.interface, $0) })
