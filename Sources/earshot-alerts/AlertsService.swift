@@ -1,6 +1,7 @@
 import AlertsCore
 import ContractCore
 import EarshotDBus
+import EarshotService
 import Foundation
 import Logging
 
@@ -44,7 +45,7 @@ final class AlertsService: Sendable {
         self.logger = logger
         self.output = output
         captureWatch = CaptureWatch(connection: connection, logger: logger)
-        sessionClaims = SessionClaims(connection: connection, logger: logger)
+        sessionClaims = SessionClaims(connection: connection, subject: "alert", logger: logger)
         observers = Locked([])
     }
 
@@ -200,7 +201,7 @@ final class AlertsService: Sendable {
                     s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone, logger: logger) { [self] warnings in
                         Task { self.audioEnded(id, warnings: warnings) }
                     }
-                    sessionClaims.claim(for: id)
+                    sessionClaims.claim(for: id, category: "playback", options: ["duckOthers"])
                 }
                 for observer in observers.withLock({ $0 }) { observer.presented(alert) }
             case .completed(let id, let end):

@@ -15,15 +15,19 @@ struct CaptureCommand: AsyncParsableCommand {
 
     @OptionGroup var bus: BusOptions
 
-    @Option(help: ArgumentHelp("ALSA PCM to capture from.", valueName: "pcm"))
+    @Option(help: ArgumentHelp("ALSA PCM to capture from when the audio session names no input.", valueName: "pcm"))
     var device = "default"
 
     @Option(help: ArgumentHelp("device: take audio as fast as the PCM gives it; realtime: never faster than real time (for file-backed test microphones).", valueName: "pacing"),
             transform: CaptureCommand.parsePacing)
     var pace: CapturePacing = .device
 
-    @Option(help: ArgumentHelp("Channels to capture (1 mono, 2 stereo), until the session service provides them.", valueName: "count"))
+    @Option(help: ArgumentHelp("Channels to capture (1 mono, 2 stereo) when the audio session names no input.", valueName: "count"))
     var channels: UInt32 = 1
+
+    @Flag(inversion: .prefixedNo,
+          help: "Record from the audio session's input (org.earshot.Session1: its device, channels and buffer duration) when it names one; otherwise --device and --channels.")
+    var followSession = true
 
     @Option(help: ArgumentHelp("Seconds a finished pass-thru object stays on the bus.", valueName: "seconds"))
     var lingerSeconds: Double = 60
@@ -42,7 +46,8 @@ struct CaptureCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
-                                               channels: channels, systemBus: bus.system && bus.address == nil)
+                                               channels: channels, systemBus: bus.system && bus.address == nil,
+                                               followSession: followSession)
         await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()

@@ -1,6 +1,7 @@
 import CaptureCore
 import EarshotALSA
 import EarshotDBus
+import EarshotService
 import Foundation
 import Logging
 
@@ -12,6 +13,18 @@ final class CaptureService: Sendable {
         var linger: Duration
         var channels: UInt32
         var systemBus: Bool
+        /// Take the input, its channels and buffer duration from the audio session service
+        /// when it names an input.
+        var followSession: Bool
+    }
+
+    /// Where a pass-thru records from: the session's input, or the configured device.
+    struct Input: Sendable {
+        let device: String
+        let channels: UInt32
+        /// The session's IO buffer duration: an upper bound for the ALSA period.
+        let periodLimitSeconds: Double?
+        let fromSession: Bool
     }
 
     private struct State {
@@ -23,6 +36,7 @@ final class CaptureService: Sendable {
     let connection: DBusConnection
     let settings: Settings
     let logger: Logger
+    let sessionClaims: SessionClaims
     private let state = Locked(State())
     private let manager = Locked<ExportedObject?>(nil)
 
@@ -30,6 +44,7 @@ final class CaptureService: Sendable {
         self.connection = connection
         self.settings = settings
         self.logger = logger
+        sessionClaims = SessionClaims(connection: connection, subject: "pass-thru", logger: logger)
     }
 
     /// Exports the manager object, with the capabilities probed from the device.
@@ -64,7 +79,6 @@ final class CaptureService: Sendable {
 
     func perform(_ call: MethodCall) async throws -> ObjectPath {
         var request = try RequestReader.read(try call.argument(0))
-        request.channels = settings.channels
         let id = try state.withLock { s throws(DBusError) -> UInt64 in
             if let active = s.active {
                 throw .earshot("Rejected", "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")
@@ -75,19 +89,37 @@ final class CaptureService: Sendable {
             return s.nextID
         }
         do {
-            let session = try PassThruSession(id: id, request: request, owner: call.sender, service: self)
+            let input = await currentInput()
+            request.channels = input.channels
+            let session = try PassThruSession(id: id, request: request, owner: call.sender, input: input, service: self)
             state.withLock {
                 $0.active = session
                 $0.starting = false
             }
             try? manager.withLock { try $0?.set("Active", .objectPath(session.path)) }
-            logger.info("pass-thru \(id) for \(call.sender): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
+            logger.info("pass-thru \(id) for \(call.sender) on \(input.device)\(input.fromSession ? " (the session's input)" : ""): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
+            // MuteAudio: a non-mixable recording claim interrupts other audio; otherwise a
+            // claim that mixes.
+            if request.muteAudio {
+                sessionClaims.claim(for: id, category: "record")
+            } else {
+                sessionClaims.claim(for: id, category: "playAndRecord", options: ["mixWithOthers"])
+            }
             call.afterReply { session.begin() }
             return session.path
         } catch {
             state.withLock { $0.starting = false }
             throw error
         }
+    }
+
+    /// The session's input when it names one (and following it is on), else `--device`.
+    func currentInput() async -> Input {
+        if settings.followSession, let input = await SessionClient(connection: connection, timeout: .milliseconds(500)).input() {
+            return Input(device: input.device, channels: input.channels,
+                         periodLimitSeconds: input.ioBufferDuration > 0 ? input.ioBufferDuration : nil, fromSession: true)
+        }
+        return Input(device: settings.device, channels: settings.channels, periodLimitSeconds: nil, fromSession: false)
     }
 
     func endCallersPassThru(_ call: MethodCall) throws(DBusError) {
@@ -99,6 +131,7 @@ final class CaptureService: Sendable {
 
     /// Called once by a session when it has finished.
     func finished(_ session: PassThruSession) {
+        sessionClaims.release(for: session.id)
         state.withLock { if $0.active === session { $0.active = nil } }
         try? manager.withLock { try $0?.set("Active", .objectPath(.root)) }
         let linger = settings.linger

@@ -23,19 +23,21 @@ final class PassThruSession: Sendable {
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
-    init(id: UInt64, request: PassThruRequest, owner: String, service: CaptureService) throws(DBusError) {
+    init(id: UInt64, request: PassThruRequest, owner: String, input: CaptureService.Input, service: CaptureService) throws(DBusError) {
         self.id = id
         self.request = request
         self.owner = owner
         self.service = service
         path = try CaptureInterfaces.managerPath.appending("PassThru").appending(String(id))
         core = Locked(PassThru(request: request))
-        // A period of at most 100 ms keeps chunks timely and stopping prompt.
+        // A period of at most 100 ms (and at most the session's buffer duration) keeps
+        // chunks timely and stopping prompt.
         let chunkFrames = UInt32(UInt64(request.samplingRate) * UInt64(request.chunkMs) / 1000)
-        let periodFrames = max(1, min(chunkFrames, request.samplingRate / 10))
+        let sessionFrames = input.periodLimitSeconds.map { UInt32(max(1, $0 * Double(request.samplingRate))) } ?? .max
+        let periodFrames = max(1, min(chunkFrames, request.samplingRate / 10, sessionFrames))
         let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
         do {
-            stream = try CaptureStream(device: service.settings.device, format: format, periodFrames: periodFrames,
+            stream = try CaptureStream(device: input.device, format: format, periodFrames: periodFrames,
                                        pacing: service.settings.pacing)
         } catch {
             switch error {

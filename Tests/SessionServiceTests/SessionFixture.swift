@@ -17,7 +17,7 @@ struct SessionFixture {
     static func with<T>(_ body: (SessionFixture) async throws -> T) async throws -> T {
         try await ServiceSession.with("earshot-session", arguments: ["--linger-seconds", "2"],
                                       busName: busName, prepare: { bus in
-            try Data(repeating: 0, count: 64_000).write(to: microphoneInput(of: bus))
+            try Data(microphonePattern).write(to: microphoneInput(of: bus))
             try devices(of: bus, extra: []).write()
             return environment(of: bus)
         }) { session in
@@ -32,6 +32,9 @@ struct SessionFixture {
     }
 
     static func stateFileURL(of bus: PrivateBus) -> URL { bus.directory.appendingPathComponent("earshot/session.json") }
+    /// What the microphones play: a ramp that never repeats within 64 KiB, 256 KiB long.
+    static let microphonePattern: [UInt8] = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+
     static func microphoneInput(of bus: PrivateBus) -> URL { bus.directory.appendingPathComponent("microphone.raw") }
 
     /// `mono_mic` (1 channel), `stereo_mic` (2 channels), and the microphones in `extra`.

@@ -1,0 +1,74 @@
+import EarshotDBus
+import Logging
+
+/// Claims on the audio session held while some work runs (an alert's audio, a pass-thru):
+/// an activation of `org.earshot.Session1` per piece of work, when that service is on the
+/// bus. Without it, or when it refuses, the work goes on all the same.
+///
+/// A claim is asked for in the background; a release that comes before the answer ends
+/// the activation as soon as it arrives.
+public final class SessionClaims: Sendable {
+    private enum Claim {
+        case pending
+        case held(ObjectPath)
+        case released
+    }
+
+    private let session: SessionClient
+    private let logger: Logger
+    /// What a claim is for, in log lines ("alert", "pass-thru").
+    private let subject: String
+    private let claims = Locked<[UInt64: Claim]>([:])
+
+    public init(connection: DBusConnection, subject: String, logger: Logger) {
+        session = SessionClient(connection: connection)
+        self.subject = subject
+        self.logger = logger
+    }
+
+    /// Claims audio for the work `id` with `category` and `options`.
+    public func claim(for id: UInt64, category: String, options: [String] = []) {
+        claims.withLock { $0[id] = .pending }
+        Task {
+            do {
+                guard let path = try await session.activate(category: category, options: options) else {
+                    claims.withLock { _ = $0.removeValue(forKey: id) }
+                    return
+                }
+                let releasedMeanwhile = claims.withLock { claims -> Bool in
+                    if case .released = claims[id] {
+                        claims.removeValue(forKey: id)
+                        return true
+                    }
+                    claims[id] = .held(path)
+                    return false
+                }
+                if releasedMeanwhile {
+                    await session.deactivate(path)
+                } else {
+                    logger.debug("\(subject) \(id): holding audio session activation \(path)")
+                }
+            } catch {
+                claims.withLock { _ = $0.removeValue(forKey: id) }
+                logger.warning("\(subject) \(id): the audio session refused \(category): \(error); going on without it")
+            }
+        }
+    }
+
+    /// Ends the claim of the work `id`, if it has one.
+    public func release(for id: UInt64) {
+        let held = claims.withLock { claims -> ObjectPath? in
+            switch claims[id] {
+            case .held(let path):
+                claims.removeValue(forKey: id)
+                return path
+            case .pending:
+                claims[id] = .released
+                return nil
+            case .released, nil:
+                return nil
+            }
+        }
+        if let held { Task { await session.deactivate(held) } }
+    }
+}

@@ -1,0 +1,88 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// The capture service with the session service on the same bus: it records from the
+/// session's input with its channel count, and its MuteAudio claim interrupts other audio.
+@Suite struct CaptureFollowsSessionTests {
+    static let capture = "org.earshot.Capture1"
+    static let passThru = "org.earshot.Capture1.PassThru"
+
+    func perform(_ connection: DBusConnection, maxMs: UInt32, mute: Bool) async throws -> ObjectPath {
+        let reply = try await connection.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: Self.capture,
+                                              member: "PerformAudioPassThru", [.vardict([
+                                                  "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
+                                                  "AudioType": .string("PCM"), "MaxDuration": .uint32(maxMs),
+                                                  "MuteAudio": .boolean(mute),
+                                              ])])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    @Test func recordsFromTheSessionsInputAndMutesOthers() async throws {
+        try await SessionFixture.with { session in
+            try await session.setDesiredState(["Category": .string("playAndRecord"), "PreferredInput": .string("stereo_mic"),
+                                               "PolarPattern": .string("stereo"), "IOBufferDuration": .double(0.01)])
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
+                                                   bus: session.bus, busName: Self.capture,
+                                                   environment: SessionFixture.devices(of: session.bus, extra: []).environment)
+            defer { capture.stop() }
+            let music = try await session.bus.connect()
+            defer { music.close() }
+            let interruptions = try await music.subscribe(MatchRule(sender: SessionFixture.busName, interface: SessionFixture.busName,
+                                                                    member: "Interruption"))
+            _ = try await session.activate(["Category": .string("playback")], on: music)
+
+            let signals = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
+            let path = try await perform(session.client, maxMs: 1500, mute: true)
+            let channels = try await session.client.call(destination: Self.capture, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                         member: "Get", [.string(Self.passThru), .string("Channels")]).first?.variantValue
+            #expect(channels == .uint32(2))
+            #expect(try await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
+
+            var audio: [UInt8] = []
+            var finished = false
+            while let signal = await signals.next(timeout: .seconds(10)) {
+                guard signal.path == path else { continue }
+                if signal.member == "AudioPassThru" { audio += signal.body[0].bytesValue ?? [] }
+                if signal.member == "Finished" {
+                    finished = true
+                    break
+                }
+            }
+            #expect(finished)
+            // 1.5 s of 16 kHz 16-bit stereo, byte for byte what stereo_mic plays (not --device null's zeros).
+            let expectedBytes = 16000 * 2 * 2 * 3 / 2
+            #expect(audio.count == expectedBytes)
+            #expect(audio == Array(SessionFixture.microphonePattern.prefix(audio.count)))
+            let ended = try #require(await interruptions.next(timeout: .seconds(5)))
+            #expect(ended.body.first?.stringValue == "ended")
+            #expect(ended.body[1].stringKeyedValue?["ShouldResume"]?.boolValue == true)
+            #expect(capture.logText.contains("on stereo_mic (the session's input)"))
+
+            // Without MuteAudio the claim mixes: nobody is interrupted.
+            let quiet = try await perform(session.client, maxMs: 300, mute: false)
+            #expect(await interruptions.next(timeout: .milliseconds(600)) == nil)
+            _ = quiet
+            await capture.shutdown()
+        }
+    }
+
+    @Test func withoutTheSessionServiceItUsesItsOwnDevice() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--channels", "1"], bus: bus,
+                                               busName: Self.capture)
+        defer { capture.stop() }
+        let client = try await bus.connect()
+        defer { client.close() }
+        let path = try await perform(client, maxMs: 200, mute: true)
+        let channels = try await client.call(destination: Self.capture, path: path, interface: "org.freedesktop.DBus.Properties",
+                                             member: "Get", [.string(Self.passThru), .string("Channels")]).first?.variantValue
+        #expect(channels == .uint32(1))
+        #expect(capture.logText.contains("on null:"))
+        client.close()
+        await capture.shutdown()
+        await bus.shutdown()
+    }
+}
