@@ -38,6 +38,11 @@ extension CaptureDevice {
             direction = 0
             try check(snd_pcm_hw_params_set_period_time_near(pcm, params, &periodMicroseconds, &direction),
                       "cannot set a period near \(periodSeconds) s")
+            // A few periods of buffer, as a capture would use: an unbounded buffer can be
+            // millions of frames that installing the configuration silences.
+            var periods: UInt32 = 4
+            direction = 0
+            try check(snd_pcm_hw_params_set_periods_near(pcm, params, &periods, &direction), "cannot set 4 periods")
             let (installed, installDetails) = ALSADiagnostics.collecting { snd_pcm_hw_params(pcm, params) }
             if installed < 0 {
                 throw setupError(device: device, code: installed, details: installDetails, what: "cannot install the configuration")
