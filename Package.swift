@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // C libraries from the system, found through pkg-config.
@@ -34,6 +35,14 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
 
+        // Loudness, the FFmpeg libraries (AAC in MP4) and SHA-256 for the piece store.
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
+                       providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
         .target(name: "EarshotSync"),
 
@@ -41,6 +50,12 @@ let package = Package(
         .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
         .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFile", "CSampleRate"]),
+
+        // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
+        // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libcrypto),
+        // cover image dimensions.
+        .target(name: "CMediaEncode", dependencies: ["CFFmpeg", "CSndFile"]),
+        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CMediaEncode", "COpenSSL", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
@@ -110,6 +125,7 @@ let package = Package(
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),

@@ -1,0 +1,1 @@
+// Placeholder: audio analysis, transcoding and hashing for the piece store.
