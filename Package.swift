@@ -10,6 +10,7 @@ let package = Package(
         .executable(name: "earshot-capture", targets: ["earshot-capture"]),
         .executable(name: "earshot-alerts", targets: ["earshot-alerts"]),
         .executable(name: "earshot-session", targets: ["earshot-session"]),
+        .executable(name: "earshot-pieces", targets: ["earshot-pieces"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -54,7 +55,8 @@ let package = Package(
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libcrypto),
         // cover image dimensions.
-        .target(name: "CMediaEncode", dependencies: ["CFFmpeg", "CSndFile"]),
+        .target(name: "CMediaEncode", dependencies: ["CFFmpeg", "CSndFile"],
+                linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swresample"), .linkedLibrary("avutil")]),
         .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CMediaEncode", "COpenSSL", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
@@ -81,6 +83,18 @@ let package = Package(
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
             "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // The piece store: its domain core (Allihoopa's rules, queries), the store (SQLite
+        // through GRDB, content-addressed files) and the executable.
+        .target(name: "PiecesCore", dependencies: ["ContractCore"]),
+        .target(name: "PieceStore", dependencies: [
+            "PiecesCore", "ContractCore", "EarshotMedia", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .executableTarget(name: "earshot-pieces", dependencies: [
+            "PiecesCore", "PieceStore", "ContractCore", "EarshotMedia", "EarshotDBus", "EarshotService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -112,6 +126,7 @@ let package = Package(
         .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
         .executableTarget(name: "earshot-bench", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
+            "EarshotMedia", "PieceStore", "PiecesCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -126,6 +141,8 @@ let package = Package(
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
+        .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
+        .testTarget(name: "PiecesServiceTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),

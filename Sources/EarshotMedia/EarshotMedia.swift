@@ -1,1 +1,0 @@
-// Placeholder: audio analysis, transcoding and hashing for the piece store.
