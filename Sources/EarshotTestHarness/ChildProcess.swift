@@ -13,8 +13,8 @@ public final class ChildProcess: Sendable {
 
     /// Starts `arguments[0]` (a path) with `arguments`, `environment`, stdin from
     /// /dev/null and stdout and stderr appended to `logPath`.
-    public init(_ arguments: [String], environment: [String: String], logPath: String) throws {
-        pid = try Self.spawn(arguments, environment: environment, logPath: logPath)
+    public init(_ arguments: [String], environment: [String: String], stdout: Int32? = nil, logPath: String) throws {
+        pid = try Self.spawn(arguments, environment: environment, stdout: stdout, logPath: logPath)
     }
 
     /// Spawns `arguments` the same way and returns its pid, leaving waiting and reaping to

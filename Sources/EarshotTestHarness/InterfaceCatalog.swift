@@ -25,6 +25,10 @@ public struct InterfaceSource: Sendable {
 }
 
 public enum InterfaceCatalog {
+    /// A store of the piece service's own for the introspection checks.
+    static let piecesDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("earshot-introspection-\(getpid())/pieces").path
+
     /// A state file of the session service's own for the introspection checks.
     static let sessionStateFile = FileManager.default.temporaryDirectory
         .appendingPathComponent("earshot-introspection-\(getpid())/session.json").path
@@ -70,6 +74,9 @@ public enum InterfaceCatalog {
             guard let path = reply.first?.objectPathValue else { throw HarnessError("Activate replied \(reply)") }
             return path
         },
+        // The piece store in a temporary directory of its own.
+        InterfaceSource(interface: "org.earshot.Pieces1", executable: "earshot-pieces", busName: "org.earshot.Pieces1",
+                        arguments: ["--data-dir", piecesDirectory]) { _ in "/org/earshot/Pieces1" },
     ].map { ($0.interface, $0) })
 
     /// The `<interface name="…">…</interface>` element of `name` in an introspection

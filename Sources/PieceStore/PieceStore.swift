@@ -1,0 +1,228 @@
+import ContractCore
+import Foundation
+import GRDB
+import PiecesCore
+
+/// The piece store: metadata in SQLite, bytes in the object store. A piece becomes
+/// visible in one transaction, after all its objects are on disk.
+public final class PieceStore: Sendable {
+    public let objects: ObjectStore
+    let pool: DatabasePool
+
+    /// Opens (creating) the store in `directory`, then sweeps away staged files and
+    /// objects that no committed piece names.
+    public init(directory: URL) throws {
+        objects = try ObjectStore(directory: directory)
+        pool = try PieceDatabase.open(path: directory.appendingPathComponent("pieces.sqlite").path)
+    }
+
+    /// Removes what a crash left behind; returns what was removed.
+    @discardableResult
+    public func sweep() throws -> (staged: Int, objects: Int) {
+        let referenced = try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT hash FROM asset")) }
+        return objects.sweep(keeping: referenced)
+    }
+
+    public func count() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM piece") ?? 0 }
+    }
+
+    /// The ids among `ids` that are not pieces.
+    public func missing(_ ids: [String]) throws -> [String] {
+        try pool.read { db in try Self.missing(ids, db) }
+    }
+
+    static func missing(_ ids: [String], _ db: Database) throws -> [String] {
+        try ids.filter { try Int.fetchOne(db, sql: "SELECT 1 FROM piece WHERE id = ?", arguments: [$0]) == nil }
+    }
+
+    // MARK: Writing
+
+    /// Adds a complete piece whose objects are committed. `BasedOn` ids are checked again
+    /// inside the transaction.
+    public func insert(_ piece: StoredPiece) throws {
+        try pool.write { db in
+            let missing = try Self.missing(piece.draft.basedOn, db)
+            if let first = missing.first {
+                throw RuleViolation("BasedOnNotFound", field: "BasedOn", "no piece \(first)")
+            }
+            try Self.insertRows(piece, db)
+        }
+    }
+
+    static func insertRows(_ piece: StoredPiece, _ db: Database) throws {
+        let draft = piece.draft
+        try db.execute(sql: """
+            INSERT INTO piece (id, title, description, length_us, tempo, loop_start_us, loop_end_us, ts_upper, ts_lower,
+                               tonality, scale_mask, root, listed, attachment_mime, author, author_uid, created_at,
+                               sample_rate, channels, loudness_lufs, true_peak_dbtp)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [
+                piece.id, draft.title, draft.description, draft.lengthMicroseconds.map(Int64.init), draft.tempo,
+                draft.loopStart.map(Int64.init), draft.loopEnd.map(Int64.init),
+                draft.timeSignature.map { Int($0.upper) }, draft.timeSignature.map { Int($0.lower) },
+                draft.tonality.name, draft.tonality.scaleMask, draft.tonality.root.map { Int($0) }, draft.listed,
+                draft.attachmentMimeType, piece.author, Int64(piece.authorUID), piece.createdAt,
+                Int64(piece.facts.sampleRate), Int64(piece.facts.channels), piece.facts.loudnessLufs, piece.facts.truePeakDbtp,
+            ])
+        for asset in piece.assets { try Self.insert(asset, of: piece.id, db) }
+        for (position, parent) in draft.basedOn.enumerated() {
+            try db.execute(sql: "INSERT OR IGNORE INTO based_on (piece_id, parent_id, position) VALUES (?, ?, ?)",
+                           arguments: [piece.id, parent, position])
+        }
+    }
+
+    /// Adds many complete pieces in one transaction (bulk loading; `BasedOn` unchecked).
+    public func insertAll(_ pieces: [StoredPiece]) throws {
+        try pool.write { db in
+            for piece in pieces { try Self.insertRows(piece, db) }
+        }
+    }
+
+    static func insert(_ asset: StoredAsset, of id: String, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO asset (piece_id, kind, format, hash, size, dropped) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [id, asset.kind.rawValue, asset.format, asset.hash, Int64(asset.size), asset.dropped])
+    }
+
+    /// Records a transcode of a piece's asset; false when the piece is gone (the caller
+    /// then removes the object if nothing else names it).
+    public func addTranscode(_ asset: StoredAsset, of id: String) throws -> Bool {
+        try pool.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM piece WHERE id = ?", arguments: [id]) != nil else { return false }
+            try db.execute(sql: "INSERT OR IGNORE INTO asset (piece_id, kind, format, hash, size, dropped) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [id, asset.kind.rawValue, asset.format, asset.hash, Int64(asset.size), false])
+            return true
+        }
+    }
+
+    /// Deletes a piece; returns it (nil when there was none). Objects nobody names any
+    /// more are removed after the commit.
+    public func delete(_ id: String) throws -> StoredPiece? {
+        let deleted = try pool.write { db -> (StoredPiece, [String])? in
+            guard let piece = try Self.piece(id, db) else { return nil }
+            try db.execute(sql: "DELETE FROM piece WHERE id = ?", arguments: [id])
+            let orphaned = try Set(piece.assets.map(\.hash)).filter { hash in
+                try Int.fetchOne(db, sql: "SELECT 1 FROM asset WHERE hash = ? LIMIT 1", arguments: [hash]) == nil
+            }
+            return (piece, Array(orphaned))
+        }
+        guard let (piece, orphaned) = deleted else { return nil }
+        orphaned.forEach(objects.remove)
+        return piece
+    }
+
+    /// Whether any piece names the object `hash`.
+    public func isReferenced(_ hash: String) throws -> Bool {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT 1 FROM asset WHERE hash = ? LIMIT 1", arguments: [hash]) != nil }
+    }
+
+    // MARK: Reading
+
+    public func piece(_ id: String) throws -> StoredPiece? {
+        try pool.read { db in try Self.piece(id, db) }
+    }
+
+    static func piece(_ id: String, _ db: Database) throws -> StoredPiece? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM piece WHERE id = ?", arguments: [id]) else { return nil }
+        return try piece(row, db)
+    }
+
+    static func piece(_ row: Row, _ db: Database) throws -> StoredPiece {
+        let id: String = row["id"]
+        let parents = try String.fetchAll(db, sql: "SELECT parent_id FROM based_on WHERE piece_id = ? ORDER BY position", arguments: [id])
+        let assets = try Row.fetchAll(db, sql: "SELECT * FROM asset WHERE piece_id = ?", arguments: [id]).compactMap { asset -> StoredAsset? in
+            guard let kind = AssetKind(rawValue: asset["kind"]) else { return nil }
+            return StoredAsset(kind: kind, format: asset["format"], hash: asset["hash"], size: UInt64(asset["size"] as Int64),
+                               dropped: asset["dropped"])
+        }.sorted(by: Self.assetOrder)
+        let upper: Int? = row["ts_upper"], lower: Int? = row["ts_lower"]
+        var draft = PieceDraft(title: row["title"], description: row["description"],
+                               lengthMicroseconds: UInt64(row["length_us"] as Int64), tempo: row["tempo"],
+                               loopStart: (row["loop_start_us"] as Int64?).map(UInt64.init),
+                               loopEnd: (row["loop_end_us"] as Int64?).map(UInt64.init),
+                               basedOn: parents,
+                               tonality: Tonality.stored(name: row["tonality"], scaleMask: row["scale_mask"],
+                                                         root: (row["root"] as Int?).map(UInt8.init)),
+                               listed: row["listed"], attachmentMimeType: row["attachment_mime"])
+        if let upper, let lower { draft.timeSignature = try? TimeSignature(upper: UInt8(upper), lower: UInt8(lower)) }
+        return StoredPiece(id: id, draft: draft, createdAt: row["created_at"], author: row["author"],
+                           authorUID: UInt32(row["author_uid"] as Int64),
+                           facts: MixStemFacts(sampleRate: UInt32(row["sample_rate"] as Int64), channels: UInt32(row["channels"] as Int64),
+                                               loudnessLufs: row["loudness_lufs"], truePeakDbtp: row["true_peak_dbtp"]),
+                           assets: assets)
+    }
+
+    /// Kind order, the dropped asset before transcodes, then by format.
+    static func assetOrder(_ a: StoredAsset, _ b: StoredAsset) -> Bool {
+        let kindA = AssetKind.allCases.firstIndex(of: a.kind) ?? 0, kindB = AssetKind.allCases.firstIndex(of: b.kind) ?? 0
+        if kindA != kindB { return kindA < kindB }
+        if a.dropped != b.dropped { return a.dropped }
+        return a.format < b.format
+    }
+
+    /// The pieces `query` selects that `viewerUID` may see (listed ones, and its own),
+    /// one page of them, and how many match in all.
+    public func list(_ query: PieceQuery, viewerUID: UInt32) throws -> (pieces: [StoredPiece], total: Int) {
+        var conditions = ["(listed = 1 OR author_uid = ?)"]
+        var arguments: [any DatabaseValueConvertible] = [Int64(viewerUID)]
+        func add(_ condition: String, _ values: any DatabaseValueConvertible...) {
+            conditions.append(condition)
+            arguments.append(contentsOf: values)
+        }
+        if let text = query.titleContains {
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            add("title LIKE ? ESCAPE '\\'", "%" + escaped + "%")
+        }
+        if let minimum = query.tempoMin { add("tempo >= ?", minimum) }
+        if let maximum = query.tempoMax { add("tempo <= ?", maximum) }
+        if let upper = query.timeSignatureUpper { add("ts_upper = ?", Int(upper)) }
+        if let lower = query.timeSignatureLower { add("ts_lower = ?", Int(lower)) }
+        if let tonality = query.tonality { add("tonality = ?", tonality) }
+        if let root = query.root { add("root = ?", Int(root)) }
+        if let parent = query.basedOn { add("id IN (SELECT piece_id FROM based_on WHERE parent_id = ?)", parent) }
+        if let author = query.author { add("author = ?", author) }
+        if let after = query.createdAfter { add("created_at > ?", after) }
+        if let before = query.createdBefore { add("created_at < ?", before) }
+        let filter = conditions.joined(separator: " AND ")
+        let column = switch query.sortBy {
+        case .created: "created_at"
+        case .title: "title"
+        case .tempo: "tempo"
+        case .length: "length_us"
+        }
+        let direction = query.descending ? "DESC" : "ASC"
+        return try pool.read { db in
+            let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM piece WHERE \(filter)",
+                                         arguments: StatementArguments(arguments)) ?? 0
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT * FROM piece WHERE \(filter) ORDER BY \(column) \(direction), id \(direction) LIMIT ? OFFSET ?
+                """, arguments: StatementArguments(arguments + [Int64(query.limit), Int64(query.offset)]))
+            return (try rows.map { try Self.piece($0, db) }, total)
+        }
+    }
+
+    /// Ancestors and descendants of `id`, transitively, nearest first (then oldest first).
+    public func lineage(_ id: String) throws -> (ancestors: [String], descendants: [String])? {
+        try pool.read { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM piece WHERE id = ?", arguments: [id]) != nil else { return nil }
+            func walk(from: String, to: String) throws -> [String] {
+                try String.fetchAll(db, sql: """
+                    WITH RECURSIVE walk(id, depth) AS (
+                        SELECT \(to), 1 FROM based_on WHERE \(from) = ?
+                        UNION
+                        SELECT b.\(to), walk.depth + 1 FROM based_on b JOIN walk ON b.\(from) = walk.id WHERE walk.depth < 10000
+                    )
+                    SELECT walk.id FROM walk JOIN piece ON piece.id = walk.id
+                    GROUP BY walk.id ORDER BY MIN(walk.depth), piece.created_at, walk.id
+                    """, arguments: [id])
+            }
+            return (try walk(from: "piece_id", to: "parent_id"), try walk(from: "parent_id", to: "piece_id"))
+        }
+    }
+
+    /// Every object hash any piece names.
+    public func referencedObjects() throws -> Set<String> {
+        try pool.read { db in Set(try String.fetchAll(db, sql: "SELECT DISTINCT hash FROM asset")) }
+    }
+}

@@ -1,0 +1,118 @@
+import ContractCore
+import EarshotDBus
+import EarshotMedia
+import Foundation
+import Glibc
+import PieceStore
+import PiecesCore
+
+/// `Open…` and `Export…`: an asset in the format asked for, transcoded on first request
+/// (once, however many ask at the same time) and kept like any other asset.
+extension PiecesService {
+    func open(_ call: MethodCall, kind: AssetKind) async throws -> DBusValue {
+        let id = try call.string(0)
+        let format = kind.isAudio ? try call.string(1) : nil
+        let asset = try await resolve(id, kind: kind, format: format)
+        return .unixFD(try openObject(asset))
+    }
+
+    func openAttachment(_ call: MethodCall) async throws -> [DBusValue] {
+        let id = try call.string(0)
+        let piece = try await piece(id)
+        let asset = try await resolve(id, kind: .attachment, format: nil)
+        return [.unixFD(try openObject(asset)), .string(piece.draft.attachmentMimeType ?? "application/octet-stream")]
+    }
+
+    /// `Export…(id, [format,] path)`: a copy at `path`, made with the caller's rights.
+    func export(_ call: MethodCall, kind: AssetKind) async throws -> [DBusValue] {
+        let id = try call.string(0)
+        let format = kind.isAudio ? try call.string(1) : nil
+        let path = try call.string(kind.isAudio ? 2 : 1)
+        let caller = try await call.caller()
+        let asset = try await resolve(id, kind: kind, format: format)
+        let source = store.objects.path(of: asset.hash)
+        let systemBus = settings.systemBus
+        try await onDisk {
+            let fd = try FileAccess.createForWriting(path, caller: caller, checkPermissions: systemBus)
+            defer { close(fd) }
+            try FileAccess.copy(from: source, to: fd)
+        }
+        logger.info("piece \(id): \(kind.rawValue)\(format.map { " (\($0))" } ?? "") exported to \(path) for \(caller.userName)")
+        guard kind == .attachment else { return [] }
+        return [.string(try await piece(id).draft.attachmentMimeType ?? "application/octet-stream")]
+    }
+
+    private func openObject(_ asset: StoredAsset) throws(DBusError) -> UnixFD {
+        let fd = Glibc.open(store.objects.path(of: asset.hash), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .failed("cannot open a stored asset: \(String(cString: strerror(errno)))") }
+        return UnixFD(taking: fd)
+    }
+
+    /// The stored asset to deliver: the dropped one, or its transcode into `format`. A
+    /// preview falls back to the mix stem when none was dropped.
+    func resolve(_ id: String, kind: AssetKind, format: String?) async throws -> StoredAsset {
+        let piece = try await piece(id)
+        guard kind.isAudio else {
+            guard let asset = piece.dropped(kind) else {
+                throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(id) has none")
+            }
+            return asset
+        }
+        guard let format, let target = MediaFormat(rawValue: format) else {
+            throw DBusError.invalidArgs("format: '\(format ?? "")' is not one of \(MediaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let source: AssetKind = kind == .preview && piece.dropped(.preview) == nil ? .mixStem : kind
+        if let existing = piece.asset(source, format: target.rawValue) { return existing }
+        return try await transcode(piece, kind: source, to: target)
+    }
+
+    private func transcode(_ piece: StoredPiece, kind: AssetKind, to format: MediaFormat) async throws -> StoredAsset {
+        let key = "\(piece.id)/\(kind.rawValue)/\(format.rawValue)"
+        let task = transcodes.withLock { running -> Task<StoredAsset, any Error> in
+            if let task = running[key] { return task }
+            let task = Task { try await self.onDisk { try self.produce(piece, kind: kind, format: format) } }
+            running[key] = task
+            return task
+        }
+        defer { _ = transcodes.withLock { $0.removeValue(forKey: key) } }
+        return try await task.value
+    }
+
+    /// Transcodes on the disk queue and records the result.
+    private func produce(_ piece: StoredPiece, kind: AssetKind, format: MediaFormat) throws -> StoredAsset {
+        guard let source = piece.dropped(kind) else { throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(piece.id) has none") }
+        let started = ContinuousClock.now
+        let output = store.objects.stagingPath(extension: format.fileExtension)
+        do {
+            try Transcoder.transcode(from: store.objects.path(of: source.hash), to: output, format: format)
+        } catch {
+            unlink(output)
+            throw DBusError.failed("cannot transcode \(kind.key) of \(piece.id) to \(format.rawValue): \(error.message)")
+        }
+        let staged: ObjectStore.Staged
+        do {
+            staged = try store.objects.stage(writtenAt: output)
+            try store.objects.commit(staged)
+        } catch {
+            throw DBusError.failed("cannot store the \(format.rawValue) transcode: \(error)")
+        }
+        let asset = StoredAsset(kind: kind, format: format.rawValue, hash: staged.hash, size: staged.size, dropped: false)
+        guard try store.addTranscode(asset, of: piece.id) else {
+            if try !store.isReferenced(asset.hash) { store.objects.remove(asset.hash) }
+            throw DBusError.earshot("PieceNotFound", "Id: piece \(piece.id) was deleted")
+        }
+        logger.info("piece \(piece.id): \(kind.rawValue) transcoded to \(format.rawValue) in \(started.duration(to: .now)) (\(asset.size) B)")
+        return asset
+    }
+}
+
+extension MediaFormat {
+    var fileExtension: String {
+        switch self {
+        case .wave: "wav"
+        case .oggVorbis: "ogg"
+        case .flac: "flac"
+        case .aacM4A: "m4a"
+        }
+    }
+}

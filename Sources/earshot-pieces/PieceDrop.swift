@@ -1,0 +1,122 @@
+import ContractCore
+import EarshotDBus
+import EarshotMedia
+import Foundation
+import Glibc
+import PieceStore
+import PiecesCore
+
+/// `Drop`: stream every asset into staging while hashing it, check the audio by decoding
+/// it, the cover image by its header, then commit the objects and, in one transaction,
+/// the piece. Anything that fails leaves no trace.
+extension PiecesService {
+    func drop(_ call: MethodCall) async throws -> String {
+        let request = try DropRequest.read(call)
+        let caller = try await call.caller()
+        let missing = try await onDisk { try self.store.missing(request.draft.basedOn) }
+        if let first = missing.first {
+            throw DBusError.earshot("BasedOnNotFound", "BasedOn: no piece \(first)")
+        }
+        let started = ContinuousClock.now
+        let piece = try await onDisk { try self.assemble(request, caller: caller) }
+        let sizes = piece.assets.map { "\($0.kind.rawValue) \($0.size) B" }.joined(separator: ", ")
+        logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(caller.userName) in \(started.duration(to: .now)): \(sizes)")
+        emit("PieceDropped", [.string(piece.id), PieceValues.summary(piece)])
+        await updateCount()
+        return piece.id
+    }
+
+    /// The blocking part of `Drop`. Run on the disk queue.
+    func assemble(_ request: DropRequest, caller: CallerIdentity) throws -> StoredPiece {
+        var staged: [AssetKind: ObjectStore.Staged] = [:]
+        var committed = false
+        defer { if !committed { staged.values.forEach(store.objects.discard) } }
+        for kind in AssetKind.allCases {
+            guard let source = request.sources[kind] else { continue }
+            staged[kind] = try stage(source, kind: kind, caller: caller)
+        }
+        guard let mixStem = staged[.mixStem] else { throw DBusError.invalidArgs("MixStem: a mix stem is required") }
+        let analysis = try analyze(mixStem, field: "MixStem")
+        var formats: [AssetKind: String] = [.mixStem: analysis.format.rawValue, .attachment: ""]
+        if let preview = staged[.preview] { formats[.preview] = try analyze(preview, field: "Preview").format.rawValue }
+        if let cover = staged[.coverImage] {
+            let image: (kind: CoverImage.Kind, width: Int, height: Int)
+            do {
+                image = try CoverImage.inspect(path: cover.path)
+            } catch {
+                let message = error.message.replacingOccurrences(of: "'\(cover.path)' is ", with: "")
+                    .replacingOccurrences(of: cover.path, with: "the file")
+                throw DBusError.earshot("InvalidCoverImage", "CoverImage: \(message)")
+            }
+            guard image.width == CoverImageRule.width, image.height == CoverImageRule.height else {
+                throw DBusError.earshot("InvalidCoverImage", "CoverImage: \(image.width)×\(image.height), must be 640×640")
+            }
+            formats[.coverImage] = image.kind.rawValue
+        }
+        var draft = request.draft
+        draft.lengthMicroseconds = try draft.validate(measuredMicroseconds: analysis.durationMicroseconds)
+
+        for file in staged.values { try commit(file) }
+        committed = true
+        let assets = AssetKind.allCases.compactMap { kind in
+            staged[kind].map { StoredAsset(kind: kind, format: formats[kind] ?? "", hash: $0.hash, size: $0.size, dropped: true) }
+        }
+        let piece = StoredPiece(id: UUID().uuidString.lowercased(), draft: draft, createdAt: PieceValues.now(),
+                                author: caller.userName, authorUID: caller.uid,
+                                facts: MixStemFacts(sampleRate: analysis.sampleRate, channels: analysis.channels,
+                                                    loudnessLufs: analysis.loudnessLufs, truePeakDbtp: analysis.truePeakDbtp),
+                                assets: assets)
+        do {
+            try store.insert(piece)
+        } catch {
+            for asset in assets where (try? store.isReferenced(asset.hash)) == false { store.objects.remove(asset.hash) }
+            throw error
+        }
+        return piece
+    }
+
+    private func stage(_ source: AssetSource, kind: AssetKind, caller: CallerIdentity) throws -> ObjectStore.Staged {
+        let fd: Int32
+        var opened = false
+        switch source {
+        case .fd(let unixFD):
+            guard let raw = unixFD.rawValue else { throw DBusError.invalidArgs("\(kind.key): the file descriptor is closed") }
+            fd = raw
+        case .path(let path):
+            fd = try FileAccess.openForReading(path, field: kind.key + "Path", caller: caller, checkPermissions: settings.systemBus)
+            opened = true
+        }
+        defer { if opened { close(fd) } }
+        do {
+            return try store.objects.stage(from: fd, limit: kind.maxBytes)
+        } catch {
+            switch error {
+            case .tooLarge(let limit) where kind == .attachment:
+                throw DBusError.earshot("AttachmentTooLarge", "Attachment: larger than \(limit / 1024 / 1024) MiB")
+            case .tooLarge(let limit):
+                throw DBusError.earshot("InvalidData", "\(kind.key): larger than \(limit) bytes")
+            case .io(let message):
+                throw DBusError.failed("\(kind.key): \(message)")
+            }
+        }
+    }
+
+    private func analyze(_ staged: ObjectStore.Staged, field: String) throws -> AudioAnalysis {
+        do {
+            return try AudioAnalyzer.analyze(path: staged.path)
+        } catch {
+            // The staged file's name means nothing to the client.
+            let message = error.message.replacingOccurrences(of: "'\(staged.path)' is ", with: "")
+                .replacingOccurrences(of: staged.path, with: field)
+            throw DBusError.earshot("InvalidAudio", "\(field): \(message)")
+        }
+    }
+
+    private func commit(_ staged: ObjectStore.Staged) throws {
+        do {
+            try store.objects.commit(staged)
+        } catch {
+            throw DBusError.failed("cannot store an asset: \(error)")
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import EarshotDBus
+import Foundation
+import PieceStore
+import PiecesCore
+
+/// Pieces as the contract shows them on the bus.
+enum PieceValues {
+    static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
+    /// Now, as stored: RFC 3339 UTC with milliseconds.
+    static func now() -> String { Date().formatted(timestamp) }
+
+    /// A client's RFC 3339 time in the stored form, or nil when it does not parse. A time
+    /// already in the stored form is kept as it is (a round trip through `Date` can lose
+    /// the last millisecond).
+    static func normalized(_ text: String) -> String? {
+        if let date = try? timestamp.parse(text) {
+            let storedForm = text.utf8.count == 24 && text.hasSuffix("Z") && text.contains(".")
+            return storedForm ? text : date.formatted(timestamp)
+        }
+        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date.formatted(timestamp) }
+        return nil
+    }
+
+    /// Everything `Get` returns.
+    static func full(_ piece: StoredPiece) -> DBusValue {
+        let draft = piece.draft
+        var entries: [String: DBusValue] = [
+            "Id": .string(piece.id),
+            "Title": .string(draft.title),
+            "Description": .string(draft.description),
+            "LengthMicroseconds": .uint64(draft.lengthMicroseconds ?? 0),
+            "BasedOn": .strings(draft.basedOn),
+            "Tonality": .string(draft.tonality.name),
+            "Listed": .boolean(draft.listed),
+            "CreatedAt": .string(piece.createdAt),
+            "Author": .string(piece.author),
+            "SampleRate": .uint32(piece.facts.sampleRate),
+            "Channels": .uint32(piece.facts.channels),
+            "LoudnessLufs": .double(piece.facts.loudnessLufs),
+            "TruePeakDbtp": .double(piece.facts.truePeakDbtp),
+        ]
+        if let tempo = draft.tempo { entries["Tempo"] = .double(tempo) }
+        if let start = draft.loopStart, let end = draft.loopEnd {
+            entries["LoopStartMicroseconds"] = .uint64(start)
+            entries["LoopEndMicroseconds"] = .uint64(end)
+        }
+        if let signature = draft.timeSignature {
+            entries["TimeSignatureUpper"] = .byte(signature.upper)
+            entries["TimeSignatureLower"] = .byte(signature.lower)
+        }
+        if case .tonal(let scale, let root) = draft.tonality {
+            entries["Scale"] = .array(.boolean, scale.map { .boolean($0) })
+            entries["Root"] = .byte(root)
+        }
+        for kind in AssetKind.allCases {
+            let asset = piece.dropped(kind)
+            entries["Has" + kind.key] = .boolean(asset != nil)
+            if let asset {
+                entries[kind.key + "Size"] = .uint64(asset.size)
+                if kind != .attachment { entries[kind.key + "Format"] = .string(asset.format) }
+            }
+        }
+        if let mime = draft.attachmentMimeType { entries["AttachmentMimeType"] = .string(mime) }
+        return .vardict(entries)
+    }
+
+    /// What `PieceDropped` and `List` carry: enough to show a piece in a list.
+    static func summary(_ piece: StoredPiece) -> DBusValue {
+        full(piece)
+    }
+}

@@ -1,0 +1,119 @@
+import ContractCore
+import EarshotDBus
+import EarshotService
+import Foundation
+import Glibc
+import Logging
+import PieceStore
+import PiecesCore
+
+/// The piece store on the bus. Every disk, decoding and database step runs on the
+/// blocking queue; handlers only read requests and shape replies.
+final class PiecesService: Sendable {
+    struct Settings: Sendable {
+        var dataDirectory: URL
+        var systemBus: Bool
+    }
+
+    let connection: DBusConnection
+    let settings: Settings
+    let logger: Logger
+    let store: PieceStore
+    let disk = BlockingQueue(label: "earshot-pieces.disk", concurrent: true)
+    let manager = Locked<ExportedObject?>(nil)
+    /// Transcodes under way, by piece, asset kind and format, so that concurrent requests
+    /// for the same one share it.
+    let transcodes = Locked<[String: Task<StoredAsset, any Error>]>([:])
+
+    init(connection: DBusConnection, settings: Settings, logger: Logger) throws {
+        self.connection = connection
+        self.settings = settings
+        self.logger = logger
+        store = try PieceStore(directory: settings.dataDirectory)
+    }
+
+    func start() async throws {
+        let swept = try await disk.run { try self.store.sweep() }
+        if swept.staged + swept.objects > 0 {
+            logger.info("removed what an interrupted run left: \(swept.staged) staged file(s), \(swept.objects) unreferenced object(s)")
+        }
+        let count = try await disk.run { try self.store.count() }
+        let object = try connection.export(PiecesInterfaces.managerPath, interfaces: [PiecesInterfaces.managerInterface(self)],
+                                           properties: [PiecesInterfaces.manager: ["Count": .uint32(UInt32(clamping: count))]])
+        manager.withLock { $0 = object }
+        logger.info("\(count) piece(s) in \(settings.dataDirectory.path)")
+    }
+
+    /// Runs store work on the blocking queue; rule violations become their named errors,
+    /// anything else `Failed`.
+    func onDisk<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+        do {
+            return try await disk.run(body)
+        } catch let violation as RuleViolation {
+            throw DBusError(violation)
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            logger.error("store failure: \(error)")
+            throw DBusError.failed("the piece store failed: \(error)")
+        }
+    }
+
+    func updateCount() async {
+        guard let count = try? await disk.run({ try self.store.count() }) else { return }
+        try? manager.withLock { try $0?.set("Count", .uint32(UInt32(clamping: count))) }
+    }
+
+    func emit(_ signal: String, _ arguments: [DBusValue]) {
+        do {
+            try manager.withLock { try $0?.emit(signal, arguments) }
+        } catch {
+            logger.error("cannot emit \(signal): \(error)")
+        }
+    }
+
+    // MARK: Reading
+
+    func piece(_ id: String) async throws -> StoredPiece {
+        guard let piece = try await onDisk({ try self.store.piece(id) }) else {
+            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+        }
+        return piece
+    }
+
+    func get(_ call: MethodCall) async throws -> DBusValue {
+        PieceValues.full(try await piece(try call.string(0)))
+    }
+
+    func list(_ call: MethodCall) async throws -> [DBusValue] {
+        let query = try PieceQueryReader.read(call)
+        let caller = try await call.caller()
+        let (pieces, total) = try await onDisk { try self.store.list(query, viewerUID: caller.uid) }
+        return [.array(.dictionary(key: .string, value: .variant), pieces.map(PieceValues.summary)), .uint32(UInt32(clamping: total))]
+    }
+
+    func lineage(_ call: MethodCall) async throws -> [DBusValue] {
+        let id = try call.string(0)
+        guard let lineage = try await onDisk({ try self.store.lineage(id) }) else {
+            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+        }
+        return [.strings(lineage.ancestors), .strings(lineage.descendants)]
+    }
+
+    // MARK: Deleting
+
+    func delete(_ call: MethodCall) async throws {
+        let id = try call.string(0)
+        let caller = try await call.caller()
+        let existing = try await piece(id)
+        guard DeletePermission.allowed(callerUID: caller.uid, authorUID: existing.authorUID, serviceUID: getuid()) else {
+            throw DBusError.earshot("Disallowed", "Delete: only the author \(existing.author), root or the service's user may delete \(id)")
+        }
+        guard try await onDisk({ try self.store.delete(id) }) != nil else {
+            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+        }
+        logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))")
+        emit("PieceDeleted", [.string(id)])
+        await updateCount()
+    }
+}

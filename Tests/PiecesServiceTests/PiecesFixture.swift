@@ -1,0 +1,147 @@
+import EarshotDBus
+import EarshotMedia
+import EarshotTestHarness
+import Foundation
+import Glibc
+import Testing
+
+/// A private bus and the real earshot-pieces keeping its store in the bus directory.
+struct PiecesFixture {
+    static let busName = "org.earshot.Pieces1"
+    static let path: ObjectPath = "/org/earshot/Pieces1"
+
+    let bus: PrivateBus
+    let service: ServiceProcess
+    let client: DBusConnection
+
+    static func with<T>(_ body: (PiecesFixture) async throws -> T) async throws -> T {
+        try await ServiceSession.with("earshot-pieces", busName: busName, prepare: { bus in
+            ["XDG_DATA_HOME": bus.directory.path]
+        }) { session in
+            try await body(PiecesFixture(bus: session.bus, service: session.service, client: session.client))
+        }
+    }
+
+    var dataDirectory: URL { bus.directory.appendingPathComponent("earshot/pieces") }
+    func file(_ name: String) -> URL { bus.directory.appendingPathComponent(name) }
+
+    /// Starts the service again on the same bus and store (after it was killed).
+    func restart() async throws -> ServiceProcess {
+        try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", dataDirectory.path], bus: bus, busName: Self.busName)
+    }
+
+    @discardableResult
+    func drop(_ piece: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> String {
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                                          member: "Drop", [.vardict(piece)], timeout: .seconds(60))
+        return try #require(reply.first?.stringValue)
+    }
+
+    func call(_ member: String, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws -> [DBusValue] {
+        try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                              member: member, arguments, timeout: .seconds(120))
+    }
+
+    func get(_ id: String) async throws -> [String: DBusValue] {
+        try #require(try await call("Get", [.string(id)]).first?.stringKeyedValue)
+    }
+
+    func list(_ query: [String: DBusValue]) async throws -> (ids: [String], total: UInt32) {
+        let reply = try await call("List", [.vardict(query)])
+        let pieces = try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?["Id"]?.stringValue }
+        return (pieces, try #require(reply.last?.uint32Value))
+    }
+
+    /// Reads everything an `Open…` reply's descriptor gives.
+    static func readAll(_ value: DBusValue?) throws -> [UInt8] {
+        let fd = try #require(value?.unixFDValue?.rawValue)
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes
+    }
+
+    /// An fd argument for `path`.
+    static func fd(_ url: URL) throws -> DBusValue {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HarnessError("cannot open \(url.path)") }
+        return .unixFD(UnixFD(taking: fd))
+    }
+
+    /// Files in the object store, by name (their hashes), and in its staging directory.
+    func storedObjects() -> (objects: Set<String>, staged: [String]) {
+        let manager = FileManager.default
+        let objects = dataDirectory.appendingPathComponent("objects")
+        var names: Set<String> = []
+        for shard in (try? manager.contentsOfDirectory(atPath: objects.path)) ?? [] {
+            for name in (try? manager.contentsOfDirectory(atPath: objects.appendingPathComponent(shard).path)) ?? [] {
+                names.insert(name)
+            }
+        }
+        let staged = (try? manager.contentsOfDirectory(atPath: dataDirectory.appendingPathComponent("tmp").path)) ?? []
+        return (names, staged)
+    }
+}
+
+/// Test audio and images, made here.
+enum TestMedia {
+    /// A 16-bit PCM WAV of a sine (`frequency` Hz at half scale).
+    static func wav(seconds: Double, rate: Int = 44100, channels: Int = 1, frequency: Double = 440) -> [UInt8] {
+        let frames = Int(seconds * Double(rate))
+        var data = [UInt8]()
+        data.reserveCapacity(frames * channels * 2)
+        for frame in 0..<frames {
+            let value = Int16(sin(2 * Double.pi * frequency * Double(frame) / Double(rate)) * 16000)
+            for _ in 0..<channels {
+                data.append(UInt8(truncatingIfNeeded: value))
+                data.append(UInt8(truncatingIfNeeded: value >> 8))
+            }
+        }
+        return header(dataBytes: data.count, rate: rate, channels: channels, bits: 16) + data
+    }
+
+    /// An 8-bit 8 kHz mono WAV of `frames` frames of silence (small files for long pieces).
+    static func longWav(frames: Int) -> [UInt8] {
+        header(dataBytes: frames, rate: 8000, channels: 1, bits: 8) + [UInt8](repeating: 128, count: frames)
+    }
+
+    static func header(dataBytes: Int, rate: Int, channels: Int, bits: Int) -> [UInt8] {
+        func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xff) } }
+        func le16(_ v: Int) -> [UInt8] { (0..<2).map { UInt8((v >> (8 * $0)) & 0xff) } }
+        let blockAlign = channels * bits / 8
+        return Array("RIFF".utf8) + le32(36 + dataBytes) + Array("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(channels)
+            + le32(rate) + le32(rate * blockAlign) + le16(blockAlign) + le16(bits) + Array("data".utf8) + le32(dataBytes)
+    }
+
+    /// An image made by ffmpeg: a solid colour of `width`×`height` in PNG or JPEG.
+    static func image(_ url: URL, width: Int, height: Int) async throws {
+        _ = try await ToolRun.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=teal:s=\(width)x\(height)",
+                                   "-frames:v", "1", url.path])
+    }
+
+    /// A file converted by ffmpeg (e.g. WAV to FLAC by the output's extension).
+    static func convert(_ input: URL, to output: URL) async throws {
+        _ = try await ToolRun.run(["ffmpeg", "-v", "error", "-y", "-i", input.path, output.path])
+    }
+
+    /// What ffprobe says of a file: container, codec, duration in seconds.
+    static func probe(_ url: URL) async throws -> (container: String, codec: String, seconds: Double) {
+        let json = try await ToolRun.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name,duration:stream=codec_name",
+                                          "-of", "json", url.path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let format = try #require(object["format"] as? [String: Any])
+        let streams = try #require(object["streams"] as? [[String: Any]])
+        return (format["format_name"] as? String ?? "", streams.first?["codec_name"] as? String ?? "",
+                Double(format["duration"] as? String ?? "") ?? -1)
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        var hasher = SHA256Hasher()
+        bytes.withUnsafeBytes { hasher.update($0) }
+        return hasher.finalize()
+    }
+}

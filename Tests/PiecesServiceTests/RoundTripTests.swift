@@ -1,0 +1,136 @@
+import EarshotDBus
+import EarshotTestHarness
+import EarshotTestSupport
+import Foundation
+import Testing
+
+@Suite struct RoundTripTests {
+    static let major: [Bool] = [true, false, true, false, true, true, false, true, false, true, false, true]
+
+    /// A piece with every field, its assets from `assets`.
+    static func everyField(_ assets: [String: DBusValue]) -> [String: DBusValue] {
+        [
+            "Title": .string("Riff in A 🎸"), "Description": .string("A short riff"), "Tempo": .double(120.5),
+            "LoopStartMicroseconds": .uint64(500_000), "LoopEndMicroseconds": .uint64(1_500_000),
+            "TimeSignatureUpper": .byte(7), "TimeSignatureLower": .byte(8), "Tonality": .string("tonal"),
+            "Scale": .array(.boolean, major.map { .boolean($0) }), "Root": .byte(9), "Listed": .boolean(true),
+            "AttachmentMimeType": .string("text/plain"),
+        ].merging(assets) { _, new in new }
+    }
+
+    func checkEveryField(_ piece: [String: DBusValue], id: String) {
+        #expect(piece["Id"]?.stringValue == id)
+        #expect(piece["Title"]?.stringValue == "Riff in A 🎸")
+        #expect(piece["Description"]?.stringValue == "A short riff")
+        #expect(piece["Tempo"]?.doubleValue == 120.5)
+        #expect(piece["LengthMicroseconds"]?.uint64Value == 2_000_000)
+        #expect(piece["LoopStartMicroseconds"]?.uint64Value == 500_000)
+        #expect(piece["LoopEndMicroseconds"]?.uint64Value == 1_500_000)
+        #expect(piece["TimeSignatureUpper"] == .byte(7))
+        #expect(piece["TimeSignatureLower"] == .byte(8))
+        #expect(piece["Tonality"]?.stringValue == "tonal")
+        #expect(piece["Scale"]?.arrayValue?.compactMap(\.boolValue) == Self.major)
+        #expect(piece["Root"] == .byte(9))
+        #expect(piece["Listed"]?.boolValue == true)
+        #expect(piece["SampleRate"]?.uint32Value == 44100)
+        #expect(piece["Channels"]?.uint32Value == 2)
+        #expect(piece["Author"]?.stringValue?.isEmpty == false)
+        #expect(piece["CreatedAt"]?.stringValue?.hasSuffix("Z") == true)
+        // A sine at half scale: about -9 LUFS, true peak about -6 dBTP.
+        let loudness = piece["LoudnessLufs"]?.doubleValue ?? 0
+        #expect(loudness > -12 && loudness < -6, "\(loudness)")
+        let peak = piece["TruePeakDbtp"]?.doubleValue ?? 0
+        #expect(peak > -7 && peak < -5, "\(peak)")
+        for key in ["HasMixStem", "HasPreview", "HasCoverImage", "HasAttachment"] { #expect(piece[key]?.boolValue == true, "\(key)") }
+        #expect(piece["MixStemFormat"]?.stringValue == "wave")
+        #expect(piece["PreviewFormat"]?.stringValue == "flac")
+        #expect(piece["CoverImageFormat"]?.stringValue == "png")
+        #expect(piece["AttachmentMimeType"]?.stringValue == "text/plain")
+        #expect(piece["AttachmentSize"]?.uint64Value == 11)
+    }
+
+    @Test func everyFieldAndAssetByDescriptorAndByPath() async throws {
+        try await PiecesFixture.with { pieces in
+            let wav = pieces.file("mix.wav"), flac = pieces.file("preview.flac"), cover = pieces.file("cover.png")
+            let attachment = pieces.file("notes.txt")
+            let wavBytes = TestMedia.wav(seconds: 2, channels: 2)
+            try Data(wavBytes).write(to: wav)
+            try await TestMedia.convert(wav, to: flac)
+            try await TestMedia.image(cover, width: 640, height: 640)
+            try Data("hello notes".utf8).write(to: attachment)
+            let dropped = try await pieces.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.busName,
+                                                                      member: "PieceDropped"))
+
+            let byFD = try await pieces.drop(Self.everyField([
+                "MixStem": try PiecesFixture.fd(wav), "Preview": try PiecesFixture.fd(flac),
+                "CoverImage": try PiecesFixture.fd(cover), "Attachment": try PiecesFixture.fd(attachment),
+            ]))
+            let byPath = try await pieces.drop(Self.everyField([
+                "MixStemPath": .string(wav.path), "PreviewPath": .string(flac.path),
+                "CoverImagePath": .string(cover.path), "AttachmentPath": .string(attachment.path),
+            ]))
+            #expect(byFD != byPath)
+            let signal = try #require(await dropped.next(timeout: .seconds(5)))
+            #expect(signal.body.first?.stringValue == byFD)
+            #expect(signal.body[1].stringKeyedValue?["Title"]?.stringValue == "Riff in A 🎸")
+
+            for id in [byFD, byPath] {
+                checkEveryField(try await pieces.get(id), id: id)
+                // The WAV mix stem comes back byte for byte.
+                let stem = try PiecesFixture.readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                #expect(stem == wavBytes)
+                let coverBytes = try PiecesFixture.readAll(try await pieces.call("OpenCoverImage", [.string(id)]).first)
+                #expect(coverBytes == Array(try Data(contentsOf: cover)))
+                let preview = try PiecesFixture.readAll(try await pieces.call("OpenPreview", [.string(id), .string("flac")]).first)
+                #expect(preview == Array(try Data(contentsOf: flac)))
+                let reply = try await pieces.call("OpenAttachment", [.string(id)])
+                #expect(try PiecesFixture.readAll(reply.first) == Array("hello notes".utf8))
+                #expect(reply.last?.stringValue == "text/plain")
+                let exported = pieces.file("export-\(id).txt")
+                let mime = try await pieces.call("ExportAttachment", [.string(id), .string(exported.path)])
+                #expect(mime.first?.stringValue == "text/plain")
+                #expect(try Data(contentsOf: exported) == Data("hello notes".utf8))
+            }
+            // Identical content is stored once.
+            let stored = pieces.storedObjects()
+            #expect(stored.objects.count == 4)
+            #expect(stored.objects.contains(TestMedia.sha256(wavBytes)))
+            #expect(stored.staged.isEmpty)
+            #expect(try await pieces.call("Get", [.string(byFD)]).isEmpty == false)
+        }
+    }
+
+    @Test func everyTranscodeOpensWithTheRightDuration() async throws {
+        try await PiecesFixture.with { pieces in
+            let wav = pieces.file("mix.wav")
+            try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
+            let id = try await pieces.drop(["Title": .string("Transcodes"), "MixStemPath": .string(wav.path)])
+            let expected: [String: (container: String, codec: String)] = [
+                "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
+                "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
+            ]
+            for (format, want) in expected.sorted(by: { $0.key < $1.key }) {
+                let out = pieces.file("export.\(format)")
+                _ = try await pieces.call("ExportMixStem", [.string(id), .string(format), .string(out.path)])
+                let probe = try await TestMedia.probe(out)
+                #expect(probe.container == want.container, "\(format)")
+                #expect(probe.codec == want.codec, "\(format)")
+                #expect(abs(probe.seconds - 3) <= 0.03, "\(format): \(probe.seconds) s")
+                // A second request reuses the stored transcode.
+                let again = pieces.file("again.\(format)")
+                _ = try await pieces.call("ExportMixStem", [.string(id), .string(format), .string(again.path)])
+                #expect(try Data(contentsOf: again) == Data(contentsOf: out), "\(format)")
+            }
+            let transcoded = pieces.service.logText.components(separatedBy: "transcoded to").count - 1
+            #expect(transcoded == 3, "wave was dropped; flac, oggVorbis and aacM4A were made once each")
+            // The preview falls back to the mix stem.
+            let preview = try PiecesFixture.readAll(try await pieces.call("OpenPreview", [.string(id), .string("wave")]).first)
+            #expect(preview == Array(try Data(contentsOf: wav)))
+            await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
+                _ = try await pieces.call("OpenMixStem", [.string(id), .string("mp3")])
+            }
+            await expectDBusError("org.earshot.Error.AssetNotFound") { _ = try await pieces.call("OpenCoverImage", [.string(id)]) }
+            await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await pieces.call("Get", [.string("nope")]) }
+        }
+    }
+}
