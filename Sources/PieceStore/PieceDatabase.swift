@@ -12,6 +12,7 @@ enum PieceDatabase {
         }
         let pool = try DatabasePool(path: path, configuration: configuration)
         try migrator.migrate(pool)
+        try pool.write { db in try db.execute(sql: "PRAGMA optimize") }
         return pool
     }
 
@@ -66,6 +67,13 @@ enum PieceDatabase {
             try db.create(index: "piece_author", on: "piece", columns: ["author"])
             try db.create(index: "asset_hash", on: "asset", columns: ["hash"])
             try db.create(index: "based_on_parent", on: "based_on", columns: ["parent_id"])
+        }
+        migrator.registerMigration("pieces-v2-list-cover") { db in
+            // The commonest List (a tonality, a tempo range, by creation) answered from one
+            // index: counting and choosing the page never read the table.
+            try db.create(index: "piece_list_tonality_tempo", on: "piece",
+                          columns: ["tonality", "tempo", "listed", "author_uid", "created_at", "id"])
+            try db.drop(index: "piece_tonality_tempo")
         }
         return migrator
     }

@@ -130,11 +130,37 @@ public final class PieceStore: Sendable {
     static func piece(_ row: Row, _ db: Database) throws -> StoredPiece {
         let id: String = row["id"]
         let parents = try String.fetchAll(db, sql: "SELECT parent_id FROM based_on WHERE piece_id = ? ORDER BY position", arguments: [id])
-        let assets = try Row.fetchAll(db, sql: "SELECT * FROM asset WHERE piece_id = ?", arguments: [id]).compactMap { asset -> StoredAsset? in
-            guard let kind = AssetKind(rawValue: asset["kind"]) else { return nil }
-            return StoredAsset(kind: kind, format: asset["format"], hash: asset["hash"], size: UInt64(asset["size"] as Int64),
-                               dropped: asset["dropped"])
-        }.sorted(by: Self.assetOrder)
+        let assets = try Row.fetchAll(db, sql: "SELECT * FROM asset WHERE piece_id = ?", arguments: [id]).compactMap(asset)
+        return piece(row, parents: parents, assets: assets)
+    }
+
+    /// The pieces with `ids`, in that order, in three queries.
+    static func pieces(_ ids: [String], _ db: Database) throws -> [StoredPiece] {
+        guard !ids.isEmpty else { return [] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+        let arguments = StatementArguments(ids)
+        var rows: [String: Row] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM piece WHERE id IN (\(marks))", arguments: arguments) {
+            rows[row["id"]] = row
+        }
+        var parents: [String: [String]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT piece_id, parent_id FROM based_on WHERE piece_id IN (\(marks)) ORDER BY position",
+                                    arguments: arguments) {
+            parents[row["piece_id"], default: []].append(row["parent_id"])
+        }
+        var assets: [String: [StoredAsset]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT * FROM asset WHERE piece_id IN (\(marks))", arguments: arguments) {
+            if let asset = asset(row) { assets[row["piece_id"], default: []].append(asset) }
+        }
+        return ids.compactMap { id in rows[id].map { piece($0, parents: parents[id] ?? [], assets: assets[id] ?? []) } }
+    }
+
+    static func asset(_ row: Row) -> StoredAsset? {
+        guard let kind = AssetKind(rawValue: row["kind"]) else { return nil }
+        return StoredAsset(kind: kind, format: row["format"], hash: row["hash"], size: UInt64(row["size"] as Int64), dropped: row["dropped"])
+    }
+
+    static func piece(_ row: Row, parents: [String], assets: [StoredAsset]) -> StoredPiece {
         let upper: Int? = row["ts_upper"], lower: Int? = row["ts_lower"]
         var draft = PieceDraft(title: row["title"], description: row["description"],
                                lengthMicroseconds: UInt64(row["length_us"] as Int64), tempo: row["tempo"],
@@ -145,11 +171,11 @@ public final class PieceStore: Sendable {
                                                          root: (row["root"] as Int?).map(UInt8.init)),
                                listed: row["listed"], attachmentMimeType: row["attachment_mime"])
         if let upper, let lower { draft.timeSignature = try? TimeSignature(upper: UInt8(upper), lower: UInt8(lower)) }
-        return StoredPiece(id: id, draft: draft, createdAt: row["created_at"], author: row["author"],
+        return StoredPiece(id: row["id"], draft: draft, createdAt: row["created_at"], author: row["author"],
                            authorUID: UInt32(row["author_uid"] as Int64),
                            facts: MixStemFacts(sampleRate: UInt32(row["sample_rate"] as Int64), channels: UInt32(row["channels"] as Int64),
                                                loudnessLufs: row["loudness_lufs"], truePeakDbtp: row["true_peak_dbtp"]),
-                           assets: assets)
+                           assets: assets.sorted(by: assetOrder))
     }
 
     /// Kind order, the dropped asset before transcodes, then by format.
@@ -195,10 +221,11 @@ public final class PieceStore: Sendable {
         return try pool.read { db in
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM piece WHERE \(filter)",
                                          arguments: StatementArguments(arguments)) ?? 0
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT * FROM piece WHERE \(filter) ORDER BY \(column) \(direction), id \(direction) LIMIT ? OFFSET ?
+            // The page's ids first (often from an index alone), then those pieces.
+            let ids = try String.fetchAll(db, sql: """
+                SELECT id FROM piece WHERE \(filter) ORDER BY \(column) \(direction), id \(direction) LIMIT ? OFFSET ?
                 """, arguments: StatementArguments(arguments + [Int64(query.limit), Int64(query.offset)]))
-            return (try rows.map { try Self.piece($0, db) }, total)
+            return (try Self.pieces(ids, db), total)
         }
     }
 
