@@ -1,0 +1,104 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// `deploy/install` into a temporary root, as a user: the units it installs pass
+/// `systemd-analyze verify`, its session activation files start services on demand, and
+/// dbus-daemon accepts its system-bus policy.
+@Suite struct InstallTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let services = ["capture", "alerts", "session", "pieces"]
+
+    /// Installs with `--prefix ROOT/usr` (so the paths inside the files exist) from the
+    /// test build's binaries; returns the prefix.
+    static func install() async throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-install-\(UUID().uuidString)")
+        let prefix = root.appendingPathComponent("usr")
+        _ = try await ToolRun.run([packageRoot.appendingPathComponent("deploy/install").path, "--prefix", prefix.path,
+                                   "--binaries", ServiceProcess.productsDirectory.path])
+        return prefix
+    }
+
+    @Test func unitsPassSystemdAnalyzeVerify() async throws {
+        let prefix = try await Self.install()
+        defer { try? FileManager.default.removeItem(at: prefix.deletingLastPathComponent()) }
+        let runtime = prefix.deletingLastPathComponent().appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for service in Self.services {
+            let system = prefix.appendingPathComponent("lib/systemd/system/earshot-\(service).service")
+            let text = try String(contentsOf: system, encoding: .utf8)
+            #expect(text.contains("Type=dbus"))
+            #expect(text.contains("BusName=org.earshot."))
+            #expect(text.contains("ExecStart=\(prefix.path)/bin/earshot-\(service) --system"))
+            for hardening in ["NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateNetwork=yes", "RestrictAddressFamilies=AF_UNIX",
+                              "Restart=on-failure"] {
+                #expect(text.contains(hardening), "\(service): \(hardening)")
+            }
+            _ = try await ToolRun.run(["systemd-analyze", "verify", system.path])
+            let user = prefix.appendingPathComponent("lib/systemd/user/earshot-\(service).service")
+            _ = try await ToolRun.run(["env", "XDG_RUNTIME_DIR=\(runtime.path)", "systemd-analyze", "--user", "verify", user.path])
+        }
+        let pieces = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/system/earshot-pieces.service"), encoding: .utf8)
+        #expect(pieces.contains("StateDirectory=earshot/pieces"))
+        for name in ["Capture1", "Alerts1", "Session1", "Pieces1"] {
+            let system = try String(contentsOf: prefix.appendingPathComponent("share/dbus-1/system-services/org.earshot.\(name).service"),
+                                    encoding: .utf8)
+            #expect(system.contains("SystemdService=earshot-"))
+            #expect(system.contains("User=earshot"))
+        }
+    }
+
+    @Test func sessionActivationStartsAServiceOnDemand() async throws {
+        let prefix = try await Self.install()
+        defer { try? FileManager.default.removeItem(at: prefix.deletingLastPathComponent()) }
+        let bus = try await PrivateBus.start(serviceDirectory: prefix.appendingPathComponent("share/dbus-1/services"))
+        defer { bus.stop() }
+        let client = try await bus.connect()
+        defer { client.close() }
+        #expect(try await client.nameOwner("org.earshot.Alerts1") == nil)
+        // The first call starts earshot-alerts from the installed activation file.
+        let reply = try await client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1",
+                                          interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                          [.string("org.earshot.Alerts1"), .string("DisplayLines")], timeout: .seconds(30))
+        #expect(reply.first?.variantValue == .uint32(3))
+        #expect(try await client.nameOwner("org.earshot.Alerts1") != nil)
+        client.close()
+        await bus.shutdown()
+    }
+
+    @Test func theSystemBusPolicyLoads() async throws {
+        let policy = try String(contentsOf: Self.packageRoot.appendingPathComponent("dbus/org.earshot.conf"), encoding: .utf8)
+        let body = try #require(policy.range(of: "<busconfig>").flatMap { start in
+            policy.range(of: "</busconfig>").map { String(policy[start.upperBound..<$0.lowerBound]) }
+        })
+        // dbus-daemon refuses a policy naming a user that does not exist, so the service
+        // user is created before the policy is installed (see deploy/install). Here it is
+        // stood in for by "nobody", on a system-type bus with the project's policy after
+        // the baseline of Debian's system.conf.
+        let bus = try await PrivateBus.start(policy: """
+              <policy context="default">
+                <allow user="*"/>
+                <deny own="*"/>
+                <deny send_type="method_call"/>
+                <allow send_type="signal"/>
+                <allow send_requested_reply="true" send_type="method_return"/>
+                <allow send_requested_reply="true" send_type="error"/>
+                <allow receive_type="method_call"/>
+                <allow receive_type="method_return"/>
+                <allow receive_type="error"/>
+                <allow receive_type="signal"/>
+                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+              </policy>
+            \(body.replacingOccurrences(of: "user=\"earshot\"", with: "user=\"nobody\""))
+            """, busType: "system")
+        defer { bus.stop() }
+        let client = try await bus.connect()
+        // Only the service user may own the names: the test's user is refused.
+        await #expect(throws: DBusError.self) { try await client.requestName("org.earshot.Pieces1") }
+        client.close()
+        await bus.shutdown()
+    }
+}
