@@ -65,8 +65,25 @@ enum PieceValues {
         return .vardict(entries)
     }
 
-    /// What `PieceDropped` and `List` carry: enough to show a piece in a list.
+    /// What `PieceDropped` and `List` carry: enough to show and filter a piece in a list
+    /// (`Get` has the rest).
     static func summary(_ piece: StoredPiece) -> DBusValue {
-        full(piece)
+        let draft = piece.draft
+        var entries: [String: DBusValue] = [
+            "Id": .string(piece.id),
+            "Title": .string(draft.title),
+            "Author": .string(piece.author),
+            "CreatedAt": .string(piece.createdAt),
+            "LengthMicroseconds": .uint64(draft.lengthMicroseconds ?? 0),
+            "Tonality": .string(draft.tonality.name),
+            "Listed": .boolean(draft.listed),
+        ]
+        if let tempo = draft.tempo { entries["Tempo"] = .double(tempo) }
+        if let root = draft.tonality.root { entries["Root"] = .byte(root) }
+        if let signature = draft.timeSignature {
+            entries["TimeSignatureUpper"] = .byte(signature.upper)
+            entries["TimeSignatureLower"] = .byte(signature.lower)
+        }
+        return .vardict(entries)
     }
 }
