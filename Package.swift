@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "earshot-alerts", targets: ["earshot-alerts"]),
         .executable(name: "earshot-session", targets: ["earshot-session"]),
         .executable(name: "earshot-pieces", targets: ["earshot-pieces"]),
+        .executable(name: "earshot-orchestrator", targets: ["earshot-orchestrator"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -99,6 +100,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The orchestrator's domain core: the RecordPiece job as a state machine.
+        .target(name: "OrchestratorCore", dependencies: ["ContractCore"]),
+        .executableTarget(name: "earshot-orchestrator", dependencies: [
+            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotDBus", "EarshotService",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
             "CDBus", "EarshotSync",
@@ -145,6 +154,8 @@ let package = Package(
         .testTarget(name: "PiecesServiceTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),
+        .testTarget(name: "OrchestratorCoreTests", dependencies: ["OrchestratorCore", "ContractCore"]),
+        .testTarget(name: "OrchestratorServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),

@@ -1,0 +1,289 @@
+import ContractCore
+import EarshotDBus
+import EarshotService
+import Foundation
+import Glibc
+import Logging
+import OrchestratorCore
+
+/// One `RecordPiece` job on the bus: its object, and the calls it makes to the other
+/// services. Events go through one queue into the job's state machine (`RecordJob`), in
+/// order; the commands it answers with start the calls, whose outcomes come back as events.
+final class JobRunner: Sendable {
+    static let capture = ServiceName.capture.rawValue
+    static let passThru = "org.earshot.Capture1.PassThru"
+    static let alerts = ServiceName.alerts.rawValue
+    static let pieces = ServiceName.pieces.rawValue
+
+    let id: UInt64
+    let path: ObjectPath
+    let plan: RecordPlan
+    let owner: String
+    private let service: OrchestratorService
+    private let core = Locked(RecordJob())
+    private let object = Locked<ExportedObject?>(nil)
+    private let events: AsyncStream<JobEvent>.Continuation
+    private let stream: AsyncStream<JobEvent>
+    /// The pass-thru's object, once PerformAudioPassThru has replied.
+    private let passThruPath = Locked<ObjectPath?>(nil)
+    private let activation = Locked<ObjectPath?>(nil)
+    /// The pass-thru's channel count.
+    private let channels = Locked<UInt32>(1)
+    /// The captured PCM, appended chunk by chunk.
+    private let audioFile: String
+    private let tasks = Locked<[Task<Void, Never>]>([])
+    private var connection: DBusConnection { service.connection }
+    private var logger: Logger { service.logger }
+
+    init(id: UInt64, plan: RecordPlan, owner: String, service: OrchestratorService) throws(DBusError) {
+        self.id = id
+        self.plan = plan
+        self.owner = owner
+        self.service = service
+        path = try OrchestratorInterfaces.managerPath.appending("Job").appending(String(id))
+        audioFile = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-job-\(getpid())-\(id).raw").path
+        (stream, events) = AsyncStream<JobEvent>.makeStream()
+        let exported = try service.connection.export(path, interfaces: [OrchestratorInterfaces.jobInterface(self)], properties: [
+            OrchestratorInterfaces.job: [
+                "State": .string(JobState.preparing.rawValue), "PieceId": .string(""), "ResultCode": .string(""),
+                "FramesCaptured": .uint64(0), "Title": .string(plan.title), "Owner": .string(owner),
+            ],
+        ])
+        object.withLock { $0 = exported }
+    }
+
+    // MARK: Running
+
+    func begin() {
+        let loop = Task { [self] in
+            send(core.withLock { $0.start() })
+            for await event in stream {
+                let commands = core.withLock { $0.handle(event) }
+                publish()
+                send(commands)
+                if core.withLock({ $0.state }) == .finished { break }
+            }
+        }
+        track(loop)
+        if !plan.outliveOwner { watchOwner() }
+    }
+
+    func serviceLost(_ name: ServiceName) { events.yield(.serviceLost(name)) }
+
+    /// The service is shutting down: end the job where it is.
+    func abandon() { events.yield(.cancel) }
+
+    func cancel(_ call: MethodCall) async throws {
+        if call.sender != owner {
+            let caller = try await call.caller()
+            guard (caller.uid == 0 || caller.uid == getuid()) && service.settings.systemBus else {
+                throw DBusError.earshot("Disallowed", "Cancel: only the owner \(owner) may cancel this job")
+            }
+        }
+        guard core.withLock({ $0.state }) != .finished else { throw DBusError.earshot("Rejected", "the job has already finished") }
+        logger.info("job \(id): cancelled by \(call.sender)")
+        events.yield(.cancel)
+    }
+
+    private func watchOwner() {
+        let owner = self.owner
+        let connection = self.connection
+        track(Task { [weak self] in
+            guard let owners = try? await connection.watchNameOwner(owner) else { return }
+            for await current in owners where current == nil {
+                self?.logger.info("job \(self?.id ?? 0): its owner \(owner) left the bus; cancelling")
+                self?.events.yield(.cancel)
+                return
+            }
+        })
+    }
+
+    private func track(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
+
+    private func publish() {
+        let (state, pieceID, code, frames) = core.withLock { ($0.state, $0.pieceID, $0.resultCode, $0.framesCaptured) }
+        try? object.withLock {
+            try $0?.setProperties(["State": .string(state.rawValue), "PieceId": .string(pieceID),
+                                   "ResultCode": .string(code?.rawValue ?? ""), "FramesCaptured": .uint64(frames)],
+                                  interface: OrchestratorInterfaces.job)
+        }
+    }
+
+    private func send(_ commands: [JobCommand]) {
+        for command in commands { execute(command) }
+    }
+
+    // MARK: Commands
+
+    private func execute(_ command: JobCommand) {
+        switch command {
+        case .activateSession: track(Task { await activateSession() })
+        case .startPassThru: track(Task { await runPassThru() })
+        case .cancelPassThru: track(Task { await cancelPassThru() })
+        case .store: track(Task { await store() })
+        case .presentConfirmation: track(Task { await confirm() })
+        case .scheduleRetry(let milliseconds):
+            track(Task { [events] in
+                try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
+                events.yield(.retryDue)
+            })
+        case .deletePiece(let pieceID): track(Task { await delete(pieceID) })
+        case .releaseSession: track(Task { await releaseSession() })
+        case .finish(let code, let pieceID, let reason): finish(code, pieceID: pieceID, reason: reason)
+        }
+    }
+
+    private func activateSession() async {
+        do {
+            activation.withLock { $0 = nil }
+            let claim = try await SessionClient(connection: connection).activate(category: "record")
+            activation.withLock { $0 = claim }
+            events.yield(.sessionReady)
+        } catch {
+            events.yield(.sessionRefused(String(describing: error)))
+        }
+    }
+
+    private func releaseSession() async {
+        guard let claim = activation.withLock({ state -> ObjectPath? in
+            defer { state = nil }
+            return state
+        }) else { return }
+        await SessionClient(connection: connection).deactivate(claim)
+    }
+
+    private func runPassThru() async {
+        let subscription: SignalSubscription
+        let passThru: ObjectPath
+        do {
+            subscription = try await connection.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
+            let reply = try await connection.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: Self.capture,
+                                                  member: "PerformAudioPassThru", [plan.passThruRequest])
+            guard let replied = reply.first?.objectPathValue else { throw DBusError.failed("PerformAudioPassThru replied \(reply)") }
+            passThru = replied
+        } catch {
+            let dbusError = error as? DBusError
+            let code: ResultCode = switch dbusError?.name {
+            case "org.earshot.Error.Rejected"?: .rejected
+            case "org.earshot.Error.UnsupportedResource"?: .unsupportedResource
+            case "org.earshot.Error.InvalidData"?: .invalidData
+            default: .genericError
+            }
+            events.yield(.passThruRefused(code, dbusError.map { "\($0.name): \($0.message)" } ?? String(describing: error)))
+            return
+        }
+        defer { subscription.cancel() }
+        passThruPath.withLock { $0 = passThru }
+        guard FileManager.default.createFile(atPath: audioFile, contents: nil),
+              let output = FileHandle(forWritingAtPath: audioFile) else {
+            events.yield(.passThruRefused(.genericError, "cannot create \(audioFile)"))
+            return
+        }
+        defer { try? output.close() }
+        let properties = try? await connection.call(destination: Self.capture, path: passThru,
+                                                    interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                                                    [.string(Self.passThru)]).first?.stringKeyedValue
+        // The session may have asked for stereo: the pass-thru says how many channels it records.
+        let channels = max(1, properties?["Channels"]?.uint32Value ?? 1)
+        self.channels.withLock { $0 = channels }
+        events.yield(.passThruStarted(prompting: properties?["State"]?.stringValue == "prompting"))
+        let bytesPerFrame = UInt64(plan.bitsPerSample / 8) * UInt64(channels)
+        var bytes: UInt64 = 0
+        for await signal in subscription where signal.path == passThru {
+            switch signal.member {
+            case "AudioPassThru":
+                guard let chunk = signal.body.first?.bytesValue else { continue }
+                if bytes == 0 { events.yield(.recordingStarted) }
+                output.write(Data(chunk))
+                bytes += UInt64(chunk.count)
+                events.yield(.framesCaptured(bytes / max(1, bytesPerFrame)))
+            case "Finished":
+                let code = signal.body.first?.stringValue.flatMap(ResultCode.init(rawValue:)) ?? .genericError
+                let reason = signal.body.count > 2 ? signal.body[2].stringKeyedValue?["Reason"]?.stringValue ?? "" : ""
+                events.yield(.passThruFinished(code, reason: reason))
+                return
+            default:
+                continue
+            }
+        }
+    }
+
+    private func cancelPassThru() async {
+        guard let passThru = passThruPath.withLock({ $0 }) else { return }
+        _ = try? await connection.call(destination: Self.capture, path: passThru, interface: Self.passThru, member: "Cancel")
+    }
+
+    private func store() async {
+        let plan = self.plan
+        let audioFile = self.audioFile
+        let wav = audioFile + ".wav"
+        let channels = self.channels.withLock { $0 }
+        do {
+            // The mix stem: the captured PCM behind a WAV header (written off the cooperative threads).
+            try await service.disk.run {
+                let data = try Data(contentsOf: URL(fileURLWithPath: audioFile))
+                let header = WaveHeader.bytes(sampleRate: plan.samplingRate, channels: channels, bitsPerSample: plan.bitsPerSample,
+                                              dataBytes: UInt32(clamping: data.count))
+                try (Data(header) + data).write(to: URL(fileURLWithPath: wav))
+            }
+            defer { unlink(wav) }
+            let fd = open(wav, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw DBusError.failed("cannot open \(wav)") }
+            var piece = plan.metadata
+            piece["Title"] = .string(plan.title)
+            piece["MixStem"] = .unixFD(UnixFD(taking: fd))
+            let reply = try await connection.call(destination: Self.pieces, path: "/org/earshot/Pieces1", interface: Self.pieces,
+                                                  member: "Drop", [.vardict(piece)], timeout: .seconds(120))
+            guard let pieceID = reply.first?.stringValue else { throw DBusError.failed("Drop replied \(reply)") }
+            events.yield(.stored(pieceID: pieceID))
+        } catch {
+            let message = (error as? DBusError).map { "\($0.name): \($0.message)" } ?? String(describing: error)
+            events.yield(.storeFailed(message))
+        }
+    }
+
+    private func confirm() async {
+        do {
+            let completions = try await connection.subscribe(MatchRule(sender: Self.alerts, interface: "org.earshot.Alerts1.Alert",
+                                                                       member: "Completed"))
+            defer { completions.cancel() }
+            let reply = try await connection.call(destination: Self.alerts, path: "/org/earshot/Alerts1", interface: Self.alerts,
+                                                  member: "PresentAlert", [.vardict([
+                                                      "Text": .string("Recording saved"), "SecondaryText": .string(plan.title),
+                                                      "Audio": .array(.structure([.string, .string]),
+                                                                      [.structure([.string("TEXT"), .string("Recording saved")])]),
+                                                      "Timeout": .double(3),
+                                                  ])])
+            guard let alert = reply.first?.objectPathValue else { throw DBusError.failed("PresentAlert replied \(reply)") }
+            for await signal in completions where signal.path == alert {
+                let code = signal.body.count > 1 ? signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)) ?? .genericError : .genericError
+                let tryAgain = signal.body.count > 2 ? signal.body[2].stringKeyedValue?["TryAgainTimeMs"]?.uint32Value : nil
+                events.yield(.confirmationCompleted(code, tryAgainMs: tryAgain))
+                return
+            }
+        } catch {
+            let message = (error as? DBusError).map { "\($0.name): \($0.message)" } ?? String(describing: error)
+            events.yield(.confirmationFailed(message))
+        }
+    }
+
+    private func delete(_ pieceID: String) async {
+        do {
+            _ = try await connection.call(destination: Self.pieces, path: "/org/earshot/Pieces1", interface: Self.pieces,
+                                          member: "Delete", [.string(pieceID)])
+            logger.info("job \(id): piece \(pieceID) deleted (the job was cancelled)")
+        } catch {
+            logger.error("job \(id): cannot delete piece \(pieceID) of the cancelled job: \(error)")
+        }
+    }
+
+    private func finish(_ code: ResultCode, pieceID: String, reason: String) {
+        unlink(audioFile)
+        let frames = core.withLock { $0.framesCaptured }
+        let info: [String: DBusValue] = ["Reason": .string(reason), "Title": .string(plan.title), "FramesCaptured": .uint64(frames)]
+        try? object.withLock { try $0?.emit("Finished", [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
+        logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))")
+        events.finish()
+        service.finished(self)
+    }
+}

@@ -1,0 +1,73 @@
+import EarshotDBus
+import EarshotService
+import Foundation
+import Logging
+import OrchestratorCore
+
+/// The orchestrator on the bus: `RecordPiece` jobs, and the health of the services they
+/// need.
+final class OrchestratorService: Sendable {
+    struct Settings: Sendable {
+        var linger: Duration
+        var systemBus: Bool
+    }
+
+    let connection: DBusConnection
+    let settings: Settings
+    let logger: Logger
+    let watch: ServiceWatch
+    let disk = BlockingQueue(label: "earshot-orchestrator.disk", concurrent: true)
+    let manager = Locked<ExportedObject?>(nil)
+    private let jobs = Locked<[UInt64: JobRunner]>([:])
+    private let nextID = Locked<UInt64>(1)
+
+    init(connection: DBusConnection, settings: Settings, logger: Logger) {
+        self.connection = connection
+        self.settings = settings
+        self.logger = logger
+        watch = ServiceWatch(connection: connection, logger: logger)
+    }
+
+    func start() async throws {
+        let object = try connection.export(OrchestratorInterfaces.managerPath, interfaces: [OrchestratorInterfaces.managerInterface(self)])
+        manager.withLock { $0 = object }
+        try await watch.start { [weak self] service, running in
+            guard let self else { return }
+            try? self.manager.withLock { try $0?.set("Services", self.watch.property) }
+            try? self.manager.withLock { try $0?.emit("ServiceChanged", [.string(service.rawValue), .boolean(running)]) }
+            if !running {
+                for job in self.jobs.withLock({ Array($0.values) }) { job.serviceLost(service) }
+            }
+        }
+    }
+
+    func shutdown() {
+        watch.stop()
+        for job in jobs.withLock({ Array($0.values) }) { job.abandon() }
+    }
+
+    func recordPiece(_ call: MethodCall) async throws -> ObjectPath {
+        let plan = try RecordPlan.read(call)
+        let id = nextID.withLock { id -> UInt64 in
+            defer { id += 1 }
+            return id
+        }
+        let runner = try JobRunner(id: id, plan: plan, owner: call.sender, service: self)
+        jobs.withLock { $0[id] = runner }
+        logger.info("job \(id) for \(call.sender): record '\(plan.title)', up to \(plan.maxDurationMs) ms at \(plan.samplingRate) Hz")
+        call.afterReply { runner.begin() }
+        return runner.path
+    }
+
+    /// Called once when a job has finished: its object lingers, then leaves the bus.
+    func finished(_ runner: JobRunner) {
+        jobs.withLock { _ = $0.removeValue(forKey: runner.id) }
+        let linger = settings.linger
+        let connection = self.connection
+        let path = runner.path
+        Task {
+            try? await Task.sleep(for: linger)
+            connection.unexport(path)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import EarshotDBus
+import Logging
+import OrchestratorCore
+
+/// The health of the services the orchestrator drives: each well-known name's owner, from
+/// `NameOwnerChanged`, as the `Services` property and `ServiceChanged` signals.
+final class ServiceWatch: Sendable {
+    private let connection: DBusConnection
+    private let logger: Logger
+    private let owners = Locked<[String: String]>([:])
+    private let tasks = Locked<[Task<Void, Never>]>([])
+
+    init(connection: DBusConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Starts following every name; `changed` is called on every change after the first
+    /// reading (name, running).
+    func start(changed: @escaping @Sendable (ServiceName, Bool) -> Void) async throws {
+        for service in ServiceName.allCases {
+            let stream = try await connection.watchNameOwner(service.rawValue)
+            let task = Task { [weak self] in
+                var first = true
+                for await owner in stream {
+                    guard let self else { return }
+                    self.owners.withLock { $0[service.rawValue] = owner ?? "" }
+                    if first {
+                        first = false
+                        changed(service, owner != nil)
+                        continue
+                    }
+                    self.logger.info("\(service.rawValue) \(owner == nil ? "left the bus" : "is on the bus as \(owner!)")")
+                    changed(service, owner != nil)
+                }
+            }
+            tasks.withLock { $0.append(task) }
+        }
+    }
+
+    func stop() {
+        tasks.withLock { $0.forEach { $0.cancel() } }
+    }
+
+    func isRunning(_ service: ServiceName) -> Bool {
+        !(owners.withLock { $0[service.rawValue] } ?? "").isEmpty
+    }
+
+    /// `Services`: well-known name → (unique owner or "", running).
+    var property: DBusValue {
+        let snapshot = owners.withLock { $0 }
+        return .dictionary(key: .string, value: .structure([.string, .boolean]), ServiceName.allCases.map { service in
+            let owner = snapshot[service.rawValue] ?? ""
+            return DBusValue.DictionaryEntry(.string(service.rawValue), .structure([.string(owner), .boolean(!owner.isEmpty)]))
+        })
+    }
+}
