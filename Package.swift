@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "earshot-session", targets: ["earshot-session"]),
         .executable(name: "earshot-pieces", targets: ["earshot-pieces"]),
         .executable(name: "earshot-orchestrator", targets: ["earshot-orchestrator"]),
+        .executable(name: "earshot", targets: ["earshot"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
     ],
@@ -108,6 +109,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The command-line client for every service.
+        .executableTarget(name: "earshot", dependencies: [
+            "ContractCore", "EarshotDBus", "EarshotService",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
             "CDBus", "EarshotSync",
@@ -154,6 +161,7 @@ let package = Package(
         .testTarget(name: "PiecesServiceTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),
+        .testTarget(name: "ClientTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "OrchestratorCoreTests", dependencies: ["OrchestratorCore", "ContractCore"]),
         .testTarget(name: "OrchestratorServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),

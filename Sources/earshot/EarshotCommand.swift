@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct EarshotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "earshot", abstract: "The Earshot command-line client.")
+}
