@@ -77,6 +77,17 @@ public enum InterfaceCatalog {
         // The piece store in a temporary directory of its own.
         InterfaceSource(interface: "org.earshot.Pieces1", executable: "earshot-pieces", busName: "org.earshot.Pieces1",
                         arguments: ["--data-dir", piecesDirectory]) { _ in "/org/earshot/Pieces1" },
+        // The orchestrator alone: a job it cannot run ends at once and lingers.
+        InterfaceSource(interface: "org.earshot.Orchestrator1", executable: "earshot-orchestrator",
+                        busName: "org.earshot.Orchestrator1") { _ in "/org/earshot/Orchestrator1" },
+        InterfaceSource(interface: "org.earshot.Orchestrator1.Job", executable: "earshot-orchestrator",
+                        busName: "org.earshot.Orchestrator1") { connection in
+            let reply = try await connection.call(destination: "org.earshot.Orchestrator1", path: "/org/earshot/Orchestrator1",
+                                                  interface: "org.earshot.Orchestrator1", member: "RecordPiece",
+                                                  [.vardict(["Title": .string("Introspection")])])
+            guard let path = reply.first?.objectPathValue else { throw HarnessError("RecordPiece replied \(reply)") }
+            return path
+        },
     ].map { ($0.interface, $0) })
 
     /// The `<interface name="…">…</interface>` element of `name` in an introspection

@@ -8,7 +8,7 @@ import Testing
 /// dbus-daemon accepts its system-bus policy.
 @Suite struct InstallTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let services = ["capture", "alerts", "session", "pieces"]
+    static let services = ["capture", "alerts", "session", "pieces", "orchestrator"]
 
     /// Installs with `--prefix ROOT/usr` (so the paths inside the files exist) from the
     /// test build's binaries; returns the prefix.
@@ -41,7 +41,7 @@ import Testing
         }
         let pieces = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/system/earshot-pieces.service"), encoding: .utf8)
         #expect(pieces.contains("StateDirectory=earshot/pieces"))
-        for name in ["Capture1", "Alerts1", "Session1", "Pieces1"] {
+        for name in ["Capture1", "Alerts1", "Session1", "Pieces1", "Orchestrator1"] {
             let system = try String(contentsOf: prefix.appendingPathComponent("share/dbus-1/system-services/org.earshot.\(name).service"),
                                     encoding: .utf8)
             #expect(system.contains("SystemdService=earshot-"))
