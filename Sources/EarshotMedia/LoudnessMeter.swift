@@ -1,13 +1,26 @@
 import CEbur128
 import Glibc
 
-/// EBU R128 integrated loudness and true peak of a stream of frames (libebur128).
+/// EBU R128 integrated loudness (and, on request, true peak) of a stream of frames
+/// (libebur128).
 struct LoudnessMeter: ~Copyable {
+    /// What the meter measures.
+    enum Measures {
+        /// Integrated loudness.
+        case loudness
+        /// Integrated loudness and true peak (libebur128's interpolator: several times
+        /// slower than the loudness alone; `TruePeakMeter` is the fast true peak).
+        case loudnessAndTruePeak
+    }
+
     private let state: UnsafeMutablePointer<ebur128_state>
     private let channels: UInt32
 
-    init(channels: UInt32, sampleRate: UInt32) throws(MediaError) {
-        let mode = EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue
+    init(channels: UInt32, sampleRate: UInt32, measuring measures: Measures = .loudness) throws(MediaError) {
+        let mode = switch measures {
+        case .loudness: EBUR128_MODE_I.rawValue
+        case .loudnessAndTruePeak: EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue
+        }
         guard let state = ebur128_init(channels, UInt(sampleRate), Int32(mode)) else {
             throw .invalidAudio("libebur128 cannot measure \(channels) channels at \(sampleRate) Hz")
         }
@@ -34,7 +47,8 @@ struct LoudnessMeter: ~Copyable {
         return loudness
     }
 
-    /// The highest true peak over the channels, in dBTP; -infinity for silence.
+    /// The highest true peak over the channels, in dBTP; -infinity for silence. Measured
+    /// only with `.loudnessAndTruePeak` (-infinity otherwise).
     var truePeakDbtp: Double {
         var highest = 0.0
         for channel in 0 ..< channels {

@@ -91,11 +91,28 @@ struct SoundFileReader: ~Copyable {
         defer { buffer.deallocate() }
         var decoded: Int64 = 0
         while true {
-            let got = sf_readf_float(handle, buffer.baseAddress, sf_count_t(Self.chunkFrames))
-            if got <= 0 { break }
-            decoded += got
-            try body(UnsafeBufferPointer(rebasing: buffer[0 ..< Int(got) * channelCount]), Int(got))
+            let got = read(into: buffer)
+            if got == 0 { break }
+            decoded += Int64(got)
+            try body(UnsafeBufferPointer(rebasing: buffer[0 ..< got * channelCount]), got)
         }
+        return try checkEnd(decoded: decoded)
+    }
+
+    /// Decodes the next frames into `buffer` as interleaved float samples (full scale ±1),
+    /// as many whole frames as it holds; returns how many, 0 at the end of the audio or if
+    /// decoding fails (`checkEnd` tells which).
+    func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        let capacity = buffer.count / Int(channels)
+        guard capacity > 0 else { return 0 }
+        let got = sf_readf_float(handle, buffer.baseAddress, sf_count_t(capacity))
+        return got > 0 ? Int(got) : 0
+    }
+
+    /// Checks how decoding ended once `read` returned 0 after `decoded` frames in all, and
+    /// returns the frame count. Throws `.invalidAudio` if decoding failed or stopped before
+    /// the frames the headers declare, or if nothing at all decoded.
+    func checkEnd(decoded: Int64) throws(MediaError) -> UInt64 {
         if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
             throw .invalidAudio("decoding failed after \(decoded) frames (libsndfile: \(String(cString: sf_strerror(handle))))")
         }
