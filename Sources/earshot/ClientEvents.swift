@@ -1,0 +1,120 @@
+import EarshotDBus
+import Foundation
+import Glibc
+
+/// What a command waiting on the bus can be woken by.
+enum ClientEvent: Sendable {
+    /// A signal from one of the forwarded subscriptions.
+    case signal(DBusMessage)
+    /// Ctrl-C (SIGINT) or SIGTERM.
+    case interrupted
+    /// The named service left the bus.
+    case serviceGone(String)
+    /// A key pressed on the terminal (`earshot hmi`).
+    case key(UInt8)
+    /// The terminal's input ended.
+    case inputClosed
+    /// A periodic wake-up (`earshot hmi`).
+    case tick
+}
+
+/// One queue of events for a command that waits: the signals it subscribed to, Ctrl-C,
+/// a service leaving the bus, and for the HMI keys and ticks, in the order they happen.
+final class ClientEvents: Sendable {
+    private let queue = EventQueue()
+    private let tasks = Locked<[Task<Void, Never>]>([])
+    private let signalSources = Locked<[SignalSource]>([])
+
+    init() {}
+
+    deinit { stop() }
+
+    /// Forwards every signal of `subscription`.
+    func forward(_ subscription: SignalSubscription) {
+        let queue = self.queue
+        track(Task {
+            for await message in subscription { queue.push(.signal(message)) }
+        })
+    }
+
+    /// Reports `service` leaving the bus (at once if it is not on it now).
+    func watch(_ service: BusService, on client: BusClient) async throws(ClientFailure) {
+        let owners: AsyncStream<String?>
+        do {
+            owners = try await client.connection.watchNameOwner(service.name)
+        } catch {
+            throw ClientFailure.from(error)
+        }
+        let queue = self.queue
+        track(Task {
+            for await owner in owners where owner == nil {
+                queue.push(.serviceGone(service.name))
+            }
+        })
+    }
+
+    /// Turns SIGINT and SIGTERM into `.interrupted` events instead of ending the process.
+    func catchInterrupts() {
+        let queue = self.queue
+        let sources = [SIGINT, SIGTERM].map { number in
+            SignalSource(number) { queue.push(.interrupted) }
+        }
+        signalSources.withLock { $0 += sources }
+    }
+
+    /// Reads stdin byte by byte on a thread of its own (a blocking read has no place on
+    /// the cooperative pool), each byte a `.key`; its end is `.inputClosed`.
+    func readKeys() {
+        let queue = self.queue
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(0, &byte, 1)
+                if count < 0 && errno == EINTR { continue }
+                guard count == 1 else { break }
+                queue.push(.key(byte))
+            }
+            queue.push(.inputClosed)
+        }
+        thread.name = "earshot-keys"
+        thread.start()
+    }
+
+    /// A `.tick` every `interval`, until `stop()`.
+    func tick(every interval: Duration) {
+        let queue = self.queue
+        track(Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                queue.push(.tick)
+            }
+        })
+    }
+
+    /// The next event, or nil after `stop()`.
+    func next() async -> ClientEvent? { await queue.next() }
+
+    /// The next event, or nil if none comes within `timeout`.
+    func next(timeout: Duration) async -> ClientEvent? {
+        await withTaskGroup(of: ClientEvent?.self) { group in
+            group.addTask { await self.next() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Ends the forwarding and gives the signals their default handling back.
+    func stop() {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+        for source in signalSources.withLock({ $0 }) { source.cancel() }
+        signalSources.withLock { $0.removeAll() }
+        queue.finish()
+    }
+
+    private func track(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
+}

@@ -1,0 +1,88 @@
+import EarshotDBus
+
+/// What the terminal HMI shows: the alert being presented and the active microphone
+/// pass-thru, read from the services' properties.
+struct HMISnapshot: Equatable {
+    struct Alert: Equatable {
+        var path: ObjectPath
+        var lines: [String]
+        var buttons: [(id: UInt16, text: String)]
+        var priority: String
+        var state: String
+        var showWaitIndicator: Bool
+
+        static func == (a: Alert, b: Alert) -> Bool {
+            a.path == b.path && a.lines == b.lines && a.buttons.map(\.id) == b.buttons.map(\.id)
+                && a.buttons.map(\.text) == b.buttons.map(\.text) && a.priority == b.priority && a.state == b.state
+                && a.showWaitIndicator == b.showWaitIndicator
+        }
+    }
+
+    struct PassThru: Equatable {
+        var path: ObjectPath
+        var state: String
+        var displayText1: String
+        var displayText2: String
+        var samplingRate: UInt32
+        var bitsPerSample: UInt32
+        var channels: UInt32
+        var maxDurationMs: UInt32
+        var framesCaptured: UInt64
+
+        var seconds: Double { samplingRate == 0 ? 0 : Double(framesCaptured) / Double(samplingRate) }
+    }
+
+    /// nil: the service is not on the bus.
+    var alertsRunning = false
+    var captureRunning = false
+    var alert: Alert?
+    var passThru: PassThru?
+
+    /// Reads both services; a service that is absent (or answers with an error) shows as
+    /// not running or idle rather than ending the HMI.
+    static func read(_ client: BusClient) async -> HMISnapshot {
+        var snapshot = HMISnapshot()
+        snapshot.alertsRunning = (try? await client.owner(of: .alerts)) != nil
+        if snapshot.alertsRunning, let current = try? await client.property(.alerts, "Current").objectPathValue, current != .root,
+           let values = try? await client.properties(.alerts, path: current, interface: RequestInterface.alert),
+           values["State"]?.stringValue != "finished" {
+            snapshot.alert = Alert(
+                path: current, lines: values["Lines"]?.stringArrayValue ?? [],
+                buttons: (values["SoftButtons"]?.arrayValue ?? []).compactMap(\.stringKeyedValue).map { button in
+                    (button["Id"]?.uint16Value ?? 0, button["Text"]?.stringValue ?? "")
+                },
+                priority: values["Priority"]?.stringValue ?? "", state: values["State"]?.stringValue ?? "",
+                showWaitIndicator: values["ShowWaitIndicator"]?.boolValue ?? false)
+        }
+        snapshot.captureRunning = (try? await client.owner(of: .capture)) != nil
+        if snapshot.captureRunning, let active = try? await client.property(.capture, "Active").objectPathValue, active != .root,
+           let values = try? await client.properties(.capture, path: active, interface: RequestInterface.passThru),
+           values["State"]?.stringValue != "finished" {
+            snapshot.passThru = PassThru(
+                path: active, state: values["State"]?.stringValue ?? "",
+                displayText1: values["DisplayText1"]?.stringValue ?? "", displayText2: values["DisplayText2"]?.stringValue ?? "",
+                samplingRate: values["SamplingRate"]?.uint32Value ?? 0, bitsPerSample: values["BitsPerSample"]?.uint32Value ?? 0,
+                channels: values["Channels"]?.uint32Value ?? 0, maxDurationMs: values["MaxDuration"]?.uint32Value ?? 0,
+                framesCaptured: values["FramesCaptured"]?.uint64Value ?? 0)
+        }
+        return snapshot
+    }
+
+    var json: JSONValue {
+        let alert: JSONValue = self.alert.map { alert in
+            .object([("path", .string(alert.path.rawValue)), ("state", .string(alert.state)), ("priority", .string(alert.priority)),
+                     ("lines", .array(alert.lines.map(JSONValue.string))),
+                     ("buttons", .array(alert.buttons.map { .object([("id", .uint(UInt64($0.id))), ("text", .string($0.text))]) })),
+                     ("showWaitIndicator", .bool(alert.showWaitIndicator))])
+        } ?? .null
+        let passThru: JSONValue = self.passThru.map { passThru in
+            .object([("path", .string(passThru.path.rawValue)), ("state", .string(passThru.state)),
+                     ("displayText1", .string(passThru.displayText1)), ("displayText2", .string(passThru.displayText2)),
+                     ("samplingRate", .uint(UInt64(passThru.samplingRate))), ("bitsPerSample", .uint(UInt64(passThru.bitsPerSample))),
+                     ("channels", .uint(UInt64(passThru.channels))), ("maxDurationMs", .uint(UInt64(passThru.maxDurationMs))),
+                     ("framesCaptured", .uint(passThru.framesCaptured))])
+        } ?? .null
+        return .object([("alertsRunning", .bool(alertsRunning)), ("captureRunning", .bool(captureRunning)),
+                        ("alert", alert), ("passThru", passThru)])
+    }
+}

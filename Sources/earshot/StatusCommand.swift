@@ -1,0 +1,102 @@
+import ArgumentParser
+import EarshotDBus
+import Foundation
+
+/// `earshot status`: which services are on the bus, and a line of state for each.
+struct StatusCommand: ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show which Earshot services are on the bus, with a line of state for each.",
+        discussion: """
+            Lists org.earshot.Capture1, Alerts1, Session1, Pieces1 and Orchestrator1 with their \
+            unique owner, and for each that runs: capture's active pass-thru and device, the \
+            alert presented and the queue length, the session's category and input, the number \
+            of pieces, the services the orchestrator sees.
+
+            Exit status: 0 when every service is on the bus, 3 when at least one is not (the \
+            list is printed either way), 1 on a D-Bus error.
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    struct Entry {
+        let service: BusService
+        let owner: String?
+        var state: [(String, JSONValue)] = []
+        var problem: String?
+    }
+
+    func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
+        var entries: [Entry] = []
+        for service in BusService.all {
+            var entry = Entry(service: service, owner: try await client.owner(of: service))
+            if entry.owner != nil {
+                do {
+                    entry.state = Self.state(service, try await client.properties(service))
+                } catch {
+                    entry.problem = error.description
+                }
+            }
+            entries.append(entry)
+        }
+        if options.json {
+            printJSON(.object([("services", .array(entries.map { entry in
+                var members: [(String, JSONValue)] = [("name", .string(entry.service.name)),
+                                                      ("running", .bool(entry.owner != nil)),
+                                                      ("owner", entry.owner.map(JSONValue.string) ?? .null)]
+                if entry.owner != nil { members.append(("state", .object(entry.state))) }
+                if let problem = entry.problem { members.append(("error", .string(problem))) }
+                return .object(members)
+            }))]))
+        } else {
+            let width = BusService.all.map(\.name.count).max() ?? 0
+            for entry in entries {
+                let name = entry.service.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                guard let owner = entry.owner else {
+                    Terminal.line("\(name)  not running")
+                    continue
+                }
+                let state = entry.problem.map { "cannot read state: \($0)" }
+                    ?? entry.state.map { "\($0.0) \(Self.plain($0.1))" }.joined(separator: ", ")
+                Terminal.line("\(name)  running  \(owner.padding(toLength: 7, withPad: " ", startingAt: 0))  \(state)")
+            }
+        }
+        return entries.allSatisfy { $0.owner != nil } ? ClientExit.success : ClientExit.notRunning
+    }
+
+    /// The properties worth a status line, by service.
+    static func state(_ service: BusService, _ properties: [String: DBusValue]) -> [(String, JSONValue)] {
+        func pick(_ key: String, as name: String? = nil) -> (String, JSONValue)? {
+            properties[key].map { (name ?? key, JSONValue($0)) }
+        }
+        switch service {
+        case .capture:
+            return [pick("Active"), pick("Device")].compactMap { $0 }
+        case .alerts:
+            return [pick("Current"), pick("QueueLength")].compactMap { $0 }
+        case .session:
+            var state = [pick("Category"), pick("Mode"), pick("Active")].compactMap { $0 }
+            if let route = properties["Route"]?.stringKeyedValue {
+                if let input = route["Input"] { state.append(("Input", JSONValue(input))) }
+                if let output = route["Output"] { state.append(("Output", JSONValue(output))) }
+            }
+            return state
+        case .pieces:
+            return [pick("Count")].compactMap { $0 }
+        case .orchestrator:
+            guard let services = properties["Services"]?.stringKeyedValue else { return [] }
+            let running = services.values.filter { entry in
+                if case .structure(let fields) = entry, fields.count == 2, fields[1] == .boolean(true) { true } else { false }
+            }.count
+            return [("ServicesRunning", .uint(UInt64(running))), ("ServicesWatched", .uint(UInt64(services.count)))]
+        default:
+            return []
+        }
+    }
+
+    /// A JSON value as a status line shows it (strings without quotes).
+    static func plain(_ value: JSONValue) -> String {
+        if case .string(let text) = value { return ValueText.visible(text) }
+        return value.text
+    }
+}

@@ -1,0 +1,63 @@
+import EarshotDBus
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct AlertTests {
+    static let alerts = "org.earshot.Alerts1"
+    static let alert = "org.earshot.Alerts1.Alert"
+
+    @Test func waitReportsTheButtonTheUserPressed() async throws {
+        try await ClientFixture.with(["earshot-alerts"]) { fixture in
+            let running = try fixture.start(["alert", "Call from Ann", "--secondary", "mobile", "--button", "Answer",
+                                             "--button", "Decline", "--wait"])
+            let path = try await fixture.waitForObject(Self.alerts, "Current")
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, "Lines") == .strings(["Call from Ann", "mobile"]))
+            // The HMI's user presses the second button (the same uid may, on a session bus).
+            _ = try await fixture.client.call(destination: Self.alerts, path: path, interface: Self.alert, member: "PressButton",
+                                              [.uint16(2)])
+            let result = try await running.wait()
+            #expect(result.status == 0, "\(result)")
+            #expect(result.lines == ["SUCCESS (button)", "button: 2 Decline"], "\(result)")
+        }
+    }
+
+    @Test func waitWithJSONAndCtrlCCancels() async throws {
+        try await ClientFixture.with(["earshot-alerts"]) { fixture in
+            let running = try fixture.start(["alert", "Keep me", "--button", "OK", "--wait", "--json"])
+            let path = try await fixture.waitForObject(Self.alerts, "Current")
+            running.signal(SIGINT)
+            let result = try await running.wait()
+            #expect(result.status == 4, "\(result)")
+            let outcome = try result.object()
+            #expect(outcome["alert"] as? String == path.rawValue)
+            #expect(outcome["resultCode"] as? String == "ABORTED")
+            #expect(outcome["success"] as? Bool == false)
+            #expect(outcome["buttonLabel"] is NSNull)
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, "State") == .string("finished"))
+        }
+    }
+
+    @Test func withoutWaitTheAlertOutlivesTheCommand() async throws {
+        try await ClientFixture.with(["earshot-alerts"]) { fixture in
+            let result = try await fixture.earshot(["alert", "Fuel low", "--priority", "navigation", "--json"])
+            #expect(result.status == 0, "\(result)")
+            let path = try ObjectPath(try #require(try result.object()["alert"] as? String))
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, "State") == .string("presenting"))
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, "Priority") == .string("NAVIGATION"))
+
+            let plain = try await fixture.earshot(["alert", "Second"])
+            #expect(plain.status == 0)
+            #expect(plain.lines.count == 1 && plain.lines[0].hasPrefix("/org/earshot/Alerts1/Alert/"), "\(plain)")
+        }
+    }
+
+    @Test func aBadPriorityIsTheServicesErrorReply() async throws {
+        try await ClientFixture.with(["earshot-alerts"]) { fixture in
+            let result = try await fixture.earshot(["alert", "Hello", "--priority", "loud", "--wait"])
+            #expect(result.status == 1, "\(result)")
+            #expect(result.stderr.hasPrefix("earshot: org.earshot.Error.InvalidData: Priority"), "\(result)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+}

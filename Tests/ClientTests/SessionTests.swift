@@ -1,0 +1,55 @@
+import EarshotDBus
+import Foundation
+import Testing
+
+@Suite struct SessionTests {
+    @Test func inputsSetGet() async throws {
+        try await ClientFixture.with(["earshot-session"], stereoMicrophone: true) { fixture in
+            let inputs = try await fixture.earshot(["session", "inputs", "--json"])
+            #expect(inputs.status == 0, "\(inputs)")
+            let list = try #require(try inputs.json() as? [[String: Any]])
+            #expect(Set(list.compactMap { $0["Name"] as? String }) == ["mic", "stereo_mic"])
+            #expect(list.first { $0["Name"] as? String == "stereo_mic" }?["Channels"] as? [Int] == [2])
+            let table = try await fixture.earshot(["session", "inputs"])
+            #expect(table.lines.first?.hasPrefix("NAME") == true && table.lines.count == 3, "\(table)")
+
+            let set = try await fixture.earshot(["session", "set", "--category", "play-and-record", "--option", "speaker",
+                                                 "--preferred-input", "stereo_mic", "--polar-pattern", "stereo",
+                                                 "--sample-rate", "44100", "--json"])
+            #expect(set.status == 0, "\(set)")
+            let state = try set.object()
+            #expect(state["Category"] as? String == "playAndRecord")
+            #expect(state["Options"] as? [String] == ["defaultToSpeaker"])
+            #expect(state["Channels"] as? Int == 2)
+            #expect(state["SampleRate"] as? Int == 44100)
+            #expect((state["Route"] as? [String: Any])?["Input"] as? String == "stereo_mic")
+
+            let get = try await fixture.earshot(["session", "get"])
+            #expect(get.status == 0, "\(get)")
+            #expect(get.lines.contains { $0.hasPrefix("Category ") && $0.hasSuffix("  playAndRecord") }, "\(get)")
+            #expect(get.lines.contains { $0.hasPrefix("Route.Input ") && $0.hasSuffix("  stereo_mic") }, "\(get)")
+
+            let refused = try await fixture.earshot(["session", "set", "--category", "playback", "--option", "speaker"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.hasPrefix("earshot: org.earshot.Error.IncompatibleOption: Options: "), "\(refused)")
+        }
+    }
+
+    @Test func watchPrintsSignalsUntilCount() async throws {
+        try await ClientFixture.with(["earshot-session"], stereoMicrophone: true) { fixture in
+            _ = try await fixture.client.call(destination: "org.earshot.Session1", path: "/org/earshot/Session1",
+                                              interface: "org.earshot.Session1", member: "SetDesiredState",
+                                              [.vardict(["Category": .string("record"), "PreferredInput": .string("mic")])])
+            let watch = try fixture.start(["session", "watch", "--count", "1", "--json"])
+            try await watch.waitForStderr("watching org.earshot.Session1")
+            let set = try await fixture.earshot(["session", "set", "--category", "record", "--preferred-input", "stereo_mic"])
+            #expect(set.status == 0, "\(set)")
+            let result = try await watch.wait()
+            #expect(result.status == 0, "\(result)")
+            let signal = try result.object()
+            #expect(signal["signal"] as? String == "RouteChanged", "\(result)")
+            #expect(signal["reason"] as? String == "Override", "\(result)")
+            #expect((signal["previousRoute"] as? [String: Any])?["Input"] as? String == "mic", "\(result)")
+        }
+    }
+}
