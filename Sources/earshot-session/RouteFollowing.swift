@@ -10,8 +10,21 @@ extension SessionService {
 
     func startFollowingRoutes() throws {
         let files = ALSAConfiguration.filesInUse(environment: settings.environment) + [ALSAConfiguration.deviceDirectory]
-        let watcher = try RouteWatcher(files: files, directories: [ALSAConfiguration.deviceDirectory])
-        logger.info("watching \(watcher.watchCount) directories for route changes")
+        let directories = [ALSAConfiguration.deviceDirectory]
+        let watcher: any RouteChangeSource
+        if settings.routeWatch == "poll" {
+            logger.info("looking for route changes every \(RoutePoller.interval)")
+            watcher = RoutePoller(files: files, directories: directories)
+        } else {
+            do {
+                let inotify = try RouteWatcher(files: files, directories: directories)
+                logger.info("watching \(inotify.watchCount) directories for route changes")
+                watcher = inotify
+            } catch where settings.routeWatch == "auto" {
+                logger.warning("cannot watch for route changes with inotify (\(error)); looking every \(RoutePoller.interval) instead")
+                watcher = RoutePoller(files: files, directories: directories)
+            }
+        }
         watcher.start { [weak self] in
             guard let self else { return }
             let noticed = ContinuousClock.now

@@ -28,9 +28,14 @@ struct SessionCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds an ended activation object stays on the bus.", valueName: "seconds"))
     var lingerSeconds: Double = 60
 
+    @Option(help: ArgumentHelp("How to notice route changes: inotify, poll (every 0.5 s), or auto (inotify, else poll).",
+                               valueName: "mode"))
+    var routeWatch = "auto"
+
     func validate() throws {
         guard lingerSeconds >= 0, lingerSeconds.isFinite else { throw ValidationError("--linger-seconds must be 0 or more") }
         if let stateFile, stateFile.isEmpty { throw ValidationError("--state-file must not be empty") }
+        guard ["auto", "inotify", "poll"].contains(routeWatch) else { throw ValidationError("--route-watch must be auto, inotify or poll") }
     }
 
     func run() async throws {
@@ -40,7 +45,8 @@ struct SessionCommand: AsyncParsableCommand {
             stateFile: StateFile(path: stateFile ?? StateFile.defaultPath(environment: environment)),
             linger: .milliseconds(Int(lingerSeconds * 1000)),
             systemBus: bus.system && bus.address == nil,
-            environment: environment)
+            environment: environment,
+            routeWatch: routeWatch)
         await ServiceMain.run(executable: "earshot-session", busName: SessionInterfaces.busName, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()

@@ -19,6 +19,8 @@ final class SessionService: Sendable {
         var linger: Duration
         var systemBus: Bool
         var environment: [String: String]
+        /// `auto`, `inotify` or `poll`.
+        var routeWatch: String
     }
 
     /// Hints used when the desired state gives none.
@@ -54,7 +56,7 @@ final class SessionService: Sendable {
     let state: Locked<State>
     let managerObject = Locked<ExportedObject?>(nil)
     let tasks = Locked<[Task<Void, Never>]>([])
-    let routeWatcher = Locked<RouteWatcher?>(nil)
+    let routeWatcher = Locked<(any RouteChangeSource)?>(nil)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection

@@ -10,8 +10,10 @@ import Testing
         try #require(await subscription.next(timeout: .seconds(10)), "no \(what) within 10 s").body
     }
 
-    @Test func addingAndRemovingThePreferredInput() async throws {
-        try await SessionFixture.with { session in
+    /// With inotify, and with the polling fallback.
+    @Test(arguments: ["inotify", "poll"])
+    func addingAndRemovingThePreferredInput(routeWatch: String) async throws {
+        try await SessionFixture.with(arguments: ["--route-watch", routeWatch]) { session in
             await expectDBusError("org.earshot.Error.InvalidInputType") {
                 try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("usb_mic"),
                                                    "PolarPattern": .string("stereo")])

@@ -14,8 +14,8 @@ struct SessionFixture {
     let service: ServiceProcess
     let client: DBusConnection
 
-    static func with<T>(_ body: (SessionFixture) async throws -> T) async throws -> T {
-        try await ServiceSession.with("earshot-session", arguments: ["--linger-seconds", "2"],
+    static func with<T>(arguments: [String] = [], _ body: (SessionFixture) async throws -> T) async throws -> T {
+        try await ServiceSession.with("earshot-session", arguments: ["--linger-seconds", "2"] + arguments,
                                       busName: busName, prepare: { bus in
             try Data(microphonePattern).write(to: microphoneInput(of: bus))
             try devices(of: bus, extra: []).write()
