@@ -197,6 +197,7 @@ final class PassThruSession: Sendable {
             list.removeAll()
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
+        let endedUs = monotonicMicroseconds()
         if let object = objectBox.withLock({ $0 }) {
             try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
                                        "ResultCode": .string(outcome.resultCode.rawValue),
@@ -204,7 +205,8 @@ final class PassThruSession: Sendable {
             do {
                 try object.emit("Finished", [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
                                              .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),
-                                                       "Reason": .string(outcome.reason.rawValue)])])
+                                                       "Reason": .string(outcome.reason.rawValue),
+                                                       "MonotonicUs": .uint64(endedUs)])])
             } catch {
                 logger.warning("pass-thru \(id): Finished not sent: \(error)")
             }

@@ -17,7 +17,7 @@ struct CaptureFixture {
     /// `input` is what the microphone will deliver; `pace` is the service's --pace.
     static func with<T>(input bytes: [UInt8], channels: Int? = nil, pace: String = "device",
                         _ body: (CaptureFixture) async throws -> T) async throws -> T {
-        try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "1"],
+        try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "5"],
                                       busName: busName, prepare: { bus in
             try Data(bytes).write(to: Self.input(of: bus))
             var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
