@@ -14,7 +14,8 @@ extension RouteWatcher: RouteChangeSource {}
 /// up): every `interval` it compares the watched files' identity, size and modification
 /// time and the entries of the watched directories with the last look.
 final class RoutePoller: RouteChangeSource {
-    static let interval: Duration = .milliseconds(500)
+    static let intervalMilliseconds = 500
+    static var interval: Duration { .milliseconds(intervalMilliseconds) }
 
     private let files: [String]
     private let directories: [String]
@@ -29,8 +30,7 @@ final class RoutePoller: RouteChangeSource {
         let thread = Thread { [self] in
             var last = fingerprint()
             while !stopped.withLock({ $0 }) {
-                Thread.sleep(forTimeInterval: Double(Self.interval.components.attoseconds) / 1e18
-                             + Double(Self.interval.components.seconds))
+                usleep(UInt32(Self.intervalMilliseconds * 1000))
                 let now = fingerprint()
                 if now != last, !stopped.withLock({ $0 }) {
                     last = now

@@ -52,7 +52,10 @@ final class SessionService: Sendable {
     let connection: DBusConnection
     let settings: Settings
     let logger: Logger
-    let worker = ALSAWorker()
+    /// The one thread that does the session's ALSA and disk work, in order: scans, probes,
+    /// negotiations and state-file writes never run on the bus thread, and libasound's
+    /// global configuration is only ever touched from here.
+    let worker = BlockingQueue(label: "earshot-session.alsa", concurrent: false)
     let state: Locked<State>
     let managerObject = Locked<ExportedObject?>(nil)
     let tasks = Locked<[Task<Void, Never>]>([])
