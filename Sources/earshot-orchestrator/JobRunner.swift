@@ -222,9 +222,10 @@ final class JobRunner: Sendable {
             // The mix stem: the captured PCM behind a WAV header (written off the cooperative threads).
             try await service.disk.run {
                 let data = try Data(contentsOf: URL(fileURLWithPath: audioFile))
-                let header = WaveHeader.bytes(sampleRate: plan.samplingRate, channels: channels, bitsPerSample: plan.bitsPerSample,
-                                              dataBytes: UInt32(clamping: data.count))
-                try (Data(header) + data).write(to: URL(fileURLWithPath: wav))
+                let header = PCMWave.header(sampleRate: plan.samplingRate, channels: channels, bitsPerSample: plan.bitsPerSample,
+                                            dataBytes: UInt64(data.count))
+                let padding = Data(count: data.count % 2)
+                try (Data(header) + data + padding).write(to: URL(fileURLWithPath: wav))
             }
             defer { unlink(wav) }
             let fd = open(wav, O_RDONLY | O_CLOEXEC)

@@ -1,3 +1,4 @@
+import ContractCore
 import Glibc
 
 /// A PCM WAV file written as the audio arrives: a header whose sizes are filled in by
@@ -7,7 +8,7 @@ final class WaveWriter {
     let path: String
     private var fd: Int32
     private(set) var dataBytes: UInt64 = 0
-    static let headerSize = 44
+    static let headerSize = PCMWave.headerSize
 
     /// Creates (or truncates) `path` and reserves the header.
     init(path: String) throws(ClientFailure) {
@@ -31,7 +32,7 @@ final class WaveWriter {
     /// wants, and closes the file.
     func finish(sampleRate: UInt32, bitsPerSample: UInt32, channels: UInt32) throws(ClientFailure) {
         if dataBytes % 2 == 1 { try write([0]) }
-        let header = Self.header(sampleRate: sampleRate, bitsPerSample: bitsPerSample, channels: channels, dataBytes: dataBytes)
+        let header = PCMWave.header(sampleRate: sampleRate, channels: channels, bitsPerSample: bitsPerSample, dataBytes: dataBytes)
         let written = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         guard written == header.count else { throw .posix("cannot write the WAV header of \(path)") }
         guard close(fd) == 0 else {
@@ -46,22 +47,6 @@ final class WaveWriter {
         if fd >= 0 { close(fd) }
         fd = -1
         unlink(path)
-    }
-
-    /// The 44-byte header of a PCM WAV file holding `dataBytes` of samples.
-    static func header(sampleRate: UInt32, bitsPerSample: UInt32, channels: UInt32, dataBytes: UInt64) -> [UInt8] {
-        let dataSize = UInt32(clamping: dataBytes)
-        let padded = dataSize &+ (dataSize % 2)
-        let blockAlign = channels * ((bitsPerSample + 7) / 8)
-        var header: [UInt8] = []
-        func text(_ s: String) { header += Array(s.utf8) }
-        func u32(_ v: UInt32) { header += [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)] }
-        func u16(_ v: UInt32) { header += [UInt8(v & 0xff), UInt8(v >> 8 & 0xff)] }
-        text("RIFF"); u32(36 &+ padded); text("WAVE")
-        text("fmt "); u32(16); u16(1); u16(channels); u32(sampleRate); u32(sampleRate * blockAlign); u16(blockAlign)
-        u16(bitsPerSample)
-        text("data"); u32(dataSize)
-        return header
     }
 
     private func write(_ bytes: [UInt8]) throws(ClientFailure) {

@@ -1,0 +1,24 @@
+/// The contract's PCM (8-bit unsigned or 16-bit signed little-endian, interleaved) as a
+/// WAV file: the 44-byte header in front of the samples.
+public enum PCMWave {
+    public static let headerSize = 44
+
+    /// The header for `dataBytes` bytes of samples. RIFF wants chunks of even length: when
+    /// `dataBytes` is odd, the file must end with one padding byte after the samples (the
+    /// RIFF size counts it, the data size does not).
+    public static func header(sampleRate: UInt32, channels: UInt32, bitsPerSample: UInt32, dataBytes: UInt64) -> [UInt8] {
+        let dataSize = UInt32(clamping: dataBytes)
+        let padded = dataSize &+ (dataSize % 2)
+        let blockAlign = channels * ((bitsPerSample + 7) / 8)
+        var header: [UInt8] = []
+        header.reserveCapacity(headerSize)
+        func text(_ s: String) { header += Array(s.utf8) }
+        func u32(_ v: UInt32) { header += [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24)] }
+        func u16(_ v: UInt32) { header += [UInt8(v & 0xff), UInt8(v >> 8 & 0xff)] }
+        text("RIFF"); u32(36 &+ padded); text("WAVE")
+        text("fmt "); u32(16); u16(1); u16(channels); u32(sampleRate); u32(sampleRate * blockAlign); u16(blockAlign)
+        u16(bitsPerSample)
+        text("data"); u32(dataSize)
+        return header
+    }
+}
