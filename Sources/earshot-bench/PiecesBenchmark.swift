@@ -146,7 +146,7 @@ struct PiecesBenchmark: Sendable {
         let staged = try store.objects.stage(from: fd, limit: .max)
         close(fd)
         try store.objects.commit(staged)
-        var generator = BenchRandom(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let base = Date(timeIntervalSince1970: 1_700_000_000)
         let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let major = [true, false, true, false, true, true, false, true, false, true, false, true]
@@ -176,7 +176,7 @@ struct PiecesBenchmark: Sendable {
     }
 
     private func listTimes(_ client: DBusConnection) async throws -> [Double] {
-        var generator = BenchRandom(seed: 11)
+        var generator = SeededGenerator(seed: 11)
         var times: [Double] = []
         progress("\(lists) List calls over \(pieces) pieces")
         for index in 0..<(lists + 50) {
@@ -300,18 +300,5 @@ struct PiecesBenchmarkResults: BenchmarkReport, Sendable {
             + "AAC \(TableFormat.fixed(aacRatio, 2))× \(aacRatio <= 1.2 ? "met" : "NOT met")")
         if let serviceRssKiB { lines.append("earshot-pieces RSS after the run: \(serviceRssKiB) KiB") }
         return lines.joined(separator: "\n")
-    }
-}
-
-/// A seeded generator for reproducible benchmark data.
-struct BenchRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct CrashSafetyTests {
     @Test func killedAtRandomMomentsDuringFiftyDrops() async throws {
         try await PiecesFixture.with { pieces in
-            var generator = SplitMix(seed: 20261122)
+            var generator = SeededGenerator(seed: 20261122)
             var service = pieces.service
             var expected: [String: (stem: String, attachment: String)] = [:]  // pieces whose Drop replied
             var contents: [String: [UInt8]] = [:]  // by title
@@ -67,18 +67,5 @@ import Testing
             #expect(stored.staged.isEmpty)
             await final.shutdown()
         }
-    }
-}
-
-/// A small seeded generator, so a failing run can be repeated.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
