@@ -43,8 +43,14 @@ public struct SpeechChunk: Sendable, Equatable {
         return SpeechChunk(kind: kind, text: text)
     }
 
+    /// At most this many chunks in one list (SmartDeviceLink's limit for TTS chunks).
+    public static let maxChunks = 100
+
     /// Builds every chunk of a list, naming each by its place (`field[i]`) in errors.
     public static func parseAll(_ pairs: [(type: String, text: String)], field: String) throws(RuleViolation) -> [SpeechChunk] {
+        guard pairs.count <= maxChunks else {
+            throw .invalidData(field, "\(pairs.count) chunks, at most \(maxChunks) allowed")
+        }
         var chunks: [SpeechChunk] = []
         for (index, pair) in pairs.enumerated() {
             chunks.append(try parse(type: pair.type, text: pair.text, field: "\(field)[\(index)]"))

@@ -22,6 +22,7 @@ final class PlaybackCore: @unchecked Sendable {
     private var finishRequested = false
     private var queue: [[Int16]] = []
     private var queueHead = 0
+    private var queuedSamples = 0
 
     init(thread: PCMThread<ALSAPlayback>, format: PCMFormat, periodFrames: Int, bufferFrames: Int, pacing: PlaybackPacing) {
         self.thread = thread
@@ -46,10 +47,18 @@ final class PlaybackCore: @unchecked Sendable {
         return thread.lock.withLock {
             guard !finishRequested, !thread.stopRequestedLocked, !thread.finishedLocked else { return false }
             if !segment.isEmpty {
+                queuedSamples += segment.count
                 queue.append(segment)
                 thread.wakeLocked()
             }
             return true
+        }
+    }
+
+    /// Frames queued and not yet handed to the device (0 once the stream has ended).
+    var pendingFrames: Int {
+        thread.lock.withLock {
+            thread.stopRequestedLocked || thread.finishedLocked ? 0 : queuedSamples / Int(format.channels)
         }
     }
 
@@ -69,6 +78,7 @@ final class PlaybackCore: @unchecked Sendable {
         thread.stop {
             queue = []
             queueHead = 0
+            queuedSamples = 0
         }
     }
 
@@ -88,6 +98,8 @@ final class PlaybackCore: @unchecked Sendable {
             if haveData { return .write([]) }
             if queueHead < queue.count {
                 let segment = queue[queueHead]
+                queue[queueHead] = []  // the writing thread holds it now
+                queuedSamples -= segment.count
                 queueHead += 1
                 if queueHead == queue.count {
                     queue = []

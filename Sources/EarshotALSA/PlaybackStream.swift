@@ -80,6 +80,10 @@ public final class PlaybackStream: Sendable {
         core.enqueue(samples)
     }
 
+    /// Frames queued and not yet handed to the device; 0 once the stream has stopped or
+    /// ended. A producer that renders ahead can hold back while this is high.
+    public var pendingFrames: Int { core.pendingFrames }
+
     /// No more segments: once everything queued has been written, the stream drains the
     /// device (waits until the last frame has played) and ends with `onEnd(nil)`.
     public func finish() {

@@ -3,6 +3,7 @@ import Dispatch
 import EarshotALSA
 import EarshotDBus
 import EarshotVoice
+import Glibc
 import Logging
 
 /// The alert voice on ALSA: each alert's parts are rendered one after another on a
@@ -21,6 +22,8 @@ final class AlertVoice: AlertAudioOutput {
         self.pacing = pacing
         renderer = try AlertAudioRenderer(sampleRate: Int(sampleRate))
     }
+
+    static let renderAheadSeconds = 4
 
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
@@ -55,7 +58,11 @@ final class AlertVoice: AlertAudioOutput {
                 }
                 playback.end()
             })
+            // Rendering runs at most a few seconds ahead of playback, so a long alert
+            // holds little audio in memory.
+            let ahead = Int(format.sampleRate) * Self.renderAheadSeconds
             for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
+                while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
                 guard !playback.isStopped else { return }
                 do {
                     _ = stream.enqueue(try renderer.render(part))
