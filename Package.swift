@@ -15,6 +15,8 @@ let package = Package(
         .executable(name: "earshot", targets: ["earshot"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
+        // An ALSA capture plugin for tests: a microphone that can be unplugged.
+        .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -26,6 +28,7 @@ let package = Package(
         // C libraries from the system, found through pkg-config.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
@@ -123,7 +126,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "ContractCore", "EarshotDBus",
+            "CMalloc", "ContractCore", "EarshotDBus",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -146,8 +149,12 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // An external (ioplug) ALSA PCM serving a file until its presence file is removed,
+        // then failing as a device pulled out does; loaded by libasound from the tests' configs.
+        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
+
         // Private bus daemons and service processes for tests and benchmarks.
-        .target(name: "EarshotTestHarness", dependencies: ["EarshotDBus"]),
+        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotDBus"]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
@@ -170,6 +177,12 @@ let package = Package(
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
         ]),
+        // Hardening: every service fuzzed over the bus, under load, through faults, and
+        // behind the system-bus policy.
+        .testTarget(name: "BusFuzzTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "LoadTests", dependencies: ["CDBus", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "FaultTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "PolicyTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),

@@ -4,10 +4,10 @@ import Logging
 
 /// The flags every Earshot service takes: which bus, and how much to log.
 public struct BusOptions: ParsableArguments, Sendable {
-    @Flag(help: "Connect to the system bus instead of the session bus.")
+    @Flag(help: "Use the system bus instead of the session bus (the one at --address when given).")
     public var system = false
 
-    @Option(help: ArgumentHelp("Connect to the bus at this D-Bus address (overrides --system and DBUS_SESSION_BUS_ADDRESS).",
+    @Option(help: ArgumentHelp("Connect to the bus at this D-Bus address (instead of DBUS_SESSION_BUS_ADDRESS, or with --system of the system bus's usual address).",
                                valueName: "address"))
     public var address: String?
 
@@ -23,6 +23,11 @@ public struct BusOptions: ParsableArguments, Sendable {
         if let address { return .address(address) }
         return system ? .system : .session
     }
+
+    /// Whether that bus is a system bus (`--system`, with or without `--address`): the
+    /// services then tell callers apart by uid, let uid 0 and their own user act on any
+    /// request, and check the paths callers name against the callers' rights.
+    public var isSystemBus: Bool { system }
 
     static func parseLevel(_ text: String) throws -> Logger.Level {
         guard let level = Logger.Level(rawValue: text.lowercased()) else {

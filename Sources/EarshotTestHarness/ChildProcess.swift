@@ -11,29 +11,37 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let status = Locked<Int32?>(nil)
 
-    /// Starts `arguments[0]` (a path) with `arguments`, `environment`, stdin from
-    /// /dev/null and stdout and stderr appended to `logPath`.
-    public init(_ arguments: [String], environment: [String: String], stdout: Int32? = nil, logPath: String) throws {
-        pid = try Self.spawn(arguments, environment: environment, stdout: stdout, logPath: logPath)
+    /// Starts `arguments[0]` (a path) with `arguments`, `environment`, stdin from `stdin`
+    /// (a descriptor, e.g. a pipe's reading end) or else /dev/null, stdout to `stdout` or
+    /// else appended to `logPath` like stderr.
+    public init(_ arguments: [String], environment: [String: String], stdin: Int32? = nil, stdout: Int32? = nil,
+                logPath: String) throws {
+        pid = try Self.spawn(arguments, environment: environment, stdin: stdin, stdout: stdout, logPath: logPath)
     }
 
     /// Spawns `arguments` the same way and returns its pid, leaving waiting and reaping to
-    /// the caller: stdin from /dev/null, stdout to `stdout` (a descriptor, e.g. a pipe's
-    /// writing end) or else `logPath`, stderr to `logPath`.
-    public static func spawn(_ arguments: [String], environment: [String: String], stdout: Int32? = nil,
+    /// the caller: stdin from `stdin` or else /dev/null, stdout to `stdout` (a descriptor,
+    /// e.g. a pipe's writing end) or else `logPath`, stderr to `logPath`.
+    public static func spawn(_ arguments: [String], environment: [String: String], stdin: Int32? = nil, stdout: Int32? = nil,
                              logPath: String) throws -> pid_t {
         let argv = ["/usr/bin/setpriv", "--pdeathsig", "KILL"] + arguments
-        let (child, code) = SpawnThread.shared.run { spawnNow(argv, environment: environment, stdout: stdout, logPath: logPath) }
+        let (child, code) = SpawnThread.shared.run {
+            spawnNow(argv, environment: environment, stdin: stdin, stdout: stdout, logPath: logPath)
+        }
         guard code == 0 else { throw HarnessError("cannot start \(arguments.joined(separator: " ")): \(String(cString: strerror(code)))") }
         return child
     }
 
-    private static func spawnNow(_ argv: [String], environment: [String: String], stdout: Int32?,
+    private static func spawnNow(_ argv: [String], environment: [String: String], stdin: Int32?, stdout: Int32?,
                                  logPath: String) -> (pid: pid_t, error: Int32) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 2, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         if let stdout {
             posix_spawn_file_actions_adddup2(&actions, stdout, 1)

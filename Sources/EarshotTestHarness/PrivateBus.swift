@@ -11,7 +11,9 @@ public final class PrivateBus: Sendable {
     public let directory: URL
     public let address: String
     public let configPath: URL
-    private let process: ChildProcess
+    /// The running daemon; `restart()` replaces it.
+    private let daemon: Locked<ChildProcess>
+    private var process: ChildProcess { daemon.withLock { $0 } }
 
     /// Starts a daemon and waits (without blocking a thread) until it accepts connections.
     /// `serviceDirectory` adds a `<servicedir>` for activation tests; `policy` replaces
@@ -20,20 +22,46 @@ public final class PrivateBus: Sendable {
     public static func start(serviceDirectory: URL? = nil, policy: String? = nil,
                              busType: String = "session") async throws -> PrivateBus {
         let bus = try PrivateBus(serviceDirectory: serviceDirectory, policy: policy, busType: busType)
-        let socket = bus.directory.appendingPathComponent("bus").path
+        do {
+            try await bus.waitUntilReady()
+        } catch {
+            await bus.shutdown()
+            throw error
+        }
+        return bus
+    }
+
+    /// Starts a new daemon with the same configuration at the same address (after `kill()`,
+    /// say, as a supervisor restarting a crashed bus would; a running daemon is stopped
+    /// first) and waits until it accepts connections. Names and connections of the old
+    /// daemon are gone; the directory and its files stay.
+    public func restart() async throws {
+        await process.terminate()
+        let replacement = try Self.launchDaemon(configPath: configPath, directory: directory)
+        daemon.withLock { $0 = replacement }
+        try await waitUntilReady()
+    }
+
+    /// Waits until the daemon's socket accepts a connection.
+    private func waitUntilReady() async throws {
+        let socket = directory.appendingPathComponent("bus").path
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
-            if FileManager.default.fileExists(atPath: socket), let probe = try? await DBusConnection.connect(.address(bus.address)) {
+            if FileManager.default.fileExists(atPath: socket), let probe = try? await DBusConnection.connect(.address(address)) {
                 probe.close()
-                return bus
+                return
             }
-            guard bus.process.isRunning, ContinuousClock.now < deadline else {
-                let log = bus.logText
-                await bus.shutdown()
-                throw HarnessError("dbus-daemon did not start: \(log)")
+            guard process.isRunning, ContinuousClock.now < deadline else {
+                throw HarnessError("dbus-daemon did not start: \(logText)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
+    }
+
+    private static func launchDaemon(configPath: URL, directory: URL) throws -> ChildProcess {
+        try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"],
+                         environment: ProcessInfo.processInfo.environment,
+                         logPath: directory.appendingPathComponent("dbus-daemon.log").path)
     }
 
     private init(serviceDirectory: URL?, policy: String?, busType: String) throws {
@@ -83,11 +111,31 @@ public final class PrivateBus: Sendable {
             """
         try config.write(to: configPath, atomically: true, encoding: .utf8)
 
-        process = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"],
-                                   environment: ProcessInfo.processInfo.environment,
-                                   logPath: directory.appendingPathComponent("dbus-daemon.log").path)
+        daemon = Locked(try Self.launchDaemon(configPath: configPath, directory: directory))
 
     }
+
+    /// The default-context rules of Debian's `system.conf`, a system bus's baseline: anyone
+    /// may connect, talk to the bus itself, send signals and replies, and receive anything,
+    /// but nobody may own a name or call a method unless a later policy allows it. A
+    /// system-type bus's `policy` is this followed by the services' own policy.
+    public static let systemBaselinePolicy = """
+          <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+          </policy>
+        """
 
     /// The daemon's process id.
     public var pid: Int32 { process.pid }

@@ -20,9 +20,11 @@ public final class ServiceProcess: Sendable {
 
     /// Starts `executable` (a name in the products directory, or a path) with `--address`
     /// of `bus` (unless `passAddress` is false: then only `DBUS_SESSION_BUS_ADDRESS` names
-    /// it), then waits until it owns `busName` (when given).
+    /// it), then waits until it owns `busName` (when given). `commandPrefix` goes before the
+    /// executable's path, e.g. `TestUser.commandPrefix(…)` to run it as another user.
     public init(_ executable: String, arguments: [String] = [], bus: PrivateBus, busName: String?,
-                environment: [String: String] = [:], passAddress: Bool = true, readyTimeout: Duration = .seconds(20)) async throws {
+                environment: [String: String] = [:], passAddress: Bool = true, commandPrefix: [String] = [],
+                readyTimeout: Duration = .seconds(20)) async throws {
         self.executable = executable
         let path = executable.contains("/") ? executable : Self.productsDirectory.appendingPathComponent(executable).path
         guard FileManager.default.isExecutableFile(atPath: path) else {
@@ -33,8 +35,8 @@ public final class ServiceProcess: Sendable {
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env.removeValue(forKey: "JOURNAL_STREAM")
         for (key, value) in environment { env[key] = value }
-        process = try ChildProcess([path] + arguments + (passAddress ? ["--address", bus.address] : []), environment: env,
-                                   logPath: logURL.path)
+        process = try ChildProcess(commandPrefix + [path] + arguments + (passAddress ? ["--address", bus.address] : []),
+                                   environment: env, logPath: logURL.path)
 
         guard let busName else { return }
         let watcher = try await bus.connect()

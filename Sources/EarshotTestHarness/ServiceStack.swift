@@ -1,11 +1,28 @@
 import EarshotDBus
 import Foundation
+import Glibc
 
 /// A private bus with some or all of the Earshot services, as a head unit would run them:
 /// a file-backed microphone `mic` (16 kHz mono, paced in real time; optionally a 2-channel
 /// `stereo_mic` too), ALSA's null device as the speaker, and a client connection of the
-/// test's own.
+/// test's own. With `SystemBus`, the bus is a system bus with a policy and the services
+/// run on it as a service user.
 public final class ServiceStack: Sendable {
+    /// How a stack runs as on a system bus: a `system`-type bus configured with `policy`
+    /// (every `<policy>` element), the services started with `--system` and the bus's
+    /// address, as `user`, who then owns the bus's directory (where the microphone file,
+    /// the piece store and the session's state file are); the directory and the files the
+    /// stack writes are readable by everyone.
+    public struct SystemBus: Sendable {
+        public var policy: String
+        public var user: String
+
+        public init(policy: String, user: String) {
+            self.policy = policy
+            self.user = user
+        }
+    }
+
     public static let services: [(executable: String, busName: String)] = [
         ("earshot-session", "org.earshot.Session1"), ("earshot-capture", "org.earshot.Capture1"),
         ("earshot-alerts", "org.earshot.Alerts1"), ("earshot-pieces", "org.earshot.Pieces1"),
@@ -17,18 +34,26 @@ public final class ServiceStack: Sendable {
     public let client: DBusConnection
     /// What the microphone delivers: a ramp that never repeats within 64 KiB, 60 s of it.
     public let microphone: [UInt8]
+    /// Set when the stack runs as on a system bus.
+    public let systemBus: SystemBus?
     private let processes = Locked<[String: ServiceProcess]>([:])
 
-    private init(bus: PrivateBus, client: DBusConnection, microphone: [UInt8]) {
+    private init(bus: PrivateBus, client: DBusConnection, microphone: [UInt8], systemBus: SystemBus?) {
         self.bus = bus
         self.client = client
         self.microphone = microphone
+        self.systemBus = systemBus
     }
 
     /// Starts a bus and `executables` (in the order given), runs `body`, tears down.
-    public static func with<T>(_ executables: [String] = everything, stereoMicrophone: Bool = false,
+    public static func with<T>(_ executables: [String] = everything, stereoMicrophone: Bool = false, systemBus: SystemBus? = nil,
                                _ body: (ServiceStack) async throws -> T) async throws -> T {
-        let bus = try await PrivateBus.start()
+        let bus: PrivateBus
+        if let systemBus {
+            bus = try await PrivateBus.start(policy: systemBus.policy, busType: "system")
+        } else {
+            bus = try await PrivateBus.start()
+        }
         defer { bus.stop() }
         let microphone = (0..<(16000 * 2 * 60)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
         let input = bus.directory.appendingPathComponent("microphone.raw")
@@ -37,7 +62,14 @@ public final class ServiceStack: Sendable {
         devices.microphone("mic", infile: input, channels: 1)
         if stereoMicrophone { devices.microphone("stereo_mic", infile: input, channels: 2) }
         try devices.write()
-        let fixture = ServiceStack(bus: bus, client: try await bus.connect(), microphone: microphone)
+        if let systemBus {
+            guard let user = TestUser.lookup(systemBus.user) else { throw HarnessError("no user \(systemBus.user)") }
+            for file in [input, devices.configPath] { chmod(file.path, 0o644) }
+            guard chown(bus.directory.path, user.uid, user.gid) == 0, chmod(bus.directory.path, 0o755) == 0 else {
+                throw HarnessError("cannot hand \(bus.directory.path) to \(systemBus.user): \(String(cString: strerror(errno)))")
+            }
+        }
+        let fixture = ServiceStack(bus: bus, client: try await bus.connect(), microphone: microphone, systemBus: systemBus)
         do {
             for executable in executables { _ = try await fixture.launch(executable) }
             let result = try await body(fixture)
@@ -50,17 +82,25 @@ public final class ServiceStack: Sendable {
         }
     }
 
-    public func launch(_ executable: String) async throws -> ServiceProcess {
-        let arguments: [String] = switch executable {
+    /// Starts `executable` (again, after it exited) on the stack's bus and waits until it
+    /// owns its name; `arguments` replaces the stack's usual arguments for it.
+    public func launch(_ executable: String, arguments replacement: [String]? = nil) async throws -> ServiceProcess {
+        var arguments: [String] = if let replacement { replacement } else { switch executable {
         case "earshot-capture": ["--device", "mic", "--pace", "realtime", "--linger-seconds", "5"]
         case "earshot-alerts": ["--output-device", "null", "--output-pace", "realtime", "--linger-seconds", "5"]
         case "earshot-pieces": ["--data-dir", bus.directory.appendingPathComponent("pieces").path]
         case "earshot-session": ["--state-file", bus.directory.appendingPathComponent("session.json").path]
         default: ["--linger-seconds", "5"]
+        } }
+        var prefix: [String] = []
+        if let systemBus {
+            arguments.append("--system")
+            prefix = try TestUser.commandPrefix(systemBus.user)
         }
         let busName = Self.services.first { $0.executable == executable }?.busName
         let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + bus.directory.appendingPathComponent("asound.conf").path]
-        let process = try await ServiceProcess(executable, arguments: arguments, bus: bus, busName: busName, environment: environment)
+        let process = try await ServiceProcess(executable, arguments: arguments, bus: bus, busName: busName, environment: environment,
+                                               commandPrefix: prefix)
         processes.withLock { $0[executable] = process }
         return process
     }

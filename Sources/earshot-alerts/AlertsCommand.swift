@@ -49,7 +49,7 @@ struct AlertsCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = AlertsService.Settings(outputDevice: outputDevice, outputRate: outputRate,
                                               linger: .milliseconds(Int(lingerSeconds * 1000)),
-                                              systemBus: bus.system && bus.address == nil)
+                                              systemBus: bus.isSystemBus)
         let voice = try AlertVoice(device: outputDevice, sampleRate: outputRate, pacing: outputPace)
         let showOnDesktop = display == "notifications"
         await ServiceMain.run(executable: "earshot-alerts", busName: AlertsInterfaces.busName, options: bus) { connection, logger in

@@ -46,7 +46,7 @@ struct CaptureCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
-                                               channels: channels, systemBus: bus.system && bus.address == nil,
+                                               channels: channels, systemBus: bus.isSystemBus,
                                                followSession: followSession)
         await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)

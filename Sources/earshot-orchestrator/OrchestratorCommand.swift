@@ -25,11 +25,11 @@ struct OrchestratorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = OrchestratorService.Settings(linger: .milliseconds(Int(lingerSeconds * 1000)),
-                                                    systemBus: bus.system && bus.address == nil)
+                                                    systemBus: bus.isSystemBus)
         await ServiceMain.run(executable: "earshot-orchestrator", busName: OrchestratorInterfaces.busName, options: bus) { connection, logger in
             let service = OrchestratorService(connection: connection, settings: settings, logger: logger)
             try await service.start()
-            return { service.shutdown() }
+            return { await service.shutdown() }
         }
     }
 }

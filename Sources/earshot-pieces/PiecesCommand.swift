@@ -2,6 +2,7 @@ import ArgumentParser
 import EarshotDBus
 import EarshotService
 import Foundation
+import Glibc
 
 @main
 struct PiecesCommand: AsyncParsableCommand {
@@ -30,11 +31,14 @@ struct PiecesCommand: AsyncParsableCommand {
         let directory = dataDir ?? ((environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/share") + "/earshot/pieces")
         let settings = PiecesService.Settings(dataDirectory: URL(fileURLWithPath: directory),
-                                              systemBus: bus.system && bus.address == nil)
+                                              systemBus: bus.isSystemBus)
+        // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, refused like a full
+        // disk, instead of SIGXFSZ ending the process.
+        signal(SIGXFSZ, SIG_IGN)
         await ServiceMain.run(executable: "earshot-pieces", busName: PiecesInterfaces.busName, options: bus) { connection, logger in
             let service = try PiecesService(connection: connection, settings: settings, logger: logger)
             try await service.start()
-            return {}
+            return { await service.shutdown() }
         }
     }
 }

@@ -44,13 +44,13 @@ struct SessionCommand: AsyncParsableCommand {
             outputDevice: outputDevice,
             stateFile: StateFile(path: stateFile ?? StateFile.defaultPath(environment: environment)),
             linger: .milliseconds(Int(lingerSeconds * 1000)),
-            systemBus: bus.system && bus.address == nil,
+            systemBus: bus.isSystemBus,
             environment: environment,
             routeWatch: routeWatch)
         await ServiceMain.run(executable: "earshot-session", busName: SessionInterfaces.busName, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()
-            return { service.shutdown() }
+            return { await service.shutdown() }
         }
     }
 }

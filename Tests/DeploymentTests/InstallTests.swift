@@ -76,24 +76,9 @@ import Testing
         // user is created before the policy is installed (see deploy/install). Here it is
         // stood in for by "nobody", on a system-type bus with the project's policy after
         // the baseline of Debian's system.conf.
-        let bus = try await PrivateBus.start(policy: """
-              <policy context="default">
-                <allow user="*"/>
-                <deny own="*"/>
-                <deny send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_requested_reply="true" send_type="method_return"/>
-                <allow send_requested_reply="true" send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-                <allow receive_type="signal"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-              </policy>
-            \(body.replacingOccurrences(of: "user=\"earshot\"", with: "user=\"nobody\""))
-            """, busType: "system")
+        let bus = try await PrivateBus.start(policy: PrivateBus.systemBaselinePolicy
+                                                 + body.replacingOccurrences(of: "user=\"earshot\"", with: "user=\"nobody\""),
+                                             busType: "system")
         defer { bus.stop() }
         let client = try await bus.connect()
         // Only the service user may own the names: the test's user is refused.

@@ -1,0 +1,160 @@
+import EarshotDBus
+import EarshotTestHarness
+import EarshotTestSupport
+import Foundation
+import Testing
+
+/// What the services themselves allow on the system bus: a request belongs to the unique
+/// name that made it (a piece to the user who dropped it). Bob, as allowed on the bus as
+/// alice, cannot end, cancel or delete what is hers (`org.earshot.Error.Disallowed`, and
+/// nothing changes); alice can, and so can root.
+@Suite(.serialized) struct OwnershipTests {
+    static let passThru = "org.earshot.Capture1.PassThru"
+    static let alert = "org.earshot.Alerts1.Alert"
+    static let job = "org.earshot.Orchestrator1.Job"
+
+    @Test func aPassThruAnswersOnlyItsOwner() async throws {
+        try await PolicyStack.with { fixture in
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let capture = PolicyStack.capture
+            // Each way of ending, by alice, after bob has tried them all.
+            for (ending, resultCode) in [("End", "SUCCESS"), ("Done", "SUCCESS"), ("Cancel", "ABORTED"), ("Retry", "RETRY")] {
+                let started = try await alice.performAudioPassThru()
+                let path = try #require(started.firstString, "\(started)")
+                try await fixture.waitFor("State", of: path, Self.passThru, on: capture, toBe: "recording")
+                let owner = try await fixture.property("Owner", of: path, Self.passThru, on: capture)
+                #expect(owner?.stringValue == alice.uniqueName)
+
+                for member in ["End", "Done", "Cancel", "Retry", "OpenStream"] {
+                    let reply = try await bob.call(capture, path, Self.passThru, member)
+                    #expect(reply.errorName == PolicyStack.disallowed, "bob \(member) on alice's pass-thru: \(reply)")
+                }
+                // EndAudioPassThru ends the caller's own pass-thru; bob has none.
+                let endOwn = try await bob.call(capture, PolicyStack.path(of: capture), capture, "EndAudioPassThru")
+                #expect(endOwn.errorName == "org.earshot.Error.Rejected", "bob EndAudioPassThru: \(endOwn)")
+                let state = try await fixture.property("State", of: path, Self.passThru, on: capture)
+                #expect(state?.stringValue == "recording", "after bob's attempts")
+
+                if ending == "End" {
+                    // The agent reads what the pipe first gives: the microphone's audio.
+                    let stream = try await alice.call(capture, path, Self.passThru, "OpenStream")
+                    let bytes: Double = if case .number(let count)? = stream.values.first?["fdBytes"] { count } else { 0 }
+                    #expect(bytes > 0, "alice OpenStream: \(stream)")
+                }
+                let reply = try await alice.call(capture, path, Self.passThru, ending)
+                #expect(reply.succeeded, "alice \(ending): \(reply)")
+                try await fixture.waitFor("State", of: path, Self.passThru, on: capture, toBe: "finished")
+                let code = try await fixture.property("ResultCode", of: path, Self.passThru, on: capture)
+                #expect(code?.stringValue == resultCode, "alice \(ending)")
+            }
+        }
+    }
+
+    @Test func aJobCancelsOnlyByItsOwnerOrRoot() async throws {
+        try await PolicyStack.with { fixture in
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let orchestrator = PolicyStack.orchestrator
+
+            let started = try await alice.recordPiece(title: "Alice's idea")
+            let path = try #require(started.firstString, "\(started)")
+            try await fixture.waitFor("State", of: path, Self.job, on: orchestrator, toBe: "recording")
+            let refused = try await bob.call(orchestrator, path, Self.job, "Cancel")
+            #expect(refused.errorName == PolicyStack.disallowed, "bob Cancel on alice's job: \(refused)")
+            let state = try await fixture.property("State", of: path, Self.job, on: orchestrator)
+            #expect(state?.stringValue == "recording", "after bob's attempt")
+            let cancelled = try await alice.call(orchestrator, path, Self.job, "Cancel")
+            #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
+            try await fixture.waitFor("State", of: path, Self.job, on: orchestrator, toBe: "finished")
+            let code = try await fixture.property("ResultCode", of: path, Self.job, on: orchestrator)
+            #expect(code?.stringValue == "ABORTED")
+
+            // On the system bus uid 0 may cancel anyone's job.
+            let second = try await alice.recordPiece(title: "Alice's second idea")
+            let secondPath = try #require(second.firstString, "\(second)")
+            try await fixture.waitFor("State", of: secondPath, Self.job, on: orchestrator, toBe: "recording")
+            _ = try await fixture.stack.client.call(destination: orchestrator, path: try ObjectPath(secondPath), interface: Self.job,
+                                                    member: "Cancel")
+            try await fixture.waitFor("State", of: secondPath, Self.job, on: orchestrator, toBe: "finished")
+            let secondCode = try await fixture.property("ResultCode", of: secondPath, Self.job, on: orchestrator)
+            #expect(secondCode?.stringValue == "ABORTED")
+        }
+    }
+
+    @Test func anAlertAnswersOnlyItsOwnerOrRoot() async throws {
+        try await PolicyStack.with { fixture in
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let alerts = PolicyStack.alerts
+
+            let presented = try await alice.presentAlertWithButton("Alice's alert")
+            let path = try #require(presented.firstString, "\(presented)")
+            try await fixture.waitFor("State", of: path, Self.alert, on: alerts, toBe: "presenting")
+            let owner = try await fixture.property("Owner", of: path, Self.alert, on: alerts)
+            #expect(owner?.stringValue == alice.uniqueName)
+            let attempts = [("Cancel", try await bob.call(alerts, path, Self.alert, "Cancel")),
+                            ("Dismiss", try await bob.call(alerts, path, Self.alert, "Dismiss")),
+                            ("PressButton", try await bob.call(alerts, path, Self.alert, "PressButton", signature: "q", [.integer(1)]))]
+            for (member, reply) in attempts {
+                #expect(reply.errorName == PolicyStack.disallowed, "bob \(member) on alice's alert: \(reply)")
+            }
+            let state = try await fixture.property("State", of: path, Self.alert, on: alerts)
+            #expect(state?.stringValue == "presenting", "after bob's attempts")
+            let cancelled = try await alice.call(alerts, path, Self.alert, "Cancel")
+            #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
+            try await fixture.waitFor("State", of: path, Self.alert, on: alerts, toBe: "finished")
+            let code = try await fixture.property("ResultCode", of: path, Self.alert, on: alerts)
+            #expect(code?.stringValue == "ABORTED")
+
+            // On the system bus uid 0 may cancel anyone's alert.
+            let second = try await alice.presentAlertWithButton("Alice's second alert")
+            let secondPath = try #require(second.firstString, "\(second)")
+            try await fixture.waitFor("State", of: secondPath, Self.alert, on: alerts, toBe: "presenting")
+            _ = try await fixture.stack.client.call(destination: alerts, path: try ObjectPath(secondPath), interface: Self.alert,
+                                                    member: "Cancel")
+            try await fixture.waitFor("State", of: secondPath, Self.alert, on: alerts, toBe: "finished")
+            let secondCode = try await fixture.property("ResultCode", of: secondPath, Self.alert, on: alerts)
+            #expect(secondCode?.stringValue == "ABORTED")
+        }
+    }
+
+    @Test func aPieceDeletesOnlyByItsAuthorOrRoot() async throws {
+        try await PolicyStack.with { fixture in
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let pieces = PolicyStack.pieces
+            let manager = PolicyStack.path(of: pieces)
+            func get(_ id: String, as agent: BusAgent) async throws -> AgentReply {
+                try await agent.call(pieces, manager, pieces, "Get", signature: "s", [.string(id)])
+            }
+            func delete(_ id: String, as agent: BusAgent) async throws -> AgentReply {
+                try await agent.call(pieces, manager, pieces, "Delete", signature: "s", [.string(id)])
+            }
+
+            let aliceDrop = try await alice.drop(title: "Alice's loop", mixStemPath: try fixture.wave("alice.wav", ownedBy: PolicyStack.alice))
+            let aliceID = try #require(aliceDrop.firstString, "\(aliceDrop)")
+            let bobDrop = try await bob.drop(title: "Bob's loop", mixStemPath: try fixture.wave("bob.wav", ownedBy: PolicyStack.bob))
+            let bobID = try #require(bobDrop.firstString, "\(bobDrop)")
+            let bobsPiece = try await get(bobID, as: alice)
+            #expect(bobsPiece.values.first?["Author"] == .string(PolicyStack.bob), "\(bobsPiece)")
+
+            let refused = try await delete(aliceID, as: bob)
+            #expect(refused.errorName == PolicyStack.disallowed, "bob Delete on alice's piece: \(refused)")
+            let kept = try await get(aliceID, as: bob)
+            #expect(kept.values.first?["Author"] == .string(PolicyStack.alice), "after bob's attempt: \(kept)")
+            let deleted = try await delete(aliceID, as: alice)
+            #expect(deleted.succeeded, "alice Delete: \(deleted)")
+            let gone = try await get(aliceID, as: bob)
+            #expect(gone.errorName == "org.earshot.Error.PieceNotFound", "\(gone)")
+
+            // Alice may not delete bob's piece either; root may.
+            let refusedToo = try await delete(bobID, as: alice)
+            #expect(refusedToo.errorName == PolicyStack.disallowed, "alice Delete on bob's piece: \(refusedToo)")
+            _ = try await fixture.stack.client.call(destination: pieces, path: try ObjectPath(manager), interface: pieces, member: "Delete",
+                                                    [.string(bobID)])
+            let bobGone = try await get(bobID, as: bob)
+            #expect(bobGone.errorName == "org.earshot.Error.PieceNotFound", "\(bobGone)")
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+import Testing
+
+/// Every Earshot service on a system bus configured like a head unit's: Debian's
+/// system.conf baseline followed by the project's policy (`dbus/org.earshot.conf`), the
+/// services running `--system` as the user `earshot`, and clients as other users
+/// (`BusAgent`s): alice and bob in the group `audio`, eve not in it. The test's own
+/// connection is root's.
+final class PolicyStack: Sendable {
+    static let serviceUser = "earshot"
+    static let alice = "earshot-alice"
+    static let bob = "earshot-bob"
+    static let eve = "earshot-eve"
+
+    static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+    static let disallowed = "org.earshot.Error.Disallowed"
+
+    static let capture = "org.earshot.Capture1"
+    static let alerts = "org.earshot.Alerts1"
+    static let pieces = "org.earshot.Pieces1"
+    static let session = "org.earshot.Session1"
+    static let orchestrator = "org.earshot.Orchestrator1"
+    static let names = [capture, alerts, pieces, session, orchestrator]
+
+    static func path(of name: String) -> String { "/" + name.replacingOccurrences(of: ".", with: "/") }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The users, created once per test process (dbus-daemon refuses a policy naming a
+    /// user that does not exist, so before any bus starts).
+    static let users = Task<Void, any Error> {
+        try await TestUser.ensure(serviceUser, in: ["audio"])
+        try await TestUser.ensure(alice, in: ["audio"])
+        try await TestUser.ensure(bob, in: ["audio"])
+        try await TestUser.ensure(eve, in: [], notIn: ["audio"])
+    }
+
+    /// The bus's policy: the system baseline, then the project's `<policy>` elements.
+    static func policy() throws -> String {
+        let text = try String(contentsOf: packageRoot.appendingPathComponent("dbus/org.earshot.conf"), encoding: .utf8)
+        guard let start = text.range(of: "<busconfig>"), let end = text.range(of: "</busconfig>") else {
+            throw HarnessError("dbus/org.earshot.conf has no <busconfig> element")
+        }
+        return PrivateBus.systemBaselinePolicy + "\n" + String(text[start.upperBound..<end.lowerBound])
+    }
+
+    let stack: ServiceStack
+    private let script: URL
+    private let agents = Locked<[BusAgent]>([])
+
+    private init(stack: ServiceStack, script: URL) {
+        self.stack = stack
+        self.script = script
+    }
+
+    /// Starts the bus and every service, runs `body`, ends the agents and tears down.
+    static func with<T>(_ body: (PolicyStack) async throws -> T) async throws -> T {
+        try await users.value
+        let system = ServiceStack.SystemBus(policy: try policy(), user: serviceUser)
+        return try await ServiceStack.with(systemBus: system) { stack in
+            let script = stack.file("agent.py")
+            try BusAgent.program.write(to: script, atomically: true, encoding: .utf8)
+            chmod(script.path, 0o644)
+            let fixture = PolicyStack(stack: stack, script: script)
+            do {
+                let result = try await body(fixture)
+                await fixture.endAgents()
+                return result
+            } catch {
+                let logs = fixture.agents.withLock { $0 }.map { "agent \($0.user):\n\($0.logText.suffix(1500))" }
+                await fixture.endAgents()
+                throw HarnessError("\(error)\n\(logs.joined(separator: "\n"))")
+            }
+        }
+    }
+
+    /// A client connected as `user`.
+    func agent(_ user: String) async throws -> BusAgent {
+        let agent = try await BusAgent.start(user: user, script: script, address: stack.bus.address,
+                                             logPath: stack.file("agent-\(user)-\(UUID().uuidString.prefix(8)).log").path)
+        agents.withLock { $0.append(agent) }
+        return agent
+    }
+
+    private func endAgents() async {
+        for agent in agents.withLock({ $0 }) { await agent.shutdown() }
+    }
+
+    /// The root connection's view of a property.
+    func property(_ name: String, of path: String, _ interface: String, on service: String) async throws -> DBusValue? {
+        try await stack.client.call(destination: service, path: try ObjectPath(path), interface: "org.freedesktop.DBus.Properties",
+                                    member: "Get", [.string(interface), .string(name)]).first?.variantValue
+    }
+
+    /// Waits until the string property `name` of `path` is `value`; fails after `timeout`.
+    func waitFor(_ name: String, of path: String, _ interface: String, on service: String, toBe value: String,
+                 timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + timeout
+        var last: DBusValue?
+        while ContinuousClock.now < deadline {
+            last = try await property(name, of: path, interface, on: service)
+            if last?.stringValue == value { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(path) \(name) is \(String(describing: last)), not \(value), after \(timeout)", sourceLocation: sourceLocation)
+        throw HarnessError("\(path) \(name) did not become \(value)")
+    }
+
+    /// A one-second 16 kHz mono 16-bit WAV file (a 440 Hz tone) owned by `user`, readable
+    /// by everyone.
+    func wave(_ name: String, ownedBy user: String) throws -> String {
+        let rate = 16000
+        let samples = (0..<rate).map { Int16(8000 * sin(2 * Double.pi * 440 * Double($0) / Double(rate))) }
+        var data = Data()
+        func append<Value: FixedWidthInteger>(_ value: Value) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(36 + samples.count * 2))
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16))
+        append(UInt16(1))                 // PCM
+        append(UInt16(1))                 // channels
+        append(UInt32(rate))
+        append(UInt32(rate * 2))          // bytes per second
+        append(UInt16(2))                 // block align
+        append(UInt16(16))                // bits per sample
+        data.append(contentsOf: Array("data".utf8))
+        append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        let url = stack.file(name)
+        try data.write(to: url)
+        guard let owner = TestUser.lookup(user), chown(url.path, owner.uid, owner.gid) == 0, chmod(url.path, 0o644) == 0 else {
+            throw HarnessError("cannot hand \(url.path) to \(user)")
+        }
+        return url.path
+    }
+}
+
+extension BusAgent {
+    /// `PerformAudioPassThru` from the microphone: 16 kHz, 16-bit, for at most `maxMs`.
+    func performAudioPassThru(maxMs: UInt32 = 30000) async throws -> AgentReply {
+        try await call(PolicyStack.capture, PolicyStack.path(of: PolicyStack.capture), PolicyStack.capture, "PerformAudioPassThru",
+                       signature: "a{sv}", [.dictionary(["SamplingRate": .u(16000), "BitsPerSample": .u(16),
+                                                         "AudioType": .s("PCM"), "MaxDuration": .u(maxMs)])])
+    }
+
+    /// `Drop` of a piece whose mix stem is the file at `path`.
+    func drop(title: String, mixStemPath path: String) async throws -> AgentReply {
+        try await call(PolicyStack.pieces, PolicyStack.path(of: PolicyStack.pieces), PolicyStack.pieces, "Drop",
+                       signature: "a{sv}", [.dictionary(["Title": .s(title), "MixStemPath": .s(path)])])
+    }
+
+    /// `PresentAlert` with `text` and one soft button (so it stays until acted on).
+    func presentAlertWithButton(_ text: String) async throws -> AgentReply {
+        let button = AgentArgument.dictionary(["Id": .variant("q", .integer(1)), "Text": .s("OK")])
+        return try await call(PolicyStack.alerts, PolicyStack.path(of: PolicyStack.alerts), PolicyStack.alerts, "PresentAlert",
+                              signature: "a{sv}", [.dictionary(["Text": .s(text), "SoftButtons": .variant("aa{sv}", .list([button]))])])
+    }
+
+    /// `RecordPiece` that ends with its owner.
+    func recordPiece(title: String) async throws -> AgentReply {
+        try await call(PolicyStack.orchestrator, PolicyStack.path(of: PolicyStack.orchestrator), PolicyStack.orchestrator,
+                       "RecordPiece", signature: "a{sv}",
+                       [.dictionary(["Title": .s(title), "MaxDuration": .u(30000), "OutliveOwner": .b(false)])])
+    }
+}
