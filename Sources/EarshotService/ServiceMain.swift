@@ -24,6 +24,7 @@ public enum ServiceMain {
     /// Runs the service and returns its exit status.
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
         bootstrapLogging(label: executable, level: options.logLevel)
+        MemoryReturn.keepLargeBuffersOffTheHeap()
         var logger = Logger(label: executable)
         logger.logLevel = options.logLevel
 
@@ -111,6 +112,8 @@ struct BusConnectionService: Service {
 
         enum Outcome { case shutdown, lost(DBusError?) }
         let outcome = await withTaskGroup(of: Outcome.self) { group in
+            let trimming = Task { await MemoryReturn.trimPeriodically() }
+            defer { trimming.cancel() }
             group.addTask { .lost(await connection.disconnected()) }
             group.addTask {
                 // Returns on graceful shutdown; throws when cancelled (the bus was lost).
@@ -121,11 +124,21 @@ struct BusConnectionService: Service {
             if case .shutdown = first {
                 logger.info("shutting down")
                 await shutdownHook()
+                await deliverOutgoing()
                 connection.close()  // lets the disconnected() child finish
             }
             group.cancelAll()
             return first
         }
         if case .lost(let reason?) = outcome { throw BusLost(reason: reason) }
+    }
+
+    /// Makes sure what the shutdown hook sent (a request's last signals, the replies to
+    /// calls it let finish) leaves before the connection closes, which drops anything still
+    /// queued: the bus handles one connection's messages in order, so once it has answered
+    /// a call made now, it has everything sent before.
+    private func deliverOutgoing() async {
+        _ = try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                       interface: "org.freedesktop.DBus", member: "GetId", timeout: .seconds(2))
     }
 }

@@ -30,7 +30,17 @@ public struct ObjectStore: Sendable {
 
     public enum IngestError: Error, Sendable {
         case tooLarge(limit: UInt64)
+        /// The file system has no more room for it (see `StorageSpace.isExhaustion`): the
+        /// system's words, e.g. "No space left on device".
+        case noSpace(String)
         case io(String)
+    }
+
+    /// `.noSpace` with the system's text for `code` when it says the file system is out of
+    /// room, else `.io` with "`what`: that text".
+    static func failure(_ what: String, code: Int32) -> IngestError {
+        let text = String(cString: strerror(code))
+        return StorageSpace.isExhaustion(code) ? .noSpace(text) : .io("\(what): \(text)")
     }
 
     /// Streams everything `fd` gives (from its current offset) into a staged file,
@@ -38,7 +48,7 @@ public struct ObjectStore: Sendable {
     public func stage(from fd: Int32, limit: UInt64) throws(IngestError) -> Staged {
         let path = temporary.appendingPathComponent(UUID().uuidString).path
         let out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard out >= 0 else { throw .io("cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard out >= 0 else { throw Self.failure("cannot create \(path)", code: errno) }
         var hasher = SHA256Hasher()
         var size: UInt64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
@@ -64,12 +74,12 @@ public struct ObjectStore: Sendable {
                 let result = write(out, chunk.baseAddress! + written, count - written)
                 if result < 0 {
                     if errno == EINTR { continue }
-                    throw fail(.io("cannot write \(path): \(String(cString: strerror(errno)))"))
+                    throw fail(Self.failure("cannot write \(path)", code: errno))
                 }
                 written += result
             }
         }
-        guard fsync(out) == 0 else { throw fail(.io("cannot fsync \(path): \(String(cString: strerror(errno)))")) }
+        guard fsync(out) == 0 else { throw fail(Self.failure("cannot fsync \(path)", code: errno)) }
         close(out)
         return Staged(path: path, hash: hasher.finalize(), size: size)
     }
@@ -84,7 +94,7 @@ public struct ObjectStore: Sendable {
         let target = path(of: staged.hash)
         let shard = (target as NSString).deletingLastPathComponent
         if mkdir(shard, 0o755) != 0, errno != EEXIST {
-            throw .io("cannot create \(shard): \(String(cString: strerror(errno)))")
+            throw Self.failure("cannot create \(shard)", code: errno)
         }
         if access(target, F_OK) == 0 {
             unlink(staged.path)
@@ -94,15 +104,45 @@ public struct ObjectStore: Sendable {
         Self.syncDirectory(shard)
     }
 
-    /// Hashes a file written in `tmp/` by someone else and stages it.
+    /// Stages a file someone else wrote in `tmp/` (a transcode) where it lies: hashes it and
+    /// makes it durable, without a copy (which would need its size again in free space).
+    /// On failure the file is removed.
     public func stage(writtenAt path: String) throws(IngestError) -> Staged {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer {
-            close(fd)
+        guard fd >= 0 else {
+            let error = Self.failure("cannot open \(path)", code: errno)
             unlink(path)
+            throw error
         }
-        return try stage(from: fd, limit: .max)
+        defer { close(fd) }
+        func fail(_ error: IngestError) -> IngestError {
+            unlink(path)
+            return error
+        }
+        var hasher = SHA256Hasher()
+        var size: UInt64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fail(Self.failure("cannot read \(path)", code: errno))
+            }
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            size += UInt64(count)
+        }
+        guard fsync(fd) == 0 else { throw fail(Self.failure("cannot fsync \(path)", code: errno)) }
+        return Staged(path: path, hash: hasher.finalize(), size: size)
+    }
+
+    /// Throws `OutOfSpace` when less than `StorageSpace.reservedBytes` would be left free;
+    /// `what` names what is being stored.
+    public func checkRoom(for what: String) throws(OutOfSpace) {
+        guard let available = StorageSpace.availableBytes(at: directory.path), available < StorageSpace.reservedBytes else { return }
+        throw OutOfSpace("\(what): the piece store is out of space (\(StorageSpace.describe(available)) free, "
+                         + "\(StorageSpace.describe(StorageSpace.reservedBytes)) are kept for the database)")
     }
 
     public func discard(_ staged: Staged) { unlink(staged.path) }

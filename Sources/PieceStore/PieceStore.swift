@@ -38,10 +38,20 @@ public final class PieceStore: Sendable {
 
     // MARK: Writing
 
+    /// A write transaction; a database that cannot grow (`SQLITE_FULL`) is `OutOfSpace`,
+    /// the transaction rolled back.
+    func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.write(updates)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw OutOfSpace("the piece store is out of space: the database cannot grow (\(error.message ?? "disk full"))")
+        }
+    }
+
     /// Adds a complete piece whose objects are committed. `BasedOn` ids are checked again
     /// inside the transaction.
     public func insert(_ piece: StoredPiece) throws {
-        try pool.write { db in
+        try write { db in
             let missing = try Self.missing(piece.draft.basedOn, db)
             if let first = missing.first {
                 throw RuleViolation("BasedOnNotFound", field: "BasedOn", "no piece \(first)")
@@ -74,7 +84,7 @@ public final class PieceStore: Sendable {
 
     /// Adds many complete pieces in one transaction (bulk loading; `BasedOn` unchecked).
     public func insertAll(_ pieces: [StoredPiece]) throws {
-        try pool.write { db in
+        try write { db in
             for piece in pieces { try Self.insertRows(piece, db) }
         }
     }
@@ -87,7 +97,7 @@ public final class PieceStore: Sendable {
     /// Records a transcode of a piece's asset; false when the piece is gone (the caller
     /// then removes the object if nothing else names it).
     public func addTranscode(_ asset: StoredAsset, of id: String) throws -> Bool {
-        try pool.write { db in
+        try write { db in
             guard try Int.fetchOne(db, sql: "SELECT 1 FROM piece WHERE id = ?", arguments: [id]) != nil else { return false }
             try db.execute(sql: "INSERT OR IGNORE INTO asset (piece_id, kind, format, hash, size, dropped) VALUES (?, ?, ?, ?, ?, ?)",
                            arguments: [id, asset.kind.rawValue, asset.format, asset.hash, Int64(asset.size), false])
@@ -98,7 +108,7 @@ public final class PieceStore: Sendable {
     /// Deletes a piece; returns it (nil when there was none). Objects nobody names any
     /// more are removed after the commit.
     public func delete(_ id: String) throws -> StoredPiece? {
-        let deleted = try pool.write { db -> (StoredPiece, [String])? in
+        let deleted = try write { db -> (StoredPiece, [String])? in
             guard let piece = try Self.piece(id, db) else { return nil }
             try db.execute(sql: "DELETE FROM piece WHERE id = ?", arguments: [id])
             let orphaned = try Set(piece.assets.map(\.hash)).filter { hash in

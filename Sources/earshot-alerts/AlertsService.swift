@@ -26,6 +26,8 @@ final class AlertsService: Sendable {
         var displayLines: UInt32 = 3
         var timer: Task<Void, Never>?
         var watchedOwners: Set<String> = []
+        /// Set on shutdown: no alert is accepted any more.
+        var stopping = false
     }
 
     let connection: DBusConnection
@@ -106,6 +108,7 @@ final class AlertsService: Sendable {
 
         let owner = call.sender
         let (alert, immediate) = try state.withLock { s throws(DBusError) -> (AlertObject, AlertEnd?) in
+            if s.stopping { throw .failed("\(speechOnly ? "Speak" : "PresentAlert"): the service is stopping") }
             let id = s.nextID
             s.nextID += 1
             let lines = speechOnly ? [] : TextLayout.lines(request.texts, displayLines: Int(s.displayLines))
@@ -270,12 +273,24 @@ final class AlertsService: Sendable {
         }
     }
 
-    /// Ends everything on shutdown.
+    /// Ends everything on shutdown: the audio stops, and every alert, waiting or presented,
+    /// completes with `ABORTED` (`cancelled`), so that its owner hears of it before the
+    /// service leaves the bus. No alert is accepted afterwards.
     func shutdown() {
         state.withLock { s in
+            s.stopping = true
             s.timer?.cancel()
+            s.timer = nil
             for playback in s.playbacks.values { playback.stop() }
             s.playbacks.removeAll()
+            // The waiting ones first, so that ending the presented one brings up no other.
+            let now = Self.now()
+            var events: [AlertQueue.Event] = []
+            for id in s.alerts.keys.sorted() where s.queue.placement(of: id) == .queued {
+                events += s.queue.cancel(id, now: now)
+            }
+            if let current = s.queue.currentID { events += s.queue.cancel(current, now: now) }
+            apply(events, to: &s)
         }
         captureWatch.stop()
     }

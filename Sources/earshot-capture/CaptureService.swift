@@ -139,6 +139,7 @@ final class CaptureService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             connection.unexport(session.path)
+            session.retire()
         }
     }
 

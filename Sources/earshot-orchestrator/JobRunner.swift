@@ -32,6 +32,12 @@ final class JobRunner: Sendable {
     /// The captured PCM, appended chunk by chunk.
     private let audioFile: String
     private let tasks = Locked<[Task<Void, Never>]>([])
+    /// Watches the owner leave the bus; cancelled when the job finishes.
+    private let ownerWatch = Locked<Task<Void, Never>?>(nil)
+    /// The calls the job's end makes (deleting a piece it stored, releasing its claim).
+    private let closingTasks = Locked<[Task<Void, Never>]>([])
+    /// Whether the job has finished, and who waits for that.
+    private let completion = Locked<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private var connection: DBusConnection { service.connection }
     private var logger: Logger { service.logger }
 
@@ -70,8 +76,21 @@ final class JobRunner: Sendable {
 
     func serviceLost(_ name: ServiceName) { events.yield(.serviceLost(name)) }
 
-    /// The service is shutting down: end the job where it is.
+    /// The service is shutting down: end the job where it is, as a cancel would.
     func abandon() { events.yield(.cancel) }
+
+    /// Returns once the job has finished and the calls its end made have returned.
+    func settled() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let finished = completion.withLock { state -> Bool in
+                if state.finished { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if finished { continuation.resume() }
+        }
+        for task in closingTasks.withLock({ $0 }) { await task.value }
+    }
 
     func cancel(_ call: MethodCall) async throws {
         if call.sender != owner {
@@ -88,17 +107,31 @@ final class JobRunner: Sendable {
     private func watchOwner() {
         let owner = self.owner
         let connection = self.connection
-        track(Task { [weak self] in
+        let watch = Task { [weak self] in
             guard let owners = try? await connection.watchNameOwner(owner) else { return }
             for await current in owners where current == nil {
                 self?.logger.info("job \(self?.id ?? 0): its owner \(owner) left the bus; cancelling")
                 self?.events.yield(.cancel)
                 return
             }
-        })
+        }
+        ownerWatch.withLock { $0 = watch }
+    }
+
+    /// The job's object has left the bus: drop it (its method handlers refer back to this
+    /// runner) and the finished tasks, so that nothing of the job stays in memory.
+    func retire() {
+        object.withLock { $0 = nil }
+        tasks.withLock { $0.removeAll() }
+        closingTasks.withLock { $0.removeAll() }
     }
 
     private func track(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
+
+    private func closing(_ task: Task<Void, Never>) {
+        track(task)
+        closingTasks.withLock { $0.append(task) }
+    }
 
     private func publish() {
         let (state, pieceID, code, frames) = core.withLock { ($0.state, $0.pieceID, $0.resultCode, $0.framesCaptured) }
@@ -127,8 +160,8 @@ final class JobRunner: Sendable {
                 try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
                 events.yield(.retryDue)
             })
-        case .deletePiece(let pieceID): track(Task { await delete(pieceID) })
-        case .releaseSession: track(Task { await releaseSession() })
+        case .deletePiece(let pieceID): closing(Task { await delete(pieceID) })
+        case .releaseSession: closing(Task { await releaseSession() })
         case .finish(let code, let pieceID, let reason): finish(code, pieceID: pieceID, reason: reason)
         }
     }
@@ -285,6 +318,13 @@ final class JobRunner: Sendable {
         try? object.withLock { try $0?.emit("Finished", [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
         logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))")
         events.finish()
+        ownerWatch.withLock { $0?.cancel() }
         service.finished(self)
+        let waiters = completion.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.finished = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }

@@ -20,6 +20,8 @@ final class OrchestratorService: Sendable {
     let manager = Locked<ExportedObject?>(nil)
     private let jobs = Locked<[UInt64: JobRunner]>([:])
     private let nextID = Locked<UInt64>(1)
+    /// Set on shutdown: no job is accepted any more.
+    private let stopping = Locked(false)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -41,12 +43,24 @@ final class OrchestratorService: Sendable {
         }
     }
 
-    func shutdown() {
+    /// Ends every job as a cancel would (`ABORTED`: its pass-thru cancelled, a piece it
+    /// stored deleted) and waits a few seconds at most for them to finish, so that their
+    /// owners see `Finished` before the service leaves the bus.
+    func shutdown() async {
+        stopping.withLock { $0 = true }
         watch.stop()
-        for job in jobs.withLock({ Array($0.values) }) { job.abandon() }
+        let running = jobs.withLock { Array($0.values) }
+        guard !running.isEmpty else { return }
+        logger.info("ending \(running.count) job(s)")
+        for job in running { job.abandon() }
+        let settled = await GracePeriod.wait(.seconds(5)) {
+            for job in running { await job.settled() }
+        }
+        if !settled { logger.warning("some jobs had not finished at exit") }
     }
 
     func recordPiece(_ call: MethodCall) async throws -> ObjectPath {
+        guard !stopping.withLock({ $0 }) else { throw DBusError.failed("RecordPiece: the service is stopping") }
         let plan = try RecordPlan.read(call)
         let id = nextID.withLock { id -> UInt64 in
             defer { id += 1 }
@@ -64,10 +78,11 @@ final class OrchestratorService: Sendable {
         jobs.withLock { _ = $0.removeValue(forKey: runner.id) }
         let linger = settings.linger
         let connection = self.connection
-        let path = runner.path
         Task {
             try? await Task.sleep(for: linger)
-            connection.unexport(path)
+            connection.unexport(runner.path)
+            await runner.settled()
+            runner.retire()
         }
     }
 }

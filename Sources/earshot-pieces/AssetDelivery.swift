@@ -10,6 +10,7 @@ import PiecesCore
 /// (once, however many ask at the same time) and kept like any other asset.
 extension PiecesService {
     func open(_ call: MethodCall, kind: AssetKind) async throws -> DBusValue {
+        try inFlight.admit(call)
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
         let asset = try await resolve(id, kind: kind, format: format)
@@ -17,6 +18,7 @@ extension PiecesService {
     }
 
     func openAttachment(_ call: MethodCall) async throws -> [DBusValue] {
+        try inFlight.admit(call)
         let id = try call.string(0)
         let piece = try await piece(id)
         let asset = try await resolve(id, kind: .attachment, format: nil)
@@ -25,6 +27,7 @@ extension PiecesService {
 
     /// `Export…(id, [format,] path)`: a copy at `path`, made with the caller's rights.
     func export(_ call: MethodCall, kind: AssetKind) async throws -> [DBusValue] {
+        try inFlight.admit(call)
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
         let path = try call.string(kind.isAudio ? 2 : 1)
@@ -78,26 +81,47 @@ extension PiecesService {
         return try await task.value
     }
 
-    /// Transcodes on the disk queue and records the result.
+    /// Transcodes on the disk queue and records the result. Like a drop, a transcode keeps
+    /// clear of the store's reserved free space; one that cannot be kept leaves nothing.
     private func produce(_ piece: StoredPiece, kind: AssetKind, format: MediaFormat) throws -> StoredAsset {
         guard let source = piece.dropped(kind) else { throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(piece.id) has none") }
         let started = ContinuousClock.now
+        let what = "the \(format.rawValue) transcode of \(kind.key)"
+        try store.objects.checkRoom(for: what)
         let output = store.objects.stagingPath(extension: format.fileExtension)
         do {
             try Transcoder.transcode(from: store.objects.path(of: source.hash), to: output, format: format)
         } catch {
             unlink(output)
+            if error.kind == .io, let exhaustion = StorageSpace.exhaustion(quotedIn: error.message) {
+                throw Self.noSpace("cannot store \(what) of \(piece.id): the piece store is out of space (\(exhaustion))")
+            }
             throw DBusError.failed("cannot transcode \(kind.key) of \(piece.id) to \(format.rawValue): \(error.message)")
         }
         let staged: ObjectStore.Staged
         do {
             staged = try store.objects.stage(writtenAt: output)
+        } catch {
+            throw Self.storing(what, error)
+        }
+        do {
+            try store.objects.checkRoom(for: what)
             try store.objects.commit(staged)
         } catch {
-            throw DBusError.failed("cannot store the \(format.rawValue) transcode: \(error)")
+            store.objects.discard(staged)
+            if let error = error as? ObjectStore.IngestError { throw Self.storing(what, error) }
+            throw error
         }
         let asset = StoredAsset(kind: kind, format: format.rawValue, hash: staged.hash, size: staged.size, dropped: false)
-        guard try store.addTranscode(asset, of: piece.id) else {
+        let recorded: Bool
+        do {
+            recorded = try store.addTranscode(asset, of: piece.id)
+        } catch {
+            // Not recorded: the object stays only if something else names it.
+            if (try? store.isReferenced(asset.hash)) == false { store.objects.remove(asset.hash) }
+            throw error
+        }
+        guard recorded else {
             if try !store.isReferenced(asset.hash) { store.objects.remove(asset.hash) }
             throw DBusError.earshot("PieceNotFound", "Id: piece \(piece.id) was deleted")
         }

@@ -11,6 +11,7 @@ import PiecesCore
 /// the piece. Anything that fails leaves no trace.
 extension PiecesService {
     func drop(_ call: MethodCall) async throws -> String {
+        try inFlight.admit(call)
         let request = try DropRequest.read(call)
         let caller = try await call.caller()
         let missing = try await onDisk { try self.store.missing(request.draft.basedOn) }
@@ -56,6 +57,8 @@ extension PiecesService {
         var draft = request.draft
         draft.lengthMicroseconds = try draft.validate(measuredMicroseconds: analysis.durationMicroseconds)
 
+        // What is staged already takes its room: what is left must not eat into the reserve.
+        try store.objects.checkRoom(for: "Drop")
         for file in staged.values { try commit(file) }
         committed = true
         let assets = AssetKind.allCases.compactMap { kind in
@@ -95,6 +98,8 @@ extension PiecesService {
                 throw DBusError.earshot("AttachmentTooLarge", "Attachment: larger than \(limit / 1024 / 1024) MiB")
             case .tooLarge(let limit):
                 throw DBusError.earshot("InvalidData", "\(kind.key): larger than \(limit) bytes")
+            case .noSpace(let message):
+                throw Self.noSpace("\(kind.key): the piece store is out of space (\(message))")
             case .io(let message):
                 throw DBusError.failed("\(kind.key): \(message)")
             }
@@ -116,7 +121,7 @@ extension PiecesService {
         do {
             try store.objects.commit(staged)
         } catch {
-            throw DBusError.failed("cannot store an asset: \(error)")
+            throw Self.storing("an asset", error)
         }
     }
 }

@@ -24,6 +24,8 @@ final class PiecesService: Sendable {
     /// Transcodes under way, by piece, asset kind and format, so that concurrent requests
     /// for the same one share it.
     let transcodes = Locked<[String: Task<StoredAsset, any Error>]>([:])
+    /// Calls that write (drops, transcodes, exports, deletions), let finish on shutdown.
+    let inFlight = InFlightCalls()
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) throws {
         self.connection = connection
@@ -45,17 +47,46 @@ final class PiecesService: Sendable {
     }
 
     /// Runs store work on the blocking queue; rule violations become their named errors,
-    /// anything else `Failed`.
+    /// a full store `NoSpace`, anything else `Failed`.
     func onDisk<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
         do {
             return try await disk.run(body)
         } catch let violation as RuleViolation {
             throw DBusError(violation)
         } catch let error as DBusError {
+            if error.name == Self.noSpaceError { logger.warning("\(error.message)") }
             throw error
+        } catch let error as OutOfSpace {
+            logger.warning("\(error.description)")
+            throw Self.noSpace(error.description)
         } catch {
             logger.error("store failure: \(error)")
             throw DBusError.failed("the piece store failed: \(error)")
+        }
+    }
+
+    static let noSpaceError = DBusError.earshotPrefix + "NoSpace"
+
+    /// `org.earshot.Error.NoSpace`: the store has no room for what was asked.
+    static func noSpace(_ message: String) -> DBusError { DBusError(name: noSpaceError, message: message) }
+
+    /// The error for an object store failure while storing `what`.
+    static func storing(_ what: String, _ error: ObjectStore.IngestError) -> DBusError {
+        switch error {
+        case .noSpace(let message): noSpace("cannot store \(what): the piece store is out of space (\(message))")
+        case .io(let message): .failed("cannot store \(what): \(message)")
+        case .tooLarge(let limit): .failed("cannot store \(what): larger than \(limit) bytes")
+        }
+    }
+
+    /// Lets the calls under way finish and answer (for a few seconds at most), refusing new
+    /// ones: a drop then ends whole or not at all before the process exits.
+    func shutdown() async {
+        inFlight.refuseNew()
+        let pending = inFlight.count
+        if pending > 0 { logger.info("letting \(pending) call(s) under way finish") }
+        if await !inFlight.drain(within: .seconds(5)) {
+            logger.warning("\(inFlight.count) call(s) still under way at exit; what they staged is swept at the next start")
         }
     }
 
@@ -103,6 +134,7 @@ final class PiecesService: Sendable {
     // MARK: Deleting
 
     func delete(_ call: MethodCall) async throws {
+        try inFlight.admit(call)
         let id = try call.string(0)
         let caller = try await call.caller()
         let existing = try await piece(id)

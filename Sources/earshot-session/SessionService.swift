@@ -60,6 +60,12 @@ final class SessionService: Sendable {
     let managerObject = Locked<ExportedObject?>(nil)
     let tasks = Locked<[Task<Void, Never>]>([])
     let routeWatcher = Locked<(any RouteChangeSource)?>(nil)
+    /// `SetDesiredState` calls under way: on shutdown each is saved and answered, or
+    /// refused before it changes anything, so the state file holds the last state a caller
+    /// was told was set.
+    let inFlight = InFlightCalls()
+    /// Set on the worker when the service stops: later changes are refused.
+    let stopping = Locked(false)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -84,7 +90,11 @@ final class SessionService: Sendable {
         try await startFollowingCapture()
     }
 
-    func shutdown() {
+    /// Refuses new `SetDesiredState` calls at once and lets one under way be saved and
+    /// answered; stops following routes and owners; then lets the worker finish what is
+    /// queued and refuses what comes after.
+    func shutdown() async {
+        inFlight.refuseNew()
         routeWatcher.withLock { $0?.stop() }
         tasks.withLock { tasks in
             tasks.forEach { $0.cancel() }
@@ -92,6 +102,16 @@ final class SessionService: Sendable {
         }
         state.withLock { state in
             state.handles.values.forEach { $0.ownerWatch.cancel() }
+        }
+        if await !inFlight.drain(within: .seconds(5)) {
+            logger.warning("a SetDesiredState was still under way at exit")
+        }
+        let drained = await GracePeriod.wait(.seconds(2)) {
+            await self.worker.run { self.stopping.withLock { $0 = true } }
+        }
+        if !drained {
+            stopping.withLock { $0 = true }
+            logger.warning("the ALSA worker is still busy at exit")
         }
     }
 
@@ -214,8 +234,12 @@ final class SessionService: Sendable {
     /// audio system refuses part of it now), and the first step the system refuses is the
     /// reply.
     func setDesiredState(_ call: MethodCall) async throws {
+        try inFlight.admit(call)
         let desired = try SessionRequest.desiredState(call)
-        let failure = await worker.run { () -> RuleViolation? in
+        let failure = try await worker.run { () throws(DBusError) -> RuleViolation? in
+            guard !self.stopping.withLock({ $0 }) else {
+                throw .failed("SetDesiredState: the service is stopping; the desired state is unchanged")
+            }
             let previous = self.state.withLock { state -> AppliedState in
                 state.desired = desired
                 return state.applied
@@ -249,7 +273,10 @@ final class SessionService: Sendable {
 
     func setKeepEnforced(_ value: DBusValue) async throws -> DBusValue {
         guard let keep = value.boolValue else { throw DBusError.invalidArgs("KeepEnforced: got \(value.type), wanted b") }
-        await worker.run {
+        try await worker.run { () throws(DBusError) in
+            guard !self.stopping.withLock({ $0 }) else {
+                throw .failed("KeepEnforced: the service is stopping; it is unchanged")
+            }
             self.state.withLock { $0.keepEnforced = keep }
             self.save()
         }

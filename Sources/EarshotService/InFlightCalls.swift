@@ -1,0 +1,66 @@
+import EarshotDBus
+
+/// The method calls a service is working on, so that a graceful shutdown can let them
+/// finish and answer before the connection closes, and refuse new ones meanwhile.
+///
+/// A call counts from `admit` until its reply (or error) has been sent.
+public final class InFlightCalls: Sendable {
+    private struct State {
+        var count = 0
+        var stopping = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Counts `call` until its reply has gone out. Once `refuseNew` or `drain` has been
+    /// called, refuses it with `org.freedesktop.DBus.Error.Failed` saying the service is
+    /// stopping.
+    public func admit(_ call: MethodCall) throws(DBusError) {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.count += 1
+            return true
+        }
+        guard admitted else {
+            throw .failed("\(call.message.member ?? "the call"): the service is stopping; nothing was done")
+        }
+        call.afterReply { self.finished() }
+    }
+
+    /// How many admitted calls have not been answered yet.
+    public var count: Int { state.withLock { $0.count } }
+
+    /// Refuses new calls from now on (`admit` throws).
+    public func refuseNew() {
+        state.withLock { $0.stopping = true }
+    }
+
+    /// Refuses new calls from now on, then waits until every admitted call has been
+    /// answered or `limit` has passed; returns whether all were answered.
+    public func drain(within limit: Duration) async -> Bool {
+        refuseNew()
+        return await GracePeriod.wait(limit) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let idle = self.state.withLock { state -> Bool in
+                    if state.count == 0 { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if idle { continuation.resume() }
+            }
+        }
+    }
+
+    private func finished() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.count -= 1
+            guard state.count == 0 else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
