@@ -25,6 +25,9 @@ public enum ServiceMain {
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
         bootstrapLogging(label: executable, level: options.logLevel)
         MemoryReturn.keepLargeBuffersOffTheHeap()
+        // A client that closes its end of a pipe (an `OpenStream` reader, an fd it passed)
+        // must give the writer EPIPE, not end the service.
+        signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: executable)
         logger.logLevel = options.logLevel
 

@@ -63,4 +63,19 @@ import Testing
             #expect(Array(recording.bytes.suffix(streamed.count)) == streamed)
         }
     }
+
+    @Test func aStreamReaderThatGoesAwayCostsNothing() async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 600, ["ChunkMs": .uint32(20)])) { path in
+                // The reader is closed at once: the service's next write meets a pipe
+                // without a reader (EPIPE), which ends that stream, not the service.
+                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                fd.close()
+            }
+            #expect(recording.info["FramesCaptured"] == .uint64(9600))
+            #expect(recording.bytes == Array(input.prefix(19200)))
+            #expect(capture.service.isRunning)
+        }
+    }
 }
