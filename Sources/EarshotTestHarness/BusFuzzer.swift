@@ -189,6 +189,7 @@ public final class BusFuzzer {
     }
 
     func candidate() -> FuzzCall {
+        values.descriptorBudget = 8
         let corpus = FuzzCorpus.calls(for: destination, material: material)
         let roll = values.count(0...99)
         switch roll {

@@ -13,6 +13,9 @@ public struct FuzzValues {
     /// arguments so calls reach real objects.
     var harvested: [String] = []
     var harvestedPaths: [ObjectPath] = []
+    /// Descriptors the current call may still open for values of random type (each is a
+    /// real open file until the call is sent).
+    var descriptorBudget = 8
 
     public init(seed: UInt64, material: FuzzMaterial) {
         generator = SeededGenerator(seed: seed)
@@ -66,9 +69,9 @@ public struct FuzzValues {
             // A message carries at most a few descriptors (the bus limits them).
             .array(.unixFD, (0..<count(0...2)).map { _ in .unixFD(descriptor()) })
         case .array(let element):
-            .array(element, (0..<elementCount(depth)).map { _ in value(element, depth: depth + 1) })
+            .array(element, (0..<elementCount(depth, of: element)).map { _ in value(element, depth: depth + 1) })
         case .dictionary(let key, let valueType):
-            .dictionary(key: key, value: valueType, (0..<elementCount(depth)).map { _ in
+            .dictionary(key: key, value: valueType, (0..<elementCount(depth, of: valueType)).map { _ in
                 DBusValue.DictionaryEntry(key == .string && chance(70) ? .string(pick(material.words)) : value(key, depth: depth + 1),
                                           value(valueType, depth: depth + 1))
             })
@@ -76,7 +79,10 @@ public struct FuzzValues {
         }
     }
 
-    mutating func elementCount(_ depth: Int) -> Int {
+    /// How many elements a container gets: a few, sometimes thousands, but never more than
+    /// two of anything holding descriptors (each is a real open file until sent).
+    mutating func elementCount(_ depth: Int, of element: DBusType) -> Int {
+        if element.signature.contains("h") { return count(0...2) }
         if depth > 3 { return count(0...1) }
         if chance(3) { return count(100...2000) }
         return count(0...4)
@@ -145,6 +151,7 @@ public struct FuzzValues {
     /// A descriptor of some kind: a file (valid audio, garbage, empty), a directory, a
     /// device, an empty pipe, a pipe whose writer is gone, a socket.
     mutating func descriptor() -> UnixFD {
+        descriptorBudget -= 1
         func opened(_ path: String, _ flags: Int32 = O_RDONLY) -> UnixFD { UnixFD(taking: open(path, flags | O_CLOEXEC)) }
         switch count(0...7) {
         case 0, 1: return opened(material.wave)
@@ -178,7 +185,7 @@ public struct FuzzValues {
     /// Any complete type; containers only above `depth` 3.
     public mutating func randomType(depth: Int = 0) -> DBusType {
         let basics: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double,
-                                  .string, .objectPath, .signature, .unixFD]
+                                  .string, .objectPath, .signature] + (descriptorBudget > 0 ? [.unixFD] : [])
         guard depth < 3, chance(30) else { return pick(basics) }
         switch count(0...4) {
         case 0: return .array(randomType(depth: depth + 1))

@@ -4,33 +4,33 @@ import EarshotTestHarness
 import Foundation
 import Testing
 
+/// A raw libdbus connection that matches every signal and never reads its socket.
+final class StalledSubscriber {
+    let pointer: OpaquePointer
+
+    init(address: String) throws {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let connection = dbus_connection_open_private(address, &error) else { throw HarnessError("cannot open \(address)") }
+        pointer = connection
+        guard dbus_bus_register(connection, &error) != 0 else { throw HarnessError("cannot register with the bus") }
+        dbus_bus_add_match(connection, "type='signal'", &error)
+        guard dbus_error_is_set(&error) == 0 else { throw HarnessError("AddMatch failed") }
+    }
+
+    deinit {
+        dbus_connection_close(pointer)
+        dbus_connection_unref(pointer)
+    }
+}
+
 /// A client that subscribes to every signal and then stops reading must cost the services
 /// nothing: they hand each signal to the bus once and queue nothing per peer (what the
 /// stalled client has not read waits in the bus daemon, up to the daemon's own limit), so
-/// their memory stays flat and other clients are answered as quickly as ever.
-@Suite("Slow consumers")
-struct SlowConsumerTests {
-    /// A raw libdbus connection that matches every signal and never reads its socket.
-    final class StalledSubscriber {
-        let pointer: OpaquePointer
-
-        init(address: String) throws {
-            var error = CDBus.DBusError()
-            dbus_error_init(&error)
-            defer { dbus_error_free(&error) }
-            guard let connection = dbus_connection_open_private(address, &error) else { throw HarnessError("cannot open \(address)") }
-            pointer = connection
-            guard dbus_bus_register(connection, &error) != 0 else { throw HarnessError("cannot register with the bus") }
-            dbus_bus_add_match(connection, "type='signal'", &error)
-            guard dbus_error_is_set(&error) == 0 else { throw HarnessError("AddMatch failed") }
-        }
-
-        deinit {
-            dbus_connection_close(pointer)
-            dbus_connection_unref(pointer)
-        }
-    }
-
+/// their memory stays flat and other clients are answered as quickly as ever. (In the
+/// load suite, which runs one test at a time, so that timings are not shared.)
+extension LoadTests {
     @Test func aStalledSubscriberCostsTheServicesNothing() async throws {
         try await ServiceStack.with(["earshot-session", "earshot-alerts"]) { stack in
             let session = try #require(stack.process("earshot-session"))
