@@ -84,7 +84,7 @@ public struct FuzzValues {
     mutating func elementCount(_ depth: Int, of element: DBusType) -> Int {
         if element.signature.contains("h") { return count(0...2) }
         if depth > 3 { return count(0...1) }
-        if chance(3) { return count(100...2000) }
+        if depth == 0 && chance(3) { return count(100...2000) }  // large, but only at the top
         return count(0...4)
     }
 

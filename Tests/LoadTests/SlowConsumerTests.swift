@@ -74,7 +74,10 @@ extension LoadTests {
                   + "earshot-alerts \(alertsBefore / 1024) → \(alertsAfter / 1024) MiB")
             #expect(Int(sessionAfter) - Int(sessionBefore) < 8 * 1024)
             #expect(Int(alertsAfter) - Int(alertsBefore) < 8 * 1024)
-            #expect(p99 < 250, "p99 \(p99) ms")
+            // Not stalled: a call that waited on the stalled client would take seconds;
+            // an fsynced SetDesiredState on a busy two-core machine takes up to a few
+            // hundred milliseconds.
+            #expect(p99 < 1000, "p99 \(p99) ms")
             #expect(session.isRunning && alerts.isRunning)
             withExtendedLifetime(stalled) {}
         }
