@@ -181,8 +181,8 @@ let package = Package(
         // behind the system-bus policy.
         .testTarget(name: "BusFuzzTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "LoadTests", dependencies: ["CDBus", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "FaultTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "PolicyTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "FaultTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "PolicyTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),

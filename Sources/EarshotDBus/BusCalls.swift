@@ -39,6 +39,15 @@ extension DBusConnection {
         }
     }
 
+    /// Returns once the bus has everything this connection sent before the call (or after
+    /// `timeout`): the bus handles a connection's messages in order, so once it answers a
+    /// call made now, it has read what was queued before. `close()` drops anything still
+    /// queued; flush first to deliver the last signals and replies.
+    public func flush(timeout: Duration = .seconds(2)) async {
+        _ = try? await call(destination: Self.busName, path: "/org/freedesktop/DBus", interface: Self.busName,
+                            member: "GetId", timeout: timeout)
+    }
+
     /// Gives a well-known name back to the bus.
     public func releaseName(_ name: String) async throws {
         _ = try await callBus("ReleaseName", [.string(name)])

@@ -3,8 +3,8 @@
 /// property. Setting a property emits `PropertiesChanged` only when the value changes.
 public final class ExportedObject: Sendable {
     public let path: ObjectPath
-    public let interfaces: [DBusInterface]
     public let connection: DBusConnection
+    private let declared: Locked<[DBusInterface]>
     private let values: Locked<[String: [String: DBusValue]]>
 
     init(path: ObjectPath, interfaces: [DBusInterface], initial: [String: [String: DBusValue]],
@@ -36,12 +36,20 @@ public final class ExportedObject: Sendable {
             throw .invalidArgs("\(path) has no interface \(name)")
         }
         self.path = path
-        self.interfaces = interfaces
+        self.declared = Locked(interfaces)
         self.connection = connection
         self.values = Locked(table)
     }
 
+    /// The object's interfaces as declared (inert once it has been unexported).
+    public var interfaces: [DBusInterface] { declared.withLock { $0 } }
+
     public func interface(_ name: String) -> DBusInterface? { interfaces.first { $0.name == name } }
+
+    /// Drops the method handlers and property setters (see `DBusInterface.detached`).
+    func detach() {
+        declared.withLock { $0 = $0.map { $0.detached() } }
+    }
 
     /// The interface declaring property `name` (in `interface`, or in any when nil).
     private func resolve(_ interface: String?, property name: String) throws(DBusError) -> (DBusInterface, DBusProperty) {

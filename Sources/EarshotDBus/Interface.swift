@@ -43,7 +43,7 @@ public struct DBusMethod: Sendable {
     public let annotations: [DBusAnnotation]
     public let inputSignature: String
     public let outputSignature: String
-    let handler: Handler
+    fileprivate(set) var handler: Handler
 
     public init(_ name: String, in inputs: [DBusArgument] = [], out outputs: [DBusArgument] = [],
                 annotations: [DBusAnnotation] = [], handler: @escaping Handler) {
@@ -101,7 +101,7 @@ public struct DBusProperty: Sendable {
     public let access: Access
     public let emitsChangedSignal: EmitsChangedSignal
     public let annotations: [DBusAnnotation]
-    let setter: Setter?
+    fileprivate(set) var setter: Setter?
 
     /// A read-only property.
     public init(_ name: String, _ signature: String, emitsChangedSignal: EmitsChangedSignal = .true,
@@ -131,8 +131,8 @@ public struct DBusProperty: Sendable {
 /// handling all come from this value.
 public struct DBusInterface: Sendable {
     public let name: String
-    public let methods: [DBusMethod]
-    public let properties: [DBusProperty]
+    public private(set) var methods: [DBusMethod]
+    public private(set) var properties: [DBusProperty]
     public let signals: [DBusSignal]
     public let annotations: [DBusAnnotation]
 
@@ -143,6 +143,25 @@ public struct DBusInterface: Sendable {
         self.properties = properties
         self.signals = signals
         self.annotations = annotations
+    }
+
+    /// The same declaration with handlers and setters that refer to nothing, for an
+    /// object that has left the bus: handlers often hold the object's owner, which holds
+    /// the object, and this ends that cycle.
+    func detached() -> DBusInterface {
+        var copy = self
+        let gone: @Sendable () -> DBusError = { .unknownObject("the object has left the bus") }
+        copy.methods = methods.map { method in
+            var inert = method
+            inert.handler = { _ in throw gone() }
+            return inert
+        }
+        copy.properties = properties.map { property in
+            var inert = property
+            if inert.setter != nil { inert.setter = { _, _ in throw gone() } }
+            return inert
+        }
+        return copy
     }
 
     public func method(_ name: String) -> DBusMethod? { methods.first { $0.name == name } }

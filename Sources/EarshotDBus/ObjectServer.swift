@@ -14,10 +14,14 @@ extension DBusConnection {
         return object
     }
 
-    /// Removes the object at `path`; later calls to it get `UnknownObject`.
+    /// Removes the object at `path`; later calls to it get `UnknownObject`. Its handlers
+    /// are dropped, so an owner that keeps the object (to read or set its properties) no
+    /// longer keeps itself alive through them.
     @discardableResult
     public func unexport(_ path: ObjectPath) -> ExportedObject? {
-        routing.withLock { $0.objects.objects.removeValue(forKey: path) }
+        let object = routing.withLock { $0.objects.objects.removeValue(forKey: path) }
+        object?.detach()
+        return object
     }
 
     /// The object exported at `path`, if any.

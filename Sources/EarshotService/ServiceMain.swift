@@ -127,21 +127,12 @@ struct BusConnectionService: Service {
             if case .shutdown = first {
                 logger.info("shutting down")
                 await shutdownHook()
-                await deliverOutgoing()
+                await connection.flush()  // what the hook sent, before close() drops it
                 connection.close()  // lets the disconnected() child finish
             }
             group.cancelAll()
             return first
         }
         if case .lost(let reason?) = outcome { throw BusLost(reason: reason) }
-    }
-
-    /// Makes sure what the shutdown hook sent (a request's last signals, the replies to
-    /// calls it let finish) leaves before the connection closes, which drops anything still
-    /// queued: the bus handles one connection's messages in order, so once it has answered
-    /// a call made now, it has everything sent before.
-    private func deliverOutgoing() async {
-        _ = try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                       interface: "org.freedesktop.DBus", member: "GetId", timeout: .seconds(2))
     }
 }

@@ -123,7 +123,7 @@ public final class BusFuzzer {
         let deadline = ContinuousClock.now + timeout
         var left: [String] = []
         while ContinuousClock.now < deadline {
-            left = await objects(below: root, on: watcher)
+            left = await walk(on: watcher).filter { $0.path != root && $0.node.children.isEmpty }.map(\.path.rawValue)
             if left.isEmpty { break }
             try await Task.sleep(for: .milliseconds(250))
         }
@@ -131,41 +131,27 @@ public final class BusFuzzer {
         return left
     }
 
-    /// The leaf objects below `path` (at most 200).
-    func objects(below path: ObjectPath, on connection: DBusConnection) async -> [String] {
-        var leaves: [String] = []
-        var queue = [path]
-        while let next = queue.first, leaves.count < 200 {
-            queue.removeFirst()
-            guard let reply = try? await connection.call(destination: destination, path: next,
-                                                         interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"),
-                  let xml = reply.first?.stringValue, let node = try? IntrospectedNode(xml: xml) else { continue }
-            if node.children.isEmpty && next != path { leaves.append(next.rawValue) }
-            queue += node.children.compactMap { try? ObjectPath(next.rawValue + "/" + $0) }
-        }
-        return leaves
-    }
-
     // MARK: Discovery
 
-    /// Walks the object tree below the manager and notes every method and property.
-    func discover() async throws {
-        var found: [(ObjectPath, IntrospectedNode)] = []
+    /// The objects below the manager (at most 200), each with what it says of itself.
+    func walk(on connection: DBusConnection) async -> [(path: ObjectPath, node: IntrospectedNode)] {
+        var found: [(path: ObjectPath, node: IntrospectedNode)] = []
         var queue = [root]
         while let path = queue.first, found.count < 200 {
             queue.removeFirst()
             guard let reply = try? await connection.call(destination: destination, path: path,
                                                          interface: "org.freedesktop.DBus.Introspectable",
                                                          member: "Introspect", timeout: timeout),
-                  let xml = reply.first?.stringValue else { continue }
-            let node = try IntrospectedNode(xml: xml)
+                  let xml = reply.first?.stringValue, let node = try? IntrospectedNode(xml: xml) else { continue }
             found.append((path, node))
-            for child in node.children {
-                if let childPath = try? ObjectPath(path == .root ? "/" + child : path.rawValue + "/" + child) {
-                    queue.append(childPath)
-                }
-            }
+            queue += node.children.compactMap { try? ObjectPath(path == .root ? "/" + $0 : path.rawValue + "/" + $0) }
         }
+        return found
+    }
+
+    /// Walks the object tree below the manager and notes every method and property.
+    func discover() async throws {
+        let found = await walk(on: connection)
         guard !found.isEmpty else { throw HarnessError("\(destination) answered no Introspect call at \(root)") }
         methods = []
         properties = []
@@ -190,8 +176,9 @@ public final class BusFuzzer {
 
     func candidate() -> FuzzCall {
         values.descriptorBudget = 8
-        let corpus = FuzzCorpus.calls(for: destination, material: material)
         let roll = values.count(0...99)
+        // Made afresh when used: a descriptor in it is read to its end by the call.
+        let corpus = roll < 40 ? FuzzCorpus.calls(for: destination, material: material) : []
         switch roll {
         case 0..<12 where !corpus.isEmpty:
             return values.pick(corpus)

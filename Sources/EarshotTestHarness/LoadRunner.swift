@@ -87,8 +87,8 @@ public enum LoadRunner {
                 }
             }
         }
-        report.seconds = Double((ContinuousClock.now - start).components.seconds)
-            + Double((ContinuousClock.now - start).components.attoseconds) / 1e18
+        let elapsed = (ContinuousClock.now - start).components
+        report.seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         tally.fill(&report)
         report.rssPeakKiB = peak.withLock { $0 }
         for connection in connections { connection.close() }

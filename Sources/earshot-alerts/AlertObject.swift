@@ -16,7 +16,7 @@ final class AlertObject: Sendable {
     /// How long it stays up once presented (0 for speech only).
     let durationMs: UInt64
     private let service: AlertsService
-    /// Cleared on unexport, which ends the cycle object → handlers → alert.
+    /// Cleared on unexport: an alert that has left the bus changes no property.
     private let objectBox = Locked<ExportedObject?>(nil)
     private let warnings: Locked<[String]>
     private let finished = Locked(false)

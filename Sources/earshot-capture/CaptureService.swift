@@ -139,7 +139,6 @@ final class CaptureService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             connection.unexport(session.path)
-            session.retire()
         }
     }
 

@@ -215,12 +215,6 @@ final class PassThruSession: Sendable {
         service.finished(self)
     }
 
-    /// The object has left the bus: drop it, since its method handlers refer back to this
-    /// session, so that nothing of the pass-thru stays in memory.
-    func retire() {
-        objectBox.withLock { $0 = nil }
-    }
-
     private func setProperty(_ name: String, _ value: DBusValue) {
         try? objectBox.withLock { try $0?.set(name, value) }
     }

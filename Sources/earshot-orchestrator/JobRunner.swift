@@ -118,14 +118,6 @@ final class JobRunner: Sendable {
         ownerWatch.withLock { $0 = watch }
     }
 
-    /// The job's object has left the bus: drop it (its method handlers refer back to this
-    /// runner) and the finished tasks, so that nothing of the job stays in memory.
-    func retire() {
-        object.withLock { $0 = nil }
-        tasks.withLock { $0.removeAll() }
-        closingTasks.withLock { $0.removeAll() }
-    }
-
     private func track(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
 
     private func closing(_ task: Task<Void, Never>) {

@@ -81,8 +81,6 @@ final class OrchestratorService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             connection.unexport(runner.path)
-            await runner.settled()
-            runner.retire()
         }
     }
 }

@@ -37,6 +37,32 @@ import Testing
         }
     }
 
+    /// An owner that keeps its object, whose handler refers back to the owner.
+    final class ObjectOwner: Sendable {
+        let object = Locked<ExportedObject?>(nil)
+        func ping() -> [DBusValue] { [.string("pong")] }
+    }
+
+    @Test func unexportingEndsTheCycleThroughTheHandlers() async throws {
+        try await EchoFixture.with { echo in
+            let path: ObjectPath = "/org/earshot/Test/Owned"
+            var owner: ObjectOwner? = ObjectOwner()
+            weak let watched = owner
+            let exported = try echo.client.export(path, interfaces: [DBusInterface("org.earshot.Test", methods: [
+                DBusMethod("Ping", out: [DBusArgument("reply", "s")]) { [owner] _ in owner?.ping() ?? [] },
+            ])])
+            owner?.object.withLock { $0 = exported }
+            let reply = try await echo.client.call(destination: echo.client.uniqueName, path: path,
+                                                   interface: "org.earshot.Test", member: "Ping")
+            #expect(reply == [.string("pong")])
+
+            echo.client.unexport(path)
+            owner = nil
+            #expect(watched == nil, "the unexported object's handler still holds its owner")
+            #expect(exported.interfaces.first?.method("Ping") != nil, "the declaration stays readable")
+        }
+    }
+
     @Test func standardErrorNames() async throws {
         try await EchoFixture.with { echo in
             await expectDBusError("org.freedesktop.DBus.Error.UnknownObject") { _ = try await echo.call("Echo", path: "/nowhere") }

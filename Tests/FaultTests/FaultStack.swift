@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
@@ -97,15 +98,8 @@ enum TestAudio {
                 data.append(UInt8(truncatingIfNeeded: value >> 8))
             }
         }
-        return header(dataBytes: data.count, rate: rate, channels: channels) + data
-    }
-
-    static func header(dataBytes: Int, rate: Int, channels: Int) -> [UInt8] {
-        func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xff) } }
-        func le16(_ v: Int) -> [UInt8] { (0..<2).map { UInt8((v >> (8 * $0)) & 0xff) } }
-        let blockAlign = channels * 2
-        return Array("RIFF".utf8) + le32(36 + dataBytes) + Array("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(channels)
-            + le32(rate) + le32(rate * blockAlign) + le16(blockAlign) + le16(16) + Array("data".utf8) + le32(dataBytes)
+        return PCMWave.header(sampleRate: UInt32(rate), channels: UInt32(channels), bitsPerSample: 16,
+                              dataBytes: UInt64(data.count)) + data
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {

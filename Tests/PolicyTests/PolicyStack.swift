@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -115,21 +116,8 @@ final class PolicyStack: Sendable {
     func wave(_ name: String, ownedBy user: String) throws -> String {
         let rate = 16000
         let samples = (0..<rate).map { Int16(8000 * sin(2 * Double.pi * 440 * Double($0) / Double(rate))) }
-        var data = Data()
-        func append<Value: FixedWidthInteger>(_ value: Value) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8))
-        append(UInt32(36 + samples.count * 2))
-        data.append(contentsOf: Array("WAVEfmt ".utf8))
-        append(UInt32(16))
-        append(UInt16(1))                 // PCM
-        append(UInt16(1))                 // channels
-        append(UInt32(rate))
-        append(UInt32(rate * 2))          // bytes per second
-        append(UInt16(2))                 // block align
-        append(UInt16(16))                // bits per sample
-        data.append(contentsOf: Array("data".utf8))
-        append(UInt32(samples.count * 2))
-        for sample in samples { append(sample) }
+        var data = Data(PCMWave.header(sampleRate: UInt32(rate), channels: 1, bitsPerSample: 16, dataBytes: UInt64(samples.count * 2)))
+        samples.withUnsafeBytes { data.append(contentsOf: $0) }
         let url = stack.file(name)
         try data.write(to: url)
         guard let owner = TestUser.lookup(user), chown(url.path, owner.uid, owner.gid) == 0, chmod(url.path, 0o644) == 0 else {
