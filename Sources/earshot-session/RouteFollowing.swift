@@ -67,13 +67,12 @@ extension SessionService {
     /// reset.
     func startFollowingCapture() async throws {
         let owners = try await connection.watchNameOwner(Self.captureBusName)
-        let following = Task { [weak self] in
+        tasks.run { [weak self] in
             for await owner in owners {
                 guard let self else { return }
                 await self.worker.run { self.captureOwnerChanged(owner) }
             }
         }
-        tasks.withLock { $0.append(following) }
     }
 
     private func captureOwnerChanged(_ owner: String?) {

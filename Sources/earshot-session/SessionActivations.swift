@@ -89,11 +89,10 @@ extension SessionService {
         let linger = settings.linger
         let connection = self.connection
         let path = handle.object.path
-        let lingering = Task {
+        tasks.run {
             try? await Task.sleep(for: linger)
             connection.unexport(path)
         }
-        tasks.withLock { $0.append(lingering) }
     }
 
     /// Tells each affected activation what happened to it: `Interruption` unicast to its

@@ -58,7 +58,7 @@ final class SessionService: Sendable {
     let worker = BlockingQueue(label: "earshot-session.alsa", concurrent: false)
     let state: Locked<State>
     let managerObject = Locked<ExportedObject?>(nil)
-    let tasks = Locked<[Task<Void, Never>]>([])
+    let tasks = BackgroundTasks()
     let routeWatcher = Locked<(any RouteChangeSource)?>(nil)
     /// `SetDesiredState` calls under way: on shutdown each is saved and answered, or
     /// refused before it changes anything, so the state file holds the last state a caller
@@ -96,10 +96,7 @@ final class SessionService: Sendable {
     func shutdown() async {
         inFlight.refuseNew()
         routeWatcher.withLock { $0?.stop() }
-        tasks.withLock { tasks in
-            tasks.forEach { $0.cancel() }
-            tasks.removeAll()
-        }
+        tasks.cancelAll()
         state.withLock { state in
             state.handles.values.forEach { $0.ownerWatch.cancel() }
         }

@@ -47,17 +47,25 @@ import Testing
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 600, ["ChunkMs": .uint32(50)])) { path in
+            // A long pass-thru, ended once the stream has carried half a second: a busy
+            // machine cannot end it before the stream is opened.
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50)])) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 var buffer = [UInt8](repeating: 0, count: 65536)
+                var ended = false
                 while true {
                     let n = read(raw, &buffer, buffer.count)
                     if n <= 0 { break }
                     streamed += buffer[0..<n]
+                    if !ended && streamed.count >= 16000 {
+                        _ = try await capture.call("End", path: path)
+                        ended = true
+                    }
                 }
             }
-            #expect(!streamed.isEmpty)
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            #expect(streamed.count >= 16000)
             // From the moment of the call: the stream is the tail of what the chunks carried.
             #expect(recording.bytes.count >= streamed.count)
             #expect(Array(recording.bytes.suffix(streamed.count)) == streamed)
@@ -67,15 +75,21 @@ import Testing
     @Test func aStreamReaderThatGoesAwayCostsNothing() async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 600, ["ChunkMs": .uint32(20)])) { path in
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(20)])) { path in
                 // The reader is closed at once: the service's next write meets a pipe
                 // without a reader (EPIPE), which ends that stream, not the service.
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 fd.close()
+                // About ten more chunks, each written to the closed stream, then the end.
+                try await Task.sleep(for: .milliseconds(200))
+                _ = try await capture.call("End", path: path)
             }
-            #expect(recording.info["FramesCaptured"] == .uint64(9600))
-            #expect(recording.bytes == Array(input.prefix(19200)))
             #expect(capture.service.isRunning)
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
+            #expect(frames >= 3200)
+            #expect(recording.bytes.count == Int(frames) * 2)
+            #expect(recording.bytes == Array(input.prefix(recording.bytes.count)))
         }
     }
 }

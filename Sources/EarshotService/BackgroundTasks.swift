@@ -1,0 +1,38 @@
+import EarshotSync
+
+/// A service's own background tasks (a finished object lingering before it leaves the bus,
+/// a name being followed): each is forgotten when it ends, so a long-running service
+/// holds only those still running, and all of them can be cancelled at shutdown.
+public final class BackgroundTasks: Sendable {
+    private let running = Locked<(next: UInt64, tasks: [UInt64: Task<Void, Never>])>((0, [:]))
+
+    public init() {}
+
+    /// Starts `operation` as an unstructured task.
+    public func run(_ operation: @escaping @Sendable () async -> Void) {
+        running.withLock { running in
+            let key = running.next
+            running.next += 1
+            running.tasks[key] = Task { [weak self] in
+                await operation()
+                self?.forget(key)
+            }
+        }
+    }
+
+    /// How many are still running.
+    public var count: Int { running.withLock { $0.tasks.count } }
+
+    /// Cancels every task still running.
+    public func cancelAll() {
+        let tasks = running.withLock { running in
+            defer { running.tasks.removeAll() }
+            return Array(running.tasks.values)
+        }
+        tasks.forEach { $0.cancel() }
+    }
+
+    private func forget(_ key: UInt64) {
+        _ = running.withLock { $0.tasks.removeValue(forKey: key) }
+    }
+}
