@@ -27,6 +27,22 @@ public struct ActivationBook: Sendable {
 
     public subscript(id: UInt64) -> Activation? { activations[id] }
 
+    /// The most activations one owner may hold at once, and all owners together: each is
+    /// an object on the bus and a party to every other's interruptions and ducking.
+    public static let limitPerOwner = 32
+    public static let limit = 256
+
+    /// Why another activation for `owner` would be refused, or nil when it may have one.
+    public func refusal(forAnotherOf owner: String) -> String? {
+        if activations.count >= Self.limit {
+            return "there are already \(Self.limit) activations, the most the session keeps at once"
+        }
+        if activations.values.lazy.filter({ $0.owner == owner }).count >= Self.limitPerOwner {
+            return "\(owner) already holds \(Self.limitPerOwner) activations, the most one client may; deactivate one first"
+        }
+        return nil
+    }
+
     /// Adds an activation and returns what it does to the others, in id order.
     public mutating func activate(id: UInt64, owner: String, configuration: CategoryConfiguration) -> [Event] {
         precondition(activations[id] == nil, "activation \(id) exists")

@@ -18,6 +18,9 @@ extension SessionService {
         let configuration = try SessionRequest.activation(call)
         let owner = call.sender
         return try await worker.run { () -> Result<ObjectPath, DBusError> in
+            if let refusal = self.state.withLock({ $0.book.refusal(forAnotherOf: owner) }) {
+                return .failure(DBusError.standard("LimitsExceeded", "Activate: \(refusal)"))
+            }
             let id = self.state.withLock { state -> UInt64 in
                 defer { state.nextActivation += 1 }
                 return state.nextActivation

@@ -56,4 +56,28 @@ import Testing
         #expect(events == [.interruptionEnded(1, shouldResume: true)])
         #expect(book.activations.keys.sorted() == [1])
     }
+
+    @Test func activationsAreLimitedPerOwnerAndInAll() {
+        var book = ActivationBook()
+        var id: UInt64 = 0
+        for _ in 0 ..< ActivationBook.limitPerOwner {
+            #expect(book.refusal(forAnotherOf: ":1.1") == nil)
+            id += 1
+            _ = book.activate(id: id, owner: ":1.1", configuration: mixing)
+        }
+        #expect(book.refusal(forAnotherOf: ":1.1")?.contains(":1.1 already holds 32 activations") == true)
+        #expect(book.refusal(forAnotherOf: ":1.2") == nil)
+        _ = book.deactivate(id: 1)
+        #expect(book.refusal(forAnotherOf: ":1.1") == nil)
+
+        var owner = 2
+        while book.activations.count < ActivationBook.limit {
+            id += 1
+            _ = book.activate(id: id, owner: ":1.\(owner)", configuration: mixing)
+            if id % 16 == 0 { owner += 1 }
+        }
+        #expect(book.refusal(forAnotherOf: ":1.999")?.contains("already 256 activations") == true)
+        _ = book.ownerVanished(":1.2")
+        #expect(book.refusal(forAnotherOf: ":1.999") == nil)
+    }
 }

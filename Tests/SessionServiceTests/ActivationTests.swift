@@ -107,4 +107,20 @@ import Testing
             }
         }
     }
+
+    @Test func oneClientHoldsAtMost32Activations() async throws {
+        try await SessionFixture.with { session in
+            let mixing: [String: DBusValue] = ["Category": .string("ambient")]
+            var paths: [ObjectPath] = []
+            for _ in 0 ..< 32 { paths.append(try await session.activate(mixing, on: session.client)) }
+            await expectDBusError("org.freedesktop.DBus.Error.LimitsExceeded") { _ = try await session.activate(mixing, on: session.client) }
+            // Another client is not held back by the first, and a deactivation makes room.
+            let other = try await session.bus.connect()
+            defer { other.close() }
+            _ = try await session.activate(mixing, on: other)
+            try await session.deactivate(paths[0], on: session.client)
+            _ = try await session.activate(mixing, on: session.client)
+        }
+    }
 }
+
