@@ -198,6 +198,9 @@ final class PassThruSession: Sendable {
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
         let endedUs = monotonicMicroseconds()
+        // The device and the service's one slot are free before `Finished` goes out, so a
+        // client may start its next pass-thru as soon as it hears this one end.
+        service.finished(self)
         if let object = objectBox.withLock({ $0 }) {
             try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
                                        "ResultCode": .string(outcome.resultCode.rawValue),
@@ -212,7 +215,6 @@ final class PassThruSession: Sendable {
             }
         }
         logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms")
-        service.finished(self)
     }
 
     private func setProperty(_ name: String, _ value: DBusValue) {
