@@ -2,6 +2,7 @@ import ContractCore
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -59,19 +60,6 @@ extension DBusConnection {
         let reply = try await call(Service.pieces, "List", [.vardict(["Limit": .uint32(500)])])
         return try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?["Id"]?.stringValue }
     }
-}
-
-/// Everything an `Open…` reply's descriptor gives.
-func readAll(_ value: DBusValue?) throws -> [UInt8] {
-    let fd = try #require(value?.unixFDValue?.rawValue)
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes += buffer[0..<count]
-    }
-    return bytes
 }
 
 /// Audio made for the tests.

@@ -1,5 +1,6 @@
 import EarshotDBus
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -48,9 +49,9 @@ import Testing
             for id in listed.ids {
                 let piece = try await pieces.get(id)
                 let title = try #require(piece["Title"]?.stringValue)
-                let stem = try PiecesFixture.readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                let stem = try readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
                 #expect(stem == contents[title], "\(title) has a different mix stem")
-                let attachment = try PiecesFixture.readAll(try await pieces.call("OpenAttachment", [.string(id)]).first)
+                let attachment = try readAll(try await pieces.call("OpenAttachment", [.string(id)]).first)
                 #expect(piece["AttachmentSize"]?.uint64Value == UInt64(attachment.count))
                 if let want = expected[id] {
                     #expect(TestMedia.sha256(stem) == want.stem)

@@ -52,19 +52,6 @@ struct PiecesFixture {
         return (pieces, try #require(reply.last?.uint32Value))
     }
 
-    /// Reads everything an `Open…` reply's descriptor gives.
-    static func readAll(_ value: DBusValue?) throws -> [UInt8] {
-        let fd = try #require(value?.unixFDValue?.rawValue)
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return bytes
-    }
-
     /// An fd argument for `path`.
     static func fd(_ url: URL) throws -> DBusValue {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)

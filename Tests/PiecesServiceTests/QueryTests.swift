@@ -92,7 +92,7 @@ import Testing
             #expect(try await countProperty() == .uint32(1))
             // Only the shared mix stem is left; the kept piece still reads it.
             #expect(pieces.storedObjects().objects == [TestMedia.sha256(Array(try Data(contentsOf: wav)))])
-            let stem = try PiecesFixture.readAll(try await pieces.call("OpenMixStem", [.string(keep), .string("wave")]).first)
+            let stem = try readAll(try await pieces.call("OpenMixStem", [.string(keep), .string("wave")]).first)
             #expect(stem == Array(try Data(contentsOf: wav)))
         }
     }

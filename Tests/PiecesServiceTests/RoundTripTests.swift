@@ -77,14 +77,14 @@ import Testing
             for id in [byFD, byPath] {
                 checkEveryField(try await pieces.get(id), id: id)
                 // The WAV mix stem comes back byte for byte.
-                let stem = try PiecesFixture.readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                let stem = try readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
                 #expect(stem == wavBytes)
-                let coverBytes = try PiecesFixture.readAll(try await pieces.call("OpenCoverImage", [.string(id)]).first)
+                let coverBytes = try readAll(try await pieces.call("OpenCoverImage", [.string(id)]).first)
                 #expect(coverBytes == Array(try Data(contentsOf: cover)))
-                let preview = try PiecesFixture.readAll(try await pieces.call("OpenPreview", [.string(id), .string("flac")]).first)
+                let preview = try readAll(try await pieces.call("OpenPreview", [.string(id), .string("flac")]).first)
                 #expect(preview == Array(try Data(contentsOf: flac)))
                 let reply = try await pieces.call("OpenAttachment", [.string(id)])
-                #expect(try PiecesFixture.readAll(reply.first) == Array("hello notes".utf8))
+                #expect(try readAll(reply.first) == Array("hello notes".utf8))
                 #expect(reply.last?.stringValue == "text/plain")
                 let exported = pieces.file("export-\(id).txt")
                 let mime = try await pieces.call("ExportAttachment", [.string(id), .string(exported.path)])
@@ -124,7 +124,7 @@ import Testing
             let transcoded = pieces.service.logText.components(separatedBy: "transcoded to").count - 1
             #expect(transcoded == 3, "wave was dropped; flac, oggVorbis and aacM4A were made once each")
             // The preview falls back to the mix stem.
-            let preview = try PiecesFixture.readAll(try await pieces.call("OpenPreview", [.string(id), .string("wave")]).first)
+            let preview = try readAll(try await pieces.call("OpenPreview", [.string(id), .string("wave")]).first)
             #expect(preview == Array(try Data(contentsOf: wav)))
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
                 _ = try await pieces.call("OpenMixStem", [.string(id), .string("mp3")])
