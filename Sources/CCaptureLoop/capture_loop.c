@@ -58,8 +58,8 @@ long earshot_capture_loop_run(const earshot_capture_loop_settings *settings, cha
     int result = snd_pcm_open(&pcm, settings->device, SND_PCM_STREAM_CAPTURE, 0);
     snd_pcm_uframes_t chunk_frames = (snd_pcm_uframes_t)settings->rate * settings->chunk_ms / 1000;
     if (result >= 0) {
-        /* The service's choice: a period of one chunk, at most 100 ms; four periods. */
-        unsigned period_us = settings->chunk_ms < 100 ? settings->chunk_ms * 1000 : 100000;
+        /* The service's choice: a period of one chunk; four periods. */
+        unsigned period_us = settings->chunk_ms * 1000;
         result = snd_pcm_set_params(pcm, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, settings->channels,
                                     settings->rate, 0, period_us * 4);
     }

@@ -5,6 +5,17 @@ public enum EndReason: String, Sendable, CaseIterable {
     case timeout, done, end, cancel, retry, silence
     case ownerVanished = "owner-vanished"
     case deviceError = "device-error"
+
+    /// Whether the audio already heard when the pass-thru ends still goes out: true for
+    /// the user's ends (`Done`, `End`, `Cancel`, `Retry`), whose last chunk holds what the
+    /// device captured up to the request. Timeout and silence end on audio already read;
+    /// a vanished owner or device has no one or nothing left to read for.
+    public var keepsHeardAudio: Bool {
+        switch self {
+        case .done, .end, .cancel, .retry: true
+        case .timeout, .silence, .ownerVanished, .deviceError: false
+        }
+    }
 }
 
 /// How a pass-thru ended: the contract's result mapping.

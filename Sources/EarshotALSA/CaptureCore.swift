@@ -31,6 +31,7 @@ final class CaptureCore: @unchecked Sendable {
 
     // Guarded by `thread.lock`:
     private var pendingFault: InjectedFault?
+    private var drainRequested = false
 
     init(thread: PCMThread<ALSACapture>, format: PCMFormat, periodFrames: Int, bufferFrames: Int, pacing: CapturePacing) {
         self.thread = thread
@@ -48,8 +49,8 @@ final class CaptureCore: @unchecked Sendable {
         thread.start({ [self] in readLoop(onData: onData) }, onEnd: onEnd)
     }
 
-    func stop() {
-        thread.stop()
+    func stop(draining: Bool = false) {
+        thread.stop { if draining { drainRequested = true } }
     }
 
     /// Makes the reading thread apply `fault` before its next poll (tests only).
@@ -100,18 +101,56 @@ final class CaptureCore: @unchecked Sendable {
         let clockStart = monotonicNanoseconds()
         var delivered: UInt64 = 0
 
+        /// Hands over `frames` frames read into `buffer`.
+        func deliver(_ frames: Int) {
+            let now = monotonicNanoseconds() / 1000
+            preparedWithoutData = false
+            delivered += UInt64(frames)
+            framesRead.add(UInt64(frames), ordering: .relaxed)
+            onData(Array(buffer[0 ..< frames * bytesPerFrame]), frames, now)
+        }
+
+        /// After a stop request: with draining, the frames already captured (all the device
+        /// holds; paced, those heard by now) are read and delivered first.
+        func stopped() -> ALSAError? {
+            guard thread.lock.withLock({ drainRequested }) else { return nil }
+            var heard = UInt64.max
+            if pacing == .realtime {
+                let elapsed = monotonicNanoseconds() - clockStart
+                let frames = elapsed.multipliedFullWidth(by: UInt64(format.sampleRate))
+                heard = UInt64(clamping: frames.high > 0 ? UInt64.max : frames.low / 1_000_000_000)
+            }
+            var left = heard > delivered ? heard - delivered : 0
+            while left > 0 {
+                var wanted = min(left, UInt64(periodFrames))
+                if pacing == .device {
+                    let available = snd_pcm_avail(pcm)
+                    guard available > 0 else { break }
+                    wanted = min(wanted, UInt64(available))
+                }
+                let result = buffer.withUnsafeMutableBytes { bytes in
+                    bytes.initializeMemory(as: UInt8.self, repeating: silence)
+                    return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(wanted))
+                }
+                guard result > 0 else { break }
+                deliver(Int(result))
+                left -= min(left, UInt64(result))
+            }
+            return nil
+        }
+
         while true {
             let (stopping, fault) = thread.lock.withLock { () -> (Bool, InjectedFault?) in
                 defer { pendingFault = nil }
                 return (thread.stopRequestedLocked, pendingFault)
             }
-            if stopping { return nil }
+            if stopping { return stopped() }
             if let fault { apply(fault) }
             // Paced like a live microphone: a period is read once it has been "heard",
             // not before.
             if pacing == .realtime {
                 let due = clockStart + (delivered + UInt64(periodFrames)) * 1_000_000_000 / UInt64(format.sampleRate)
-                if waitUntilStopped(deadline: due) { return nil }
+                if waitUntilStopped(deadline: due) { return stopped() }
             }
 
             let events: UInt16
@@ -134,13 +173,8 @@ final class CaptureCore: @unchecked Sendable {
                 bytes.initializeMemory(as: UInt8.self, repeating: silence)
                 return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(periodFrames))
             }
-            let now = monotonicNanoseconds() / 1000
             if result > 0 {
-                let frames = Int(result)
-                preparedWithoutData = false
-                delivered += UInt64(frames)
-                framesRead.add(UInt64(frames), ordering: .relaxed)
-                onData(Array(buffer[0 ..< frames * bytesPerFrame]), frames, now)
+                deliver(Int(result))
                 continue
             }
             let outcome: Recovery

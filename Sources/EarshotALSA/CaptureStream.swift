@@ -83,6 +83,14 @@ public final class CaptureStream: Sendable {
         core.stop()
     }
 
+    /// Like `stop()`, but first reads what has already been captured and delivers it to
+    /// `onData`: everything the device holds (`snd_pcm_avail`), or with real-time pacing
+    /// the frames heard by now and not yet delivered. Those reads never wait, so this is as
+    /// prompt as `stop()`. Nothing is read after an error, or when the stream already ended.
+    public func stop(draining: Bool) {
+        core.stop(draining: draining)
+    }
+
     /// How many overruns, suspends and bad-state errors were recovered so far.
     public var recoveries: Int { core.recoveries.load(ordering: .relaxed) }
 

@@ -30,11 +30,7 @@ final class PassThruSession: Sendable {
         self.service = service
         path = try CaptureInterfaces.managerPath.appending("PassThru").appending(String(id))
         core = Locked(PassThru(request: request))
-        // A period of at most 100 ms (and at most the session's buffer duration) keeps
-        // chunks timely and stopping prompt.
-        let chunkFrames = UInt32(UInt64(request.samplingRate) * UInt64(request.chunkMs) / 1000)
-        let sessionFrames = input.periodLimitSeconds.map { UInt32(max(1, $0 * Double(request.samplingRate))) } ?? .max
-        let periodFrames = max(1, min(chunkFrames, request.samplingRate / 10, sessionFrames))
+        let periodFrames = CapturePeriod.frames(for: request, sessionLimitSeconds: input.periodLimitSeconds)
         let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
         do {
             stream = try CaptureStream(device: input.device, format: format, periodFrames: periodFrames,
@@ -128,8 +124,10 @@ final class PassThruSession: Sendable {
         if let outcome { finish(outcome) }
     }
 
-    /// Ends the pass-thru (once); the short last chunk goes out before `Finished`.
+    /// Ends the pass-thru (once); the short last chunk goes out before `Finished`. For a
+    /// user's end it holds the audio the device captured up to now.
     func end(_ reason: EndReason) {
+        if reason.keepsHeardAudio { stream.stop(draining: true) }
         let outcome = core.withLock { state -> PassThruOutcome? in
             guard let last = state.end(reason, monotonicUs: monotonicMicroseconds()) else { return nil }
             send(last)

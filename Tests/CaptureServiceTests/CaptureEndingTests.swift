@@ -27,6 +27,31 @@ import Testing
         }
     }
 
+    @Test func endingKeepsTheAudioHeardSinceTheLastChunk() async throws {
+        // One-second chunks (so one-second ALSA periods): ended 1.5 s in, the pass-thru
+        // still delivers the half second the device captured after the first chunk.
+        try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            let request = CaptureFixture.request(maxMs: 20_000, ["ChunkMs": .uint32(1000)])
+            let started = ContinuousClock.now
+            var endedAt = started
+            let recording = try await capture.record(request) { path in
+                try await Task.sleep(for: .milliseconds(1500))
+                _ = try await capture.call("Done", path: path)
+                endedAt = ContinuousClock.now
+            }
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "done")
+            #expect(recording.chunks.count == 2)
+            #expect(recording.chunks.first?.data.count == 32000)
+            let frames = recording.bytes.count / 2
+            // At least the 1.5 s waited (less the time to start the pass-thru, which the
+            // wait included), at most all the time until Done returned.
+            let upper = Int((endedAt - started) / .milliseconds(1)) * 16
+            #expect(frames >= 1400 * 16 && frames <= upper, "\(frames) frames")
+            #expect(recording.info["FramesCaptured"] == .uint64(UInt64(frames)))
+            #expect(recording.bytes == Array(CaptureFixture.pattern(frames * 2)))
+        }
+    }
+
     @Test func endAudioPassThruEndsTheCallersOwn() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
             await expectDBusError("org.earshot.Error.Rejected") {

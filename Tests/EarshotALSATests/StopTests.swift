@@ -37,6 +37,59 @@ struct StopTests {
         #expect(stream.framesRead == UInt64(recorder.snapshot.frames))
     }
 
+    @Test func aDrainingStopDeliversWhatWasHeardSinceTheLastPeriod() async throws {
+        // One-second periods, paced: the first period comes after a second; a draining stop
+        // 300 ms later hands over the ~300 ms heard since, a plain stop would hand nothing.
+        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 16000, pacing: .realtime)
+        let recorder = CaptureRecorder(bytesPerFrame: 2)
+        let started = ContinuousClock.now
+        recorder.start(stream)
+        #expect(await eventually(timeout: .seconds(5)) { recorder.callbacks >= 1 })
+        let firstPeriodSeen = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(300))
+        let before = ContinuousClock.now
+        stream.stop(draining: true)
+        let after = ContinuousClock.now
+        #expect(after - before < .milliseconds(100), "a draining stop took \(after - before)")
+        let recorded = recorder.snapshot
+        #expect(recorded.ends.count == 1)
+        #expect(recorded.ends.first == .some(nil))
+        #expect(recorded.dataAfterEnd == 0)
+        #expect(recorded.sizeMismatches == 0)
+        // Heard after the first period: at least the 300 ms slept since it was seen, at most
+        // all the time since the stream started, less that first second.
+        let drained = recorded.frames - 16000
+        let upper = Int((after - started) / .milliseconds(1)) * 16 - 16000 + 16
+        #expect(drained >= 300 * 16 && drained <= upper, "drained \(drained) frames; first period seen \(firstPeriodSeen - started) after the start")
+        #expect(stream.framesRead == UInt64(recorded.frames))
+        // The same input, in order, without a gap.
+        #expect(recorded.bytes == Array(devices.infileBytes.prefix(recorded.bytes.count)))
+
+        // Stopped already: a second draining stop reads nothing.
+        stream.stop(draining: true)
+        #expect(recorder.snapshot.frames == recorded.frames)
+        #expect(recorder.snapshot.ends.count == 1)
+    }
+
+    @Test func aPlainStopDeliversNothingMore() async throws {
+        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 16000, pacing: .realtime)
+        let recorder = CaptureRecorder(bytesPerFrame: 2)
+        recorder.start(stream)
+        #expect(await eventually(timeout: .seconds(5)) { recorder.callbacks >= 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        stream.stop()
+        #expect(recorder.snapshot.frames == 16000)
+    }
+
+    @Test func aDrainingStopBeforeStartReadsNothing() async throws {
+        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
+        stream.stop(draining: true)
+        let recorder = CaptureRecorder(bytesPerFrame: 2)
+        recorder.start(stream)
+        #expect(recorder.snapshot.callbacks == 0)
+        #expect(recorder.snapshot.ends.count == 1)
+    }
+
     @Test func stopWhileReadingLongCaptureIsPrompt() async throws {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .realtime)
         let recorder = CaptureRecorder(bytesPerFrame: 2)

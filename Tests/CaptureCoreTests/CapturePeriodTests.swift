@@ -1,0 +1,40 @@
+import CaptureCore
+import Testing
+
+@Suite struct CapturePeriodTests {
+    static func request(rate: UInt32 = 16000, chunkMs: UInt32, endOnSilenceMs: UInt32 = 0) -> PassThruRequest {
+        var request = PassThruRequest(samplingRate: rate, bitsPerSample: 16, maxDurationMs: 10_000)
+        request.chunkMs = chunkMs
+        request.endOnSilenceMs = endOnSilenceMs
+        return request
+    }
+
+    @Test(arguments: [(UInt32(10), UInt32(160)), (100, 1600), (250, 4000), (1000, 16000)])
+    func onePeriodPerChunk(chunkMs: UInt32, frames: UInt32) {
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: chunkMs)) == frames)
+    }
+
+    @Test func fractionalChunksRoundDown() {
+        // 22050 Hz × 10 ms = 220.5 frames.
+        #expect(CapturePeriod.frames(for: Self.request(rate: 22050, chunkMs: 10)) == 220)
+        #expect(CapturePeriod.frames(for: Self.request(rate: 22050, chunkMs: 1000)) == 22050)
+    }
+
+    @Test func silenceDetectionKeepsPeriodsShort() {
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 1000, endOnSilenceMs: 500)) == 1600)
+        #expect(CapturePeriod.frames(for: Self.request(rate: 48000, chunkMs: 500, endOnSilenceMs: 1)) == 4800)
+        // Shorter chunks stay as they are.
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 20, endOnSilenceMs: 500)) == 320)
+    }
+
+    @Test func theSessionsBufferDurationBoundsThePeriod() {
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 1000), sessionLimitSeconds: 0.005) == 80)
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 10), sessionLimitSeconds: 0.5) == 160)
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 100), sessionLimitSeconds: 0) == 1600)
+        #expect(CapturePeriod.frames(for: Self.request(chunkMs: 100), sessionLimitSeconds: 1e-9) == 1)
+    }
+
+    @Test func onlyTheUsersEndsKeepHeardAudio() {
+        #expect(EndReason.allCases.filter(\.keepsHeardAudio) == [.done, .end, .cancel, .retry])
+    }
+}
