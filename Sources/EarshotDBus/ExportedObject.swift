@@ -142,6 +142,17 @@ public final class ExportedObject: Sendable {
                                   destination: destination)
     }
 
+    /// A declared signal of this object prepared for many sends (see `PreparedSignal`):
+    /// broadcast, or unicast to `destination`.
+    public func prepare(_ signal: String, interface: String? = nil, to destination: String? = nil) throws(DBusError) -> PreparedSignal {
+        guard let declaring = interfaces.first(where: { (interface == nil || $0.name == interface) && $0.signal(signal) != nil }),
+              let declared = declaring.signal(signal) else {
+            throw .invalidArgs("\(path) declares no signal \(interface.map { $0 + "." } ?? "")\(signal)")
+        }
+        return try PreparedSignal(connection: connection, path: path, interface: declaring.name, member: signal,
+                                  signature: declared.arguments.map(\.type), destination: destination)
+    }
+
     // MARK: Properties interface
 
     func getProperty(interface name: String, property: String) throws(DBusError) -> DBusValue {

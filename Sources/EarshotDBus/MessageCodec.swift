@@ -14,6 +14,11 @@ enum MessageCodec {
         guard signature.utf8.count <= 255 else {
             throw .invalidArgs("message body signature is \(signature.utf8.count) bytes long, the limit is 255")
         }
+        try validateValues(values)
+    }
+
+    /// Checks every value of a body whose signature is known to be valid.
+    static func validateValues(_ values: [DBusValue]) throws(DBusError) {
         for (index, value) in values.enumerated() {
             try validate(value, depth: 0, at: "argument \(index)")
         }

@@ -16,7 +16,8 @@ final class PassThruSession: Sendable {
     let request: PassThruRequest
     private let service: CaptureService
     private let stream: CaptureStream
-    private let objectBox = Locked<ExportedObject?>(nil)
+    /// The exported object, and its `AudioPassThru` signal prepared for the owner.
+    private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
     private let watcher = Locked<Task<Void, Never>?>(nil)
@@ -55,7 +56,8 @@ final class PassThruSession: Sendable {
                 "DisplayText1": .string(request.displayText1),
                 "DisplayText2": .string(request.displayText2),
             ]])
-            objectBox.withLock { $0 = exported }
+            let chunks = try exported.prepare("AudioPassThru", to: owner)
+            objectBox.withLock { $0 = (exported, chunks) }
         } catch {
             stream.stop()
             throw error
@@ -175,7 +177,7 @@ final class PassThruSession: Sendable {
         guard !chunks.isEmpty else { return }
         for chunk in chunks {
             do {
-                try objectBox.withLock { try $0?.emit("AudioPassThru", [.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)], to: owner) }
+                _ = try objectBox.withLock { try $0?.chunks.send([.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)]) }
             } catch {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }
@@ -199,7 +201,7 @@ final class PassThruSession: Sendable {
         // The device and the service's one slot are free before `Finished` goes out, so a
         // client may start its next pass-thru as soon as it hears this one end.
         service.finished(self)
-        if let object = objectBox.withLock({ $0 }) {
+        if let object = objectBox.withLock({ $0?.object }) {
             try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
                                        "ResultCode": .string(outcome.resultCode.rawValue),
                                        "FramesCaptured": .uint64(frames)], interface: CaptureInterfaces.passThru)
@@ -216,6 +218,6 @@ final class PassThruSession: Sendable {
     }
 
     private func setProperty(_ name: String, _ value: DBusValue) {
-        try? objectBox.withLock { try $0?.set(name, value) }
+        try? objectBox.withLock { try $0?.object.set(name, value) }
     }
 }
