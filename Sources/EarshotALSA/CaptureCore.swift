@@ -139,6 +139,34 @@ final class CaptureCore: @unchecked Sendable {
             return nil
         }
 
+        /// Reads up to a period into `buffer` (non-blocking).
+        func readPeriod() -> Int {
+            buffer.withUnsafeMutableBytes { bytes in
+                bytes.initializeMemory(as: UInt8.self, repeating: silence)
+                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(periodFrames))
+            }
+        }
+
+        /// Delivers what a read returned, or recovers from its error.
+        func afterRead(_ result: Int) -> LoopStep {
+            if result > 0 {
+                deliver(result)
+                return .goOn
+            }
+            let outcome = result == 0 ? Recovery.nothing : recover(from: Int32(clamping: result), preparedWithoutData: &preparedWithoutData)
+            switch outcome {
+            case .resumed:
+                return .goOn
+            case .nothing:
+                // Ready, yet nothing read.
+                return pauseBriefly(periodNanoseconds) ? .finish(nil) : .goOn
+            case .stopped:
+                return .finish(nil)
+            case .ended(let error):
+                return .finish(error)
+            }
+        }
+
         while true {
             let (stopping, fault) = thread.lock.withLock { () -> (Bool, InjectedFault?) in
                 defer { pendingFault = nil }
@@ -147,10 +175,18 @@ final class CaptureCore: @unchecked Sendable {
             if stopping { return stopped() }
             if let fault { apply(fault) }
             // Paced like a live microphone: a period is read once it has been "heard",
-            // not before.
+            // not before, and then at once, as a live device's poll would return then.
+            // Only a PCM with nothing to read yet (-EAGAIN) is polled.
             if pacing == .realtime {
                 let due = clockStart + (delivered + UInt64(periodFrames)) * 1_000_000_000 / UInt64(format.sampleRate)
                 if waitUntilStopped(deadline: due) { return stopped() }
+                let result = readPeriod()
+                if result != -Int(EAGAIN) {
+                    switch afterRead(result) {
+                    case .goOn: continue
+                    case .finish(let error): return error
+                    }
+                }
             }
 
             let events: UInt16
@@ -169,30 +205,9 @@ final class CaptureCore: @unchecked Sendable {
             }
             if Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) == 0 { continue }
 
-            let result = buffer.withUnsafeMutableBytes { bytes in
-                bytes.initializeMemory(as: UInt8.self, repeating: silence)
-                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(periodFrames))
-            }
-            if result > 0 {
-                deliver(Int(result))
-                continue
-            }
-            let outcome: Recovery
-            if result == 0 {
-                outcome = .nothing
-            } else {
-                outcome = recover(from: Int32(clamping: result), preparedWithoutData: &preparedWithoutData)
-            }
-            switch outcome {
-            case .resumed:
-                continue
-            case .nothing:
-                // Ready by poll, yet nothing read.
-                if pauseBriefly(periodNanoseconds) { return nil }
-            case .stopped:
-                return nil
-            case .ended(let error):
-                return error
+            switch afterRead(readPeriod()) {
+            case .goOn: continue
+            case .finish(let error): return error
             }
         }
     }
