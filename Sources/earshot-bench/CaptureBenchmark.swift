@@ -21,33 +21,36 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
               (a) 16 kHz mono 16-bit, ChunkMs 10
               (b) 16 kHz mono 16-bit, ChunkMs 100
               (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
-            During one 16 kHz mono pass-thru (--cpu-configuration, default b) it also runs \
+              (d) 16 kHz mono 16-bit, ChunkMs 1000 (the longest chunk)
+            During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d) it also runs \
             `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
             and the C capture loop (this binary's hidden capture-loop: libasound reads of the same \
             PCM, one libdbus AudioPassThru-shaped signal per chunk, paced the same way), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
             and memory (VmRSS, VmHWM) of all three over the same window. \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
-            1.5x of arecord's. They are reported, not enforced. A default run takes about 3-4 minutes.
+            1.5x of arecord's. They are reported, not enforced. A default run takes about 4-5 minutes.
             """)
 
     @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
     var seconds: Int = 60
 
-    @Option(help: ArgumentHelp("The configuration during which CPU and memory are measured next to arecord: a or b (both 16 kHz mono 16-bit).",
-                               valueName: "a|b"))
-    var cpuConfiguration: String = "b"
+    @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b or d (16 kHz mono 16-bit).",
+                               valueName: "labels"))
+    var cpuConfigurations: String = "b,d"
+
+    var cpuLabels: Set<String> { Set(cpuConfigurations.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
 
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
     func validate() throws {
         guard (1...1000).contains(seconds) else { throw ValidationError("--seconds must be 1...1000") }
-        guard ["a", "b"].contains(cpuConfiguration) else { throw ValidationError("--cpu-configuration must be a or b") }
+        guard cpuLabels.isSubset(of: ["a", "b", "d"]) else { throw ValidationError("--cpu-configurations: each must be a, b or d") }
     }
 
     func run() async throws {
-        let benchmark = CaptureBenchmark(seconds: seconds, cpuConfiguration: cpuConfiguration)
+        let benchmark = CaptureBenchmark(seconds: seconds, cpuLabels: cpuLabels)
         let results = try await runInterruptibly(interrupted: "the bus, the services, arecord and the temporary files are gone") { try await benchmark.run() }
         try results.print(json: json)
     }
@@ -64,6 +67,7 @@ struct CaptureConfiguration: Sendable {
         CaptureConfiguration(label: "a", samplingRate: 16000, channels: 1, chunkMs: 10),
         CaptureConfiguration(label: "b", samplingRate: 16000, channels: 1, chunkMs: 100),
         CaptureConfiguration(label: "c", samplingRate: 48000, channels: 2, chunkMs: 10),
+        CaptureConfiguration(label: "d", samplingRate: 16000, channels: 1, chunkMs: 1000),
     ]
 
     var bytesPerFrame: Int { Int(channels) * 2 }
@@ -83,7 +87,7 @@ struct CaptureConfiguration: Sendable {
 /// One benchmark run: the bus, the microphone, the services, the recorder, the figures.
 struct CaptureBenchmark: Sendable {
     let seconds: Int
-    let cpuConfiguration: String
+    let cpuLabels: Set<String>
 
     static let busName = "org.earshot.Capture1"
     static let managerPath: ObjectPath = "/org/earshot/Capture1"
@@ -115,24 +119,20 @@ struct CaptureBenchmark: Sendable {
         try devices.write()
 
         var latencies: [ChunkLatencyResult] = []
-        var usage: [ProcessUsage] = []
-        var recorderStatistics: PacedRecorder.Statistics?
-        var cpuLabel = ""
+        var comparisons: [CPUComparison] = []
         for configuration in CaptureConfiguration.all {
             try Task.checkCancellation()
-            let measuresUsage = configuration.label == cpuConfiguration
+            let measuresUsage = cpuLabels.contains(configuration.label)
             let outcome = try await runConfiguration(configuration, capture: capture, bus: bus, devices: devices,
                                                      content: content, measuresUsage: measuresUsage)
             latencies.append(outcome.latency)
             if measuresUsage {
-                usage = outcome.usage
-                recorderStatistics = outcome.recorder
-                cpuLabel = configuration.description
+                comparisons.append(CPUComparison(configuration: configuration.description, chunkMs: configuration.chunkMs,
+                                                 usage: outcome.usage, recorder: outcome.recorder))
             }
         }
         return CaptureBenchmarkResults(seconds: seconds, processors: ProcessInfo.processInfo.activeProcessorCount,
-                                       latencies: latencies, usageConfiguration: cpuLabel, usage: usage,
-                                       recorder: recorderStatistics)
+                                       latencies: latencies, cpu: comparisons)
     }
 
     private struct Outcome {
@@ -184,7 +184,7 @@ struct CaptureBenchmark: Sendable {
                 progress("C capture loop (pid \(reference.pid)) sending one signal per \(configuration.chunkMs) ms chunk")
                 window = UsageWindow(processes: [.init(role: "earshot-capture", pid: service.pid),
                                                  .init(role: "arecord", pid: pid),
-                                                 .init(role: CaptureBenchmarkResults.captureLoopRole, pid: reference.pid),
+                                                 .init(role: CPUComparison.captureLoopRole, pid: reference.pid),
                                                  .init(role: "dbus-daemon", pid: bus.pid)],
                                      startSequence: 0, endSequence: expected > tail + 1 ? expected - 1 - tail : expected - 1)
             }

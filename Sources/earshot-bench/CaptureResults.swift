@@ -90,26 +90,23 @@ struct ChunkLatencyResult: Encodable, Sendable {
     }
 }
 
-struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
-    static let latencyGoalMilliseconds = 2.0
-    static let cpuRatioGoal = 1.5
+/// CPU and memory of the service, arecord and the C capture loop over one pass-thru.
+struct CPUComparison: Encodable, Sendable {
+    static let captureLoopRole = "C capture loop"
 
-    let seconds: Int
-    let processors: Int
-    let latencies: [ChunkLatencyResult]
-    let usageConfiguration: String
+    let configuration: String
+    let chunkMs: UInt32
     let usage: [ProcessUsage]
     let recorder: PacedRecorder.Statistics?
 
     var service: ProcessUsage? { usage.first { $0.role == "earshot-capture" } }
     var arecord: ProcessUsage? { usage.first { $0.role == "arecord" } }
-    static let captureLoopRole = "C capture loop"
     /// The C reference doing the service's least work per chunk: read, one libdbus signal.
     var captureLoop: ProcessUsage? { usage.first { $0.role == Self.captureLoopRole } }
 
     /// earshot-capture's CPU over the C capture loop's (CPU clock): what Swift and the
     /// service add to the same work.
-    var cpuRatioToCaptureLoop: Double? {
+    var ratioToCaptureLoop: Double? {
         guard let s = service?.cpuMillisecondsFromClock, let c = captureLoop?.cpuMillisecondsFromClock, c > 0 else { return nil }
         return s / c
     }
@@ -121,23 +118,85 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         return c / a
     }
 
-    var cpuRatioFromTicks: Double? {
+    var ratioFromTicks: Double? {
         guard let service, let arecord, arecord.ticks > 0 else { return nil }
         return Double(service.ticks) / Double(arecord.ticks)
     }
 
-    var cpuRatioFromClock: Double? {
+    var ratioFromClock: Double? {
         guard let s = service?.cpuMillisecondsFromClock, let a = arecord?.cpuMillisecondsFromClock, a > 0 else { return nil }
         return s / a
     }
 
-    var latencyGoalMet: Bool { latencies.allSatisfy { $0.p99Milliseconds < Self.latencyGoalMilliseconds } }
-    var gapGoalMet: Bool { latencies.allSatisfy { $0.gaps == 0 } }
     /// Judged on the CPU clock (nanoseconds) when it could be read, else on the ticks.
-    var cpuGoalMet: Bool? { (cpuRatioFromClock ?? cpuRatioFromTicks).map { $0 <= Self.cpuRatioGoal } }
+    var ratio: Double? { ratioFromClock ?? ratioFromTicks }
+    var goalMet: Bool? { ratio.map { $0 <= CaptureBenchmarkResults.cpuRatioGoal } }
 
     private enum CodingKeys: String, CodingKey {
-        case seconds, processors, latencies, usageConfiguration, usage, recorder, goals
+        case configuration, chunkMs, usage, recorder, ratioFromTicks, ratioFromClock, goalMet, ratioToCaptureLoop, captureLoopToArecord
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(configuration, forKey: .configuration)
+        try container.encode(chunkMs, forKey: .chunkMs)
+        try container.encode(usage, forKey: .usage)
+        try container.encodeIfPresent(recorder, forKey: .recorder)
+        try container.encodeIfPresent(ratioFromTicks, forKey: .ratioFromTicks)
+        try container.encodeIfPresent(ratioFromClock, forKey: .ratioFromClock)
+        try container.encodeIfPresent(goalMet, forKey: .goalMet)
+        try container.encodeIfPresent(ratioToCaptureLoop, forKey: .ratioToCaptureLoop)
+        try container.encodeIfPresent(captureLoopToArecord, forKey: .captureLoopToArecord)
+    }
+
+    func table(fixed: (Double, Int) -> String, row: ([String], [Int]) -> String) -> [String] {
+        guard let service, arecord != nil else { return [] }
+        var lines: [String] = []
+        lines.append("CPU and memory while capturing \(configuration), arecord and the C capture loop alongside")
+        lines.append("same window for every process: \(fixed(service.windowSeconds, 2)) s, from the first chunk to about 0.5 s before the last")
+        let widths = [-17, 8, 7, 15, 16, 15, 11, 11]
+        lines.append(row(["process", "pid", "ticks", "cpu % (ticks)", "cpu ms (clock)", "cpu % (clock)", "VmRSS MiB", "VmHWM MiB"], widths))
+        for usage in usage {
+            let name = usage.role == "dbus-daemon" ? "dbus-daemon*" : usage.role
+            lines.append(row([name, "\(usage.pid)", "\(usage.ticks)", fixed(usage.cpuPercentFromTicks, 3),
+                              usage.cpuMillisecondsFromClock.map { fixed($0, 1) } ?? "-",
+                              usage.cpuPercentFromClock.map { fixed($0, 3) } ?? "-",
+                              fixed(Double(usage.rssKiBAtEnd) / 1024, 1), fixed(Double(usage.hwmKiBAtEnd) / 1024, 1)], widths))
+        }
+        lines.append("(cpu %: of one core; ticks: utime+stime from /proc/PID/stat at \(service.clockTicksPerSecond)/s; clock: the process CPU clock,")
+        lines.append(" clock_getcpuclockid, in ns; VmRSS/VmHWM from /proc/PID/status at the window's end; *dbus-daemon routes the")
+        lines.append(" chunks, shown for information, not in the ratio)")
+        lines.append("CPU ratio earshot-capture / arecord: \(ratioFromTicks.map { fixed($0, 2) } ?? "- (arecord used < 1 tick)") from ticks, "
+                     + "\(ratioFromClock.map { fixed($0, 2) } ?? "-") from the CPU clock")
+        if let toLoop = ratioToCaptureLoop, let loopToArecord = captureLoopToArecord {
+            lines.append("CPU ratio earshot-capture / C capture loop (the same read and one libdbus signal per chunk, in C): "
+                         + "\(fixed(toLoop, 2)); C capture loop / arecord: \(fixed(loopToArecord, 2)) (CPU clock)")
+        }
+        if let recorder {
+            let rate = recorder.seconds > 0 ? Double(recorder.bytesRead) / recorder.seconds : 0
+            lines.append("arecord pacing: \(recorder.bytesRead) bytes read from its pipe in \(fixed(recorder.seconds, 1)) s (\(fixed(rate, 0)) B/s), "
+                         + "\(recorder.lateTicks) of \(recorder.ticks) 10 ms ticks waited for arecord"
+                         + (recorder.exitStatus.map { ", arecord's exit status when stopped \($0)" } ?? ""))
+        }
+        lines.append("")
+        return lines
+    }
+}
+
+struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
+    static let latencyGoalMilliseconds = 2.0
+    static let cpuRatioGoal = 1.5
+
+    let seconds: Int
+    let processors: Int
+    let latencies: [ChunkLatencyResult]
+    let cpu: [CPUComparison]
+
+    var latencyGoalMet: Bool { latencies.allSatisfy { $0.p99Milliseconds < Self.latencyGoalMilliseconds } }
+    var gapGoalMet: Bool { latencies.allSatisfy { $0.gaps == 0 } }
+
+    private enum CodingKeys: String, CodingKey {
+        case seconds, processors, latencies, cpu, goals
     }
 
     private struct Goals: Encodable {
@@ -145,11 +204,6 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         let p99Met: Bool
         let zeroGapsMet: Bool
         let cpuRatioMax: Double
-        let cpuRatioFromTicks: Double?
-        let cpuRatioFromClock: Double?
-        let cpuMet: Bool?
-        let cpuRatioToCaptureLoop: Double?
-        let captureLoopToArecord: Double?
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -157,14 +211,9 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         try container.encode(seconds, forKey: .seconds)
         try container.encode(processors, forKey: .processors)
         try container.encode(latencies, forKey: .latencies)
-        try container.encode(usageConfiguration, forKey: .usageConfiguration)
-        try container.encode(usage, forKey: .usage)
-        try container.encodeIfPresent(recorder, forKey: .recorder)
+        try container.encode(cpu, forKey: .cpu)
         try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds, p99Met: latencyGoalMet, zeroGapsMet: gapGoalMet,
-                                   cpuRatioMax: Self.cpuRatioGoal, cpuRatioFromTicks: cpuRatioFromTicks,
-                                   cpuRatioFromClock: cpuRatioFromClock, cpuMet: cpuGoalMet,
-                                   cpuRatioToCaptureLoop: cpuRatioToCaptureLoop, captureLoopToArecord: captureLoopToArecord),
-                                   forKey: .goals)
+                                   cpuRatioMax: Self.cpuRatioGoal), forKey: .goals)
     }
 
     // MARK: Tables
@@ -175,14 +224,14 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         lines.append("one \(seconds) s pass-thru per configuration, file microphone paced in real time, private bus")
         let widths = [-38, 7, 9, 6, 7, 7, 8, 8, 8, 8, 7, 7, 3, -18]
         lines.append(row(["configuration", "chunks", "expected", "gaps", "size!", "data!", "p50", "p99", "max", "mean", ">2 ms", "host%",
-                          "", "Finished"], widths: widths))
+                          "", "Finished"], widths))
         for result in latencies {
             let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
             lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",
                               "\(result.wrongSize)", "\(result.wrongContent)",
                               fixed(result.p50Milliseconds, 3), fixed(result.p99Milliseconds, 3), fixed(result.maxMilliseconds, 3),
                               fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
-                              result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths: widths))
+                              result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths))
         }
         lines.append("(size!: chunks not exactly rate x ChunkMs/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
         lines.append(" differ from the microphone input at their place; host%: the whole machine's CPU use, all cores, this benchmark")
@@ -197,35 +246,8 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         }.joined() + ")")
         lines.append("")
 
-        if let service, arecord != nil {
-            lines.append("CPU and memory while capturing \(usageConfiguration), arecord and the C capture loop alongside")
-            lines.append("same window for every process: \(fixed(service.windowSeconds, 2)) s, from the first chunk to about 0.5 s before the last")
-            let widths = [-17, 8, 7, 15, 16, 15, 11, 11]
-            lines.append(row(["process", "pid", "ticks", "cpu % (ticks)", "cpu ms (clock)", "cpu % (clock)", "VmRSS MiB", "VmHWM MiB"],
-                             widths: widths))
-            for usage in usage {
-                let name = usage.role == "dbus-daemon" ? "dbus-daemon*" : usage.role
-                lines.append(row([name, "\(usage.pid)", "\(usage.ticks)", fixed(usage.cpuPercentFromTicks, 3),
-                                  usage.cpuMillisecondsFromClock.map { fixed($0, 1) } ?? "-",
-                                  usage.cpuPercentFromClock.map { fixed($0, 3) } ?? "-",
-                                  fixed(Double(usage.rssKiBAtEnd) / 1024, 1), fixed(Double(usage.hwmKiBAtEnd) / 1024, 1)], widths: widths))
-            }
-            lines.append("(cpu %: of one core; ticks: utime+stime from /proc/PID/stat at \(service.clockTicksPerSecond)/s; clock: the process CPU clock,")
-            lines.append(" clock_getcpuclockid, in ns; VmRSS/VmHWM from /proc/PID/status at the window's end; *dbus-daemon routes the")
-            lines.append(" chunks, shown for information, not in the ratio)")
-            lines.append("CPU ratio earshot-capture / arecord: \(cpuRatioFromTicks.map { fixed($0, 2) } ?? "- (arecord used < 1 tick)") from ticks, "
-                         + "\(cpuRatioFromClock.map { fixed($0, 2) } ?? "-") from the CPU clock")
-            if let toLoop = cpuRatioToCaptureLoop, let loopToArecord = captureLoopToArecord {
-                lines.append("CPU ratio earshot-capture / C capture loop (the same read and one libdbus signal per chunk, in C): "
-                             + "\(fixed(toLoop, 2)); C capture loop / arecord: \(fixed(loopToArecord, 2)) (CPU clock)")
-            }
-            if let recorder {
-                let rate = recorder.seconds > 0 ? Double(recorder.bytesRead) / recorder.seconds : 0
-                lines.append("arecord pacing: \(recorder.bytesRead) bytes read from its pipe in \(fixed(recorder.seconds, 1)) s (\(fixed(rate, 0)) B/s), "
-                             + "\(recorder.lateTicks) of \(recorder.ticks) 10 ms ticks waited for arecord"
-                             + (recorder.exitStatus.map { ", arecord's exit status when stopped \($0)" } ?? ""))
-            }
-            lines.append("")
+        for comparison in cpu {
+            lines += comparison.table(fixed: fixed, row: row)
         }
 
         let worst = latencies.max { $0.p99Milliseconds < $1.p99Milliseconds }
@@ -233,8 +255,12 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         let gaps = latencies.map(\.gaps).reduce(0, +)
         var goals = "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
             + "zero gaps (\(gaps)): \(gapGoalMet ? "MET" : "NOT MET")"
-        if let ratio = cpuRatioFromClock ?? cpuRatioFromTicks, let met = cpuGoalMet {
-            goals += "; CPU <= \(fixed(Self.cpuRatioGoal, 1))x arecord (\(fixed(ratio, 2))\(cpuRatioFromClock != nil ? ", CPU clock" : ", ticks")): \(met ? "MET" : "NOT MET")"
+        let judged = cpu.compactMap { comparison -> String? in
+            guard let ratio = comparison.ratio, let met = comparison.goalMet else { return nil }
+            return "\(comparison.chunkMs) ms chunks \(fixed(ratio, 2))\(comparison.ratioFromClock != nil ? "" : " (ticks)") \(met ? "MET" : "NOT MET")"
+        }
+        if !judged.isEmpty {
+            goals += "; CPU <= \(fixed(Self.cpuRatioGoal, 1))x arecord (CPU clock): " + judged.joined(separator: ", ")
         }
         lines.append(goals)
         let broken = latencies.filter { !$0.intact }
@@ -250,6 +276,6 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         return lines.joined(separator: "\n")
     }
 
-    private func row(_ cells: [String], widths: [Int]) -> String { TableFormat.row(cells, widths: widths) }
+    private func row(_ cells: [String], _ widths: [Int]) -> String { TableFormat.row(cells, widths: widths) }
     private func fixed(_ value: Double, _ digits: Int) -> String { TableFormat.fixed(value, digits) }
 }
