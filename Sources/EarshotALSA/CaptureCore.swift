@@ -110,6 +110,14 @@ final class CaptureCore: @unchecked Sendable {
             onData(Array(buffer[0 ..< frames * bytesPerFrame]), frames, now)
         }
 
+        /// Reads up to `frames` (at most a period) into `buffer`, without waiting.
+        func read(_ frames: Int) -> Int {
+            buffer.withUnsafeMutableBytes { bytes in
+                bytes.initializeMemory(as: UInt8.self, repeating: silence)
+                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
+            }
+        }
+
         /// After a stop request: with draining, the frames already captured (all the device
         /// holds; paced, those heard by now) are read and delivered first.
         func stopped() -> ALSAError? {
@@ -128,10 +136,7 @@ final class CaptureCore: @unchecked Sendable {
                     guard available > 0 else { break }
                     wanted = min(wanted, UInt64(available))
                 }
-                let result = buffer.withUnsafeMutableBytes { bytes in
-                    bytes.initializeMemory(as: UInt8.self, repeating: silence)
-                    return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(wanted))
-                }
+                let result = read(Int(wanted))
                 guard result > 0 else { break }
                 deliver(Int(result))
                 left -= min(left, UInt64(result))
@@ -139,13 +144,6 @@ final class CaptureCore: @unchecked Sendable {
             return nil
         }
 
-        /// Reads up to a period into `buffer` (non-blocking).
-        func readPeriod() -> Int {
-            buffer.withUnsafeMutableBytes { bytes in
-                bytes.initializeMemory(as: UInt8.self, repeating: silence)
-                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(periodFrames))
-            }
-        }
 
         /// Delivers what a read returned, or recovers from its error.
         func afterRead(_ result: Int) -> LoopStep {
@@ -180,7 +178,7 @@ final class CaptureCore: @unchecked Sendable {
             if pacing == .realtime {
                 let due = clockStart + (delivered + UInt64(periodFrames)) * 1_000_000_000 / UInt64(format.sampleRate)
                 if waitUntilStopped(deadline: due) { return stopped() }
-                let result = readPeriod()
+                let result = read(periodFrames)
                 if result != -Int(EAGAIN) {
                     switch afterRead(result) {
                     case .goOn: continue
@@ -205,7 +203,7 @@ final class CaptureCore: @unchecked Sendable {
             }
             if Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) == 0 { continue }
 
-            switch afterRead(readPeriod()) {
+            switch afterRead(read(periodFrames)) {
             case .goOn: continue
             case .finish(let error): return error
             }
