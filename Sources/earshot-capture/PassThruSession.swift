@@ -192,9 +192,23 @@ final class PassThruSession: Sendable {
     private func finish(_ outcome: PassThruOutcome) {
         stream.stop()
         watcher.withLock { $0?.cancel() }
-        pipes.withLock { list in
-            for index in list.indices { list[index].finish() }
-            list.removeAll()
+        // A reader still behind gets the rest of its stream in the background: ending waits
+        // for no reader.
+        let open = pipes.withLock { list -> [StreamPipe] in
+            defer { list.removeAll() }
+            return list
+        }
+        if !open.isEmpty {
+            Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for pipe in open {
+                        group.addTask {
+                            var pipe = pipe
+                            await pipe.finish()
+                        }
+                    }
+                }
+            }
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
         let endedUs = monotonicMicroseconds()

@@ -40,12 +40,12 @@ struct StreamPipe: Sendable {
         }
     }
 
-    /// Gives the reader up to a second to take the backlog, then closes (EOF).
-    mutating func finish() {
+    /// Gives the reader up to a second to take the backlog (offering it every 50 ms), then
+    /// closes (EOF). It only sleeps between writes, so it holds no thread while it waits.
+    mutating func finish() async {
         var waited = 0
         while !closed, !backlog.isEmpty, waited < 1000 {
-            var fd = pollfd(fd: writer, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&fd, 1, 50)
+            try? await Task.sleep(for: .milliseconds(50))
             waited += 50
             write([])
         }

@@ -72,6 +72,37 @@ import Testing
         }
     }
 
+    @Test func aStreamReaderThatFallsBehindDoesNotHoldUpTheEnd() async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            var streamed: [UInt8] = []
+            var endTook = Duration.zero
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000)) { path in
+                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let raw = try #require(fd.rawValue)
+                // A one-page pipe that nobody reads yet: after the first chunk, the rest of
+                // the stream waits in the service.
+                #expect(fcntl(raw, 1031 /* F_SETPIPE_SZ */, 4096) >= 4096)
+                try await Task.sleep(for: .milliseconds(500))
+                let before = ContinuousClock.now
+                _ = try await capture.call("End", path: path)
+                endTook = ContinuousClock.now - before
+                // The reader catches up after the end and still gets everything, then EOF.
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = read(raw, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    streamed += buffer[0..<n]
+                }
+            }
+            #expect(endTook < .milliseconds(800), "End took \(endTook)")
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            #expect(streamed.count >= 12_000, "\(streamed.count) bytes streamed")
+            let isTheTail = recording.bytes.suffix(streamed.count).elementsEqual(streamed)
+            #expect(isTheTail, "the \(streamed.count) streamed bytes are not the tail of the \(recording.bytes.count) in the chunks")
+        }
+    }
+
     @Test func aStreamReaderThatGoesAwayCostsNothing() async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
