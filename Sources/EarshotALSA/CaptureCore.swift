@@ -124,9 +124,7 @@ final class CaptureCore: @unchecked Sendable {
             guard thread.lock.withLock({ drainRequested }) else { return nil }
             var heard = UInt64.max
             if pacing == .realtime {
-                let elapsed = monotonicNanoseconds() - clockStart
-                let frames = elapsed.multipliedFullWidth(by: UInt64(format.sampleRate))
-                heard = UInt64(clamping: frames.high > 0 ? UInt64.max : frames.low / 1_000_000_000)
+                heard = (monotonicNanoseconds() - clockStart) / 1000 * UInt64(format.sampleRate) / 1_000_000
             }
             var left = heard > delivered ? heard - delivered : 0
             while left > 0 {

@@ -79,15 +79,12 @@ public final class CaptureStream: Sendable {
     /// a whole period). Idempotent and safe from any thread. On the reading thread itself
     /// (inside `onData` or `onEnd`) it only requests the stop and returns at once; `onData`
     /// is then not called again.
-    public func stop() {
-        core.stop()
-    }
-
-    /// Like `stop()`, but first reads what has already been captured and delivers it to
-    /// `onData`: everything the device holds (`snd_pcm_avail`), or with real-time pacing
-    /// the frames heard by now and not yet delivered. Those reads never wait, so this is as
-    /// prompt as `stop()`. Nothing is read after an error, or when the stream already ended.
-    public func stop(draining: Bool) {
+    ///
+    /// `draining` first reads what has already been captured and delivers it to `onData`:
+    /// everything the device holds (`snd_pcm_avail`), or with real-time pacing the frames
+    /// heard by now and not yet delivered. Those reads never wait, so a draining stop is as
+    /// prompt. Nothing is read after an error, or when the stream already ended.
+    public func stop(draining: Bool = false) {
         core.stop(draining: draining)
     }
 

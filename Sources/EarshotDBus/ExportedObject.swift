@@ -130,10 +130,7 @@ public final class ExportedObject: Sendable {
     /// Emits a declared signal from this object: broadcast, or unicast to `destination`.
     public func emit(_ signal: String, _ arguments: [DBusValue] = [], interface: String? = nil,
                      to destination: String? = nil) throws(DBusError) {
-        guard let declaring = interfaces.first(where: { (interface == nil || $0.name == interface) && $0.signal(signal) != nil }),
-              let declared = declaring.signal(signal) else {
-            throw .invalidArgs("\(path) declares no signal \(interface.map { $0 + "." } ?? "")\(signal)")
-        }
+        let (declaring, declared) = try resolve(interface, signal: signal)
         guard arguments.count == declared.arguments.count,
               zip(arguments, declared.arguments).allSatisfy({ $0.type == $1.type }) else {
             throw .invalidArgs("\(declaring.name).\(signal) has signature '\(declared.signature)', given '\(signatureString(arguments.map(\.type)))'")
@@ -145,12 +142,17 @@ public final class ExportedObject: Sendable {
     /// A declared signal of this object prepared for many sends (see `PreparedSignal`):
     /// broadcast, or unicast to `destination`.
     public func prepare(_ signal: String, interface: String? = nil, to destination: String? = nil) throws(DBusError) -> PreparedSignal {
-        guard let declaring = interfaces.first(where: { (interface == nil || $0.name == interface) && $0.signal(signal) != nil }),
-              let declared = declaring.signal(signal) else {
-            throw .invalidArgs("\(path) declares no signal \(interface.map { $0 + "." } ?? "")\(signal)")
-        }
+        let (declaring, declared) = try resolve(interface, signal: signal)
         return try PreparedSignal(connection: connection, path: path, interface: declaring.name, member: signal,
                                   signature: declared.arguments.map(\.type), destination: destination)
+    }
+
+    /// The interface declaring signal `name` (in `interface`, or in any when nil).
+    private func resolve(_ interface: String?, signal name: String) throws(DBusError) -> (DBusInterface, DBusSignal) {
+        for candidate in interfaces where interface == nil || candidate.name == interface {
+            if let signal = candidate.signal(name) { return (candidate, signal) }
+        }
+        throw .invalidArgs("\(path) declares no signal \(interface.map { $0 + "." } ?? "")\(name)")
     }
 
     // MARK: Properties interface

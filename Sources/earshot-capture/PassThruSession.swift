@@ -192,21 +192,19 @@ final class PassThruSession: Sendable {
     private func finish(_ outcome: PassThruOutcome) {
         stream.stop()
         watcher.withLock { $0?.cancel() }
-        // A reader still behind gets the rest of its stream in the background: ending waits
-        // for no reader.
+        // A reader that has caught up sees EOF now; one still behind gets the rest of its
+        // stream in the background: ending waits for no reader.
         let open = pipes.withLock { list -> [StreamPipe] in
             defer { list.removeAll() }
             return list
         }
-        if !open.isEmpty {
-            Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for pipe in open {
-                        group.addTask {
-                            var pipe = pipe
-                            await pipe.finish()
-                        }
-                    }
+        for var pipe in open {
+            if pipe.backlog.isEmpty {
+                pipe.close()
+            } else {
+                Task { [pipe] in
+                    var flushing = pipe
+                    await flushing.finish()
                 }
             }
         }
