@@ -48,6 +48,13 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
+        // The system mixer: libpipewire-0.3, wrapped in C where its API is macros.
+        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
+                       providers: [.apt(["libpipewire-0.3-dev"])]),
+        .target(name: "CPipeWireMixer", dependencies: ["CPipeWire"], linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+        // A PipeWire client on its own thread loop: follows streams, sinks, sources and
+        // defaults, and sets stream volumes.
+        .target(name: "EarshotPipeWire", dependencies: ["CPipeWireMixer", "EarshotSync"]),
 
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
         .target(name: "EarshotSync"),

@@ -1,0 +1,4 @@
+#ifndef EARSHOT_CPIPEWIRE_SHIM_H
+#define EARSHOT_CPIPEWIRE_SHIM_H
+#include <pipewire/pipewire.h>
+#endif

@@ -1,0 +1,177 @@
+import CPipeWireMixer
+import EarshotSync
+import Glibc
+
+/// A node the PipeWire daemon has: a playback or capture stream, a sink or a source.
+public struct PipeWireNode: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable { case playback, capture, sink, source }
+
+    public let id: UInt32
+    /// `object.serial`: unique for the daemon's life (ids are reused), 0 when absent.
+    public let serial: UInt64
+    public let kind: Kind
+    public let clientID: UInt32
+    /// `application.process.id` on the node itself (0 when absent; the client's is better).
+    public let pid: Int32
+    public let name: String
+    public let description: String
+    public let application: String
+    public let role: String
+    /// The stream's master gain (`Props.volume`), nil until it has been read.
+    public let volume: Double?
+    public let muted: Bool
+
+    public init(id: UInt32, serial: UInt64, kind: Kind, clientID: UInt32 = 0, pid: Int32 = 0, name: String,
+                description: String = "", application: String = "", role: String = "", volume: Double? = nil, muted: Bool = false) {
+        self.id = id
+        self.serial = serial
+        self.kind = kind
+        self.clientID = clientID
+        self.pid = pid
+        self.name = name
+        self.description = description
+        self.application = application
+        self.role = role
+        self.volume = volume
+        self.muted = muted
+    }
+}
+
+/// What the daemon tells the mixer, in the order it happened.
+public enum PipeWireEvent: Sendable, Equatable {
+    /// Connected, and the registry has been read.
+    case attached
+    /// The connection is lost or cannot be made; every node and client was removed first.
+    case detached(String)
+    case node(PipeWireNode)
+    case nodeRemoved(UInt32)
+    /// A client with its process id (from the socket's credentials when known).
+    case client(id: UInt32, pid: Int32, application: String)
+    case clientRemoved(UInt32)
+    /// The daemon's default sink or source by node name (nil: none).
+    case defaultSink(String?)
+    case defaultSource(String?)
+}
+
+public struct PipeWireError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The C mixer's pointer, so that it may cross threads.
+///
+/// `@unchecked Sendable` is sound: every `earshot_pw_mixer_*` function takes the thread
+/// loop's own lock before touching the mixer, so calls from any thread are serialized with
+/// the loop; and `PipeWireMixer` frees the pointer only under its `handle` lock, after
+/// which no holder of that lock can see it again.
+private struct RawMixer: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A connection to the PipeWire daemon on its own thread loop (libpipewire's
+/// `pw_thread_loop`), never on the caller's: it follows the registry and reports each
+/// change through `onEvent` (called on the loop's thread; it must return quickly), sets
+/// playback streams' volume and mute, and reconnects by itself when the daemon restarts.
+public final class PipeWireMixer: Sendable {
+    /// The callback's owner, handed to C as its `user` pointer.
+    private final class Sink: Sendable {
+        let onEvent: @Sendable (PipeWireEvent) -> Void
+        init(_ onEvent: @escaping @Sendable (PipeWireEvent) -> Void) { self.onEvent = onEvent }
+    }
+
+    /// The C mixer, nil once closed. Its functions lock the loop themselves, so calls from
+    /// any thread are safe; `handle`'s lock only orders them against `close`.
+    private let handle: Locked<RawMixer?>
+    private let sink: Unmanaged<Sink>
+
+    /// Whether a daemon accepts connections on `remote` (nil: the usual socket,
+    /// `$XDG_RUNTIME_DIR/pipewire-0` unless `PIPEWIRE_REMOTE` says otherwise).
+    public static func daemonAnswers(remote: String? = nil) -> Bool {
+        earshot_pw_probe(remote) == 0
+    }
+
+    /// Starts the loop and the first connection attempt; when the daemon is not there, or
+    /// goes, it tries again every `retry`.
+    public init(remote: String? = nil, clientName: String, retry: Duration = .milliseconds(250),
+                onEvent: @escaping @Sendable (PipeWireEvent) -> Void) throws {
+        let sink = Unmanaged.passRetained(Sink(onEvent))
+        var callbacks = earshot_pw_callbacks()
+        callbacks.state = { user, connected, message in
+            let event: PipeWireEvent = connected != 0 ? .attached : .detached(message.map { String(cString: $0) } ?? "")
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(event)
+        }
+        callbacks.node = { user, node in
+            guard let node = node?.pointee else { return }
+            let kind: PipeWireNode.Kind = switch node.kind {
+            case EARSHOT_PW_CAPTURE: .capture
+            case EARSHOT_PW_SINK: .sink
+            case EARSHOT_PW_SOURCE: .source
+            default: .playback
+            }
+            let value = PipeWireNode(id: node.id, serial: node.serial, kind: kind, clientID: node.client_id, pid: node.pid,
+                                     name: String(cString: node.name), description: String(cString: node.description),
+                                     application: String(cString: node.application), role: String(cString: node.role),
+                                     volume: node.has_volume != 0 ? Double(node.volume) : nil, muted: node.mute != 0)
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.node(value))
+        }
+        callbacks.node_removed = { user, id in
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.nodeRemoved(id))
+        }
+        callbacks.client = { user, id, pid, application in
+            let name = application.map { String(cString: $0) } ?? ""
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.client(id: id, pid: pid, application: name))
+        }
+        callbacks.client_removed = { user, id in
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.clientRemoved(id))
+        }
+        callbacks.default_node = { user, which, name in
+            let node = name.map { String(cString: $0) }
+            let event: PipeWireEvent = String(cString: which!) == "sink" ? .defaultSink(node) : .defaultSource(node)
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(event)
+        }
+        let retryMs = Int32(clamping: retry.components.seconds * 1000 + retry.components.attoseconds / 1_000_000_000_000_000)
+        guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs)) else {
+            sink.release()
+            throw PipeWireError("cannot start a PipeWire thread loop")
+        }
+        handle = Locked(RawMixer(pointer: mixer))
+        self.sink = sink
+    }
+
+    deinit { close() }
+
+    /// Sets a playback stream's master volume and mute (nil: unchanged).
+    public func set(_ id: UInt32, volume: Double?, muted: Bool?) throws(PipeWireError) {
+        let result = handle.withLock { mixer -> Int32 in
+            guard let mixer else { return -ENOTCONN }
+            return earshot_pw_mixer_set(mixer.pointer, id, Float(volume ?? -1), muted.map { $0 ? 1 : 0 } ?? -1)
+        }
+        guard result == 0 else {
+            throw PipeWireError("cannot set stream \(id): \(String(cString: strerror(-result)))")
+        }
+    }
+
+    /// Waits (blocking this thread) until the daemon has handled everything sent so far.
+    /// False on a timeout or without a connection.
+    @discardableResult
+    public func sync(timeout: Duration = .seconds(1)) -> Bool {
+        let timeoutMs = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        // Held through the wait so that `close` cannot free the C mixer under it; the
+        // loop's thread never takes this lock, so the wait always ends.
+        return handle.withLock { mixer in
+            guard let mixer else { return false }
+            return earshot_pw_mixer_sync(mixer.pointer, timeoutMs) == 0
+        }
+    }
+
+    /// Stops the loop and disconnects; no event is reported after it returns.
+    public func close() {
+        let freed = handle.withLock { mixer -> Bool in
+            guard let raw = mixer else { return false }
+            mixer = nil
+            earshot_pw_mixer_free(raw.pointer)
+            return true
+        }
+        if freed { sink.release() }
+    }
+}
