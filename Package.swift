@@ -94,7 +94,7 @@ let package = Package(
         // and its executable (ALSA inputs, route watching, the state file).
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
-            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

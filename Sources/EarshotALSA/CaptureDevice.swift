@@ -42,6 +42,15 @@ public enum CaptureDevice {
         }
     }
 
+    /// Whether `device` exists but cannot be opened now because another user has it open
+    /// (`-EBUSY`), e.g. a pass-thru recording from it.
+    public static func isBusy(_ device: String) -> Bool {
+        var handle: OpaquePointer?
+        let result = snd_pcm_open(&handle, device, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
+        if result >= 0, let handle { snd_pcm_close(handle) }
+        return result == -EBUSY
+    }
+
     /// Opens `device` for capture in non-blocking mode; a failure is `.cannotOpen` quoting
     /// libasound's own messages.
     static func openCapture(_ device: String) throws(ALSAError) -> OpaquePointer {

@@ -102,6 +102,15 @@ extension DBusConnection {
         return identity
     }
 
+    /// The process id behind `uniqueName` (`GetConnectionUnixProcessID`).
+    public func processID(of uniqueName: String) async throws -> UInt32 {
+        let reply = try await callBus("GetConnectionUnixProcessID", [.string(uniqueName)])
+        guard let pid = reply.first?.uint32Value else {
+            throw EarshotDBus.DBusError.failed("the bus gave no process id for \(uniqueName)")
+        }
+        return pid
+    }
+
     static func userName(for uid: UInt32) -> String {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>? = nil

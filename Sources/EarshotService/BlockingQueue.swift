@@ -18,4 +18,10 @@ public final class BlockingQueue: Sendable {
         }
         return try outcome.get()
     }
+
+    /// Queues `body` without waiting for it: jobs queued from one thread run in the order
+    /// they were queued.
+    public func enqueue(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
 }

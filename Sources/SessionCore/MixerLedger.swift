@@ -101,6 +101,20 @@ public struct MixerLedger: Sendable, Equatable, Codable {
         }
     }
 
+    /// What must survive a crash: the ledger without the `pending` marks, which only say
+    /// what the mixer has not echoed yet.
+    public var durable: MixerLedger {
+        var copy = self
+        copy.forgetPending()
+        return copy
+    }
+
+    /// Drops the entries whose restore has been sent (their level as found is what they
+    /// were last given): the mixer has them back, nothing of ours is left on them.
+    public mutating func settleRestored() {
+        entries = entries.filter { !$0.value.applied.matches($0.value.found) }
+    }
+
     /// After a restart of the service: nothing sent is still on its way.
     public mutating func forgetPending() {
         for id in entries.keys { entries[id]?.pending = false }

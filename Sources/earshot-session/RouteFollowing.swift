@@ -36,7 +36,7 @@ extension SessionService {
     /// Rescans the inputs after a change on disk; a change a client could notice gives
     /// `RouteChanged` and, with `KeepEnforced`, a re-apply. Call only on the worker.
     func rescan(noticed: ContinuousClock.Instant) {
-        let inputs = InputScanner.scan()
+        let inputs = InputScanner.scan(previous: state.withLock { $0.inputs })
         let change = state.withLock { state -> (RouteChangeReason, AppliedState)? in
             let previous = state.inputs
             state.inputs = inputs
@@ -55,7 +55,7 @@ extension SessionService {
                 state.applied.channels = 0
             }
         }
-        emit("RouteChanged", [.string(reason.rawValue), SessionValues.route(previousRoute)])
+        emit("RouteChanged", [.string(reason.rawValue), SessionValues.route(previousRoute, mixer: state.withLock { $0.mixerView })])
         if state.withLock({ $0.keepEnforced }) {
             reapply("routeChange")
         } else {

@@ -15,8 +15,10 @@ extension SessionService {
     /// `Activate`: a new activation owned by the caller, ended by `Deactivate` or by the
     /// caller leaving the bus.
     func activate(_ call: MethodCall) async throws -> ObjectPath {
-        let configuration = try SessionRequest.activation(call)
+        let (configuration, audioStream) = try SessionRequest.activation(call)
         let owner = call.sender
+        // The owner's streams are the activation's own on the mixer.
+        let process = await (try? connection.processID(of: owner)).map { Int32(clamping: $0) } ?? 0
         return try await worker.run { () -> Result<ObjectPath, DBusError> in
             if let refusal = self.state.withLock({ $0.book.refusal(forAnotherOf: owner) }) {
                 return .failure(DBusError.standard("LimitsExceeded", "Activate: \(refusal)"))
@@ -50,7 +52,8 @@ extension SessionService {
                 }
             }
             let events = self.state.withLock { state -> [ActivationBook.Event] in
-                state.handles[id] = ActivationHandle(object: object, owner: owner, ownerWatch: watch)
+                state.handles[id] = ActivationHandle(object: object, owner: owner, ownerWatch: watch, process: process,
+                                                     audioStream: audioStream)
                 return state.book.activate(id: id, owner: owner, configuration: configuration)
             }
             let options = configuration.effectiveOptions.sorted().map(\.rawValue).joined(separator: ", ")
@@ -121,6 +124,7 @@ extension SessionService {
             }
         }
         if reapplyAfterInterruption { reapply("interruption") }
+        enforceFocus()
     }
 
     private func path(of id: UInt64) -> ObjectPath {

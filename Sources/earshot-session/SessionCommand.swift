@@ -2,19 +2,23 @@ import ArgumentParser
 import EarshotDBus
 import EarshotService
 import Foundation
+import SessionCore
 
 @main
 struct SessionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-session",
-        abstract: "The audio session state on ALSA (org.earshot.Session1).",
+        abstract: "The audio session state on ALSA and audio focus on the system mixer (org.earshot.Session1).",
         discussion: """
             Keeps AVAudioSession's configuration for the whole system (category, mode, options, \
             sample rate and buffer hints, preferred input, data source, polar pattern, \
             orientation, activation), applies it to ALSA in order, stores it in the state file, \
             and with KeepEnforced re-applies it when inputs come and go (inotify on /dev/snd \
             and the ALSA configuration files), when an interruption ends and when the capture \
-            service restarts. Activate() arbitrates audio focus between clients.
+            service restarts. Activate() arbitrates audio focus between clients, and on the \
+            system mixer (PipeWire) other programs' streams are ducked or muted while an \
+            activation asks for it, and restored when it ends, when the service stops, and \
+            at the next start after a crash (the ledger beside the state file).
             """)
 
     @OptionGroup var bus: BusOptions
@@ -32,21 +36,53 @@ struct SessionCommand: AsyncParsableCommand {
                                valueName: "mode"))
     var routeWatch = "auto"
 
+    @Option(help: ArgumentHelp("The system mixer the focus policy acts on: pipewire, none, or auto (pipewire when a PipeWire daemon answers at start).",
+                               valueName: "mixer"))
+    var mixer = "auto"
+
+    @Option(help: ArgumentHelp("A role table ('Role = media|exempt' a line, '* = …' for the rest) replacing the standard one.",
+                               valueName: "file"))
+    var policy: String?
+
     func validate() throws {
+        guard MixerChoice(rawValue: mixer) != nil else { throw ValidationError("--mixer must be auto, pipewire or none") }
+        _ = try roleTable()
         guard lingerSeconds >= 0, lingerSeconds.isFinite else { throw ValidationError("--linger-seconds must be 0 or more") }
         if let stateFile, stateFile.isEmpty { throw ValidationError("--state-file must not be empty") }
         guard ["auto", "inotify", "poll"].contains(routeWatch) else { throw ValidationError("--route-watch must be auto, inotify or poll") }
     }
 
+    /// The `--policy` file's table, or the standard one; a file that does not read stops
+    /// the service at start, saying where.
+    func roleTable() throws -> RoleTable {
+        guard let policy else { return .standard }
+        let text: String
+        do {
+            text = try String(contentsOfFile: policy, encoding: .utf8)
+        } catch {
+            throw ValidationError("--policy \(policy): cannot read it (\(error.localizedDescription))")
+        }
+        do {
+            return try RoleTable.parse(text)
+        } catch {
+            throw ValidationError("--policy \(policy): \(error)")
+        }
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        let statePath = stateFile ?? StateFile.defaultPath(environment: environment)
         let settings = SessionService.Settings(
             outputDevice: outputDevice,
-            stateFile: StateFile(path: stateFile ?? StateFile.defaultPath(environment: environment)),
+            stateFile: StateFile(path: statePath),
             linger: .milliseconds(Int(lingerSeconds * 1000)),
             systemBus: bus.isSystemBus,
             environment: environment,
-            routeWatch: routeWatch)
+            routeWatch: routeWatch,
+            mixer: MixerChoice(rawValue: mixer) ?? .auto,
+            roles: try roleTable(),
+            policyPath: policy,
+            ledgerPath: (statePath as NSString).deletingLastPathComponent + "/mixer-ledger.json")
         await ServiceMain.run(executable: "earshot-session", busName: SessionInterfaces.busName, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()

@@ -32,6 +32,9 @@ enum SessionInterfaces {
         ], properties: [
             DBusProperty("KeepEnforced", "b", access: .readwrite) { value, _ in try await service.setKeepEnforced(value) },
             DBusProperty("DesiredState", "a{sv}"),
+            DBusProperty("Mixer", "s"),
+            DBusProperty("DuckLevel", "d", access: .readwrite) { value, _ in try await service.setDuckLevel(value) },
+            DBusProperty("Streams", "aa{sv}"),
         ] + stateProperties.map { DBusProperty($0.0, $0.1) },
         signals: [
             DBusSignal("RouteChanged", [DBusArgument("reason", "s"), DBusArgument("previousRoute", "a{sv}")]),

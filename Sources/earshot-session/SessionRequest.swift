@@ -31,14 +31,22 @@ enum SessionRequest {
         }
     }
 
-    /// An activation's `Category` (required), `Mode` and `Options`.
-    static func activation(_ call: MethodCall) throws(DBusError) -> CategoryConfiguration {
+    /// An activation's `Category` (required), `Mode`, `Options` and `AudioStream` (a mixer
+    /// node name, 1..256 bytes).
+    static func activation(_ call: MethodCall) throws(DBusError) -> (configuration: CategoryConfiguration, audioStream: String?) {
         var options = try call.options(0)
         let category = try options.require("Category", .string)
         let optionNames = try options.get("Options", .strings)
         let mode = try options.get("Mode", .string)
+        let audioStream = try options.get("AudioStream", .string)
         try options.finish()
-        return try DBusError.readingRequest { try configuration(category: category, mode: mode, options: optionNames) }
+        if let audioStream, audioStream.isEmpty || audioStream.utf8.count > 256 {
+            throw DBusError.invalidArgs("AudioStream: must be 1..256 bytes, a PipeWire node name")
+        }
+        let parsed: CategoryConfiguration = try DBusError.readingRequest { () throws(RuleViolation) -> CategoryConfiguration in
+            try configuration(category: category, mode: mode, options: optionNames)
+        }
+        return (parsed, audioStream)
     }
 
     private static func configuration(category: String, mode: String?, options: [String]?) throws(RuleViolation) -> CategoryConfiguration {

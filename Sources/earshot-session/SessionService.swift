@@ -1,6 +1,7 @@
 import ContractCore
 import EarshotALSA
 import EarshotDBus
+import EarshotPipeWire
 import EarshotService
 import Foundation
 import Logging
@@ -21,6 +22,12 @@ final class SessionService: Sendable {
         var environment: [String: String]
         /// `auto`, `inotify` or `poll`.
         var routeWatch: String
+        var mixer: MixerChoice
+        /// Which roles the focus policy may touch (`--policy`, else the standard table).
+        var roles: RoleTable
+        var policyPath: String?
+        /// What the service has changed on the mixer, for restoring after a crash.
+        var ledgerPath: String
     }
 
     /// Hints used when the desired state gives none.
@@ -34,6 +41,11 @@ final class SessionService: Sendable {
         let object: ExportedObject
         let owner: String
         let ownerWatch: Task<Void, Never>
+        /// The owner's process id (0 when the bus would not say): its streams are the
+        /// activation's own.
+        let process: Int32
+        /// The `AudioStream` the activation named: a mixer node that is its own too.
+        let audioStream: String?
     }
 
     struct State: Sendable {
@@ -47,6 +59,14 @@ final class SessionService: Sendable {
         /// The capture service has been on the bus, and has left it since.
         var captureSeen = false
         var captureLost = false
+        /// `pipewire` once attached to a mixer, else `none`.
+        var mixerName = "none"
+        var mixerView = MixerView()
+        var ledger = MixerLedger()
+        var duckLevel = SessionService.defaultDuckLevel
+        /// The `Streams` property as last computed.
+        var streams: DBusValue = .vardicts([])
+        var stoppingMixer = false
     }
 
     let connection: DBusConnection
@@ -66,6 +86,8 @@ final class SessionService: Sendable {
     let inFlight = InFlightCalls()
     /// Set on the worker when the service stops: later changes are refused.
     let stopping = Locked(false)
+    /// The system mixer, when one is in use.
+    let mixer = Locked<PipeWireMixer?>(nil)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -82,6 +104,7 @@ final class SessionService: Sendable {
 
     func start() async throws {
         await worker.run { self.loadAndApply() }
+        startMixer()
         let object = try connection.export(SessionInterfaces.managerPath,
                                            interfaces: [SessionInterfaces.managerInterface(self)],
                                            properties: [SessionInterfaces.manager: managerProperties()])
@@ -103,8 +126,11 @@ final class SessionService: Sendable {
         if await !inFlight.drain(within: .seconds(5)) {
             logger.warning("a SetDesiredState was still under way at exit")
         }
-        let drained = await GracePeriod.wait(.seconds(2)) {
-            await self.worker.run { self.stopping.withLock { $0 = true } }
+        let drained = await GracePeriod.wait(.seconds(3)) {
+            await self.worker.run {
+                self.stopping.withLock { $0 = true }
+                self.stopMixer()
+            }
         }
         if !drained {
             stopping.withLock { $0 = true }
@@ -119,6 +145,7 @@ final class SessionService: Sendable {
                 state.withLock {
                     $0.desired = contents.desired
                     $0.keepEnforced = contents.keepEnforced
+                    $0.duckLevel = contents.duckLevel ?? Self.defaultDuckLevel
                 }
                 logger.info("desired state read from \(settings.stateFile.path)")
             }
@@ -187,6 +214,10 @@ final class SessionService: Sendable {
             var values = SessionValues.state(desired: state.desired, applied: state.applied,
                                              active: Self.sessionActive(state), keepEnforced: state.keepEnforced)
             values["DesiredState"] = SessionValues.desired(state.desired)
+            values["Route"] = SessionValues.route(state.applied, mixer: state.mixerView)
+            values["Mixer"] = .string(state.mixerName)
+            values["DuckLevel"] = .double(state.duckLevel)
+            values["Streams"] = state.streams
             return values
         }
     }
@@ -215,8 +246,10 @@ final class SessionService: Sendable {
         }
     }
 
-    private func save() {
-        let contents = state.withLock { StateFile.Contents(desired: $0.desired, keepEnforced: $0.keepEnforced) }
+    func save() {
+        let contents = state.withLock {
+            StateFile.Contents(desired: $0.desired, keepEnforced: $0.keepEnforced, duckLevel: $0.duckLevel)
+        }
         do {
             try settings.stateFile.save(contents)
         } catch {
@@ -244,9 +277,9 @@ final class SessionService: Sendable {
             self.save()
             let outcome = self.apply()
             if outcome.state.input != previous.input {
-                self.emit("RouteChanged", [.string(RouteChangeReason.override.rawValue), SessionValues.route(previous)])
+                self.emit("RouteChanged", [.string(RouteChangeReason.override.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
             } else if outcome.state.configuration.category != previous.configuration.category {
-                self.emit("RouteChanged", [.string(RouteChangeReason.categoryChange.rawValue), SessionValues.route(previous)])
+                self.emit("RouteChanged", [.string(RouteChangeReason.categoryChange.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
             }
             return outcome.failure?.violation
         }
@@ -259,12 +292,12 @@ final class SessionService: Sendable {
 
     func currentState() -> [String: DBusValue] {
         var values = managerProperties()
-        values["DesiredState"] = nil
+        for property in ["DesiredState", "Mixer", "DuckLevel", "Streams"] { values[property] = nil }
         return values
     }
 
     func listInputs() async -> DBusValue {
-        let inputs = await worker.run { InputScanner.scan() }
+        let inputs = await worker.run { InputScanner.scan(previous: self.state.withLock { $0.inputs }) }
         return .array(.dictionary(key: .string, value: .variant), inputs.map(SessionValues.input))
     }
 

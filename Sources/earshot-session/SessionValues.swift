@@ -5,8 +5,27 @@ import SessionCore
 enum SessionValues {
     static func options(_ options: Set<SessionOption>) -> DBusValue { .strings(options.sorted().map(\.rawValue)) }
 
-    static func route(_ applied: AppliedState) -> DBusValue {
-        .vardict(["Input": .string(applied.input), "Output": .string(applied.output)])
+    /// `Input` and `Output` (ALSA PCMs), and the system mixer's default `MixerSink` and
+    /// `MixerSource` (node names, "" when there is none or no mixer).
+    static func route(_ applied: AppliedState, mixer: MixerView) -> DBusValue {
+        .vardict(["Input": .string(applied.input), "Output": .string(applied.output),
+                  "MixerSink": .string(mixer.defaultSink ?? ""), "MixerSource": .string(mixer.defaultSource ?? "")])
+    }
+
+    /// `Streams`: every playback stream the mixer shows, with its own level and what the
+    /// policy does to it.
+    static func streams(_ streams: [MixerStream], treatments: [UInt32: StreamTreatment], ledger: MixerLedger) -> DBusValue {
+        .vardicts(streams.map { stream in
+            let treatment = treatments[stream.id] ?? .untouched
+            return [
+                "Id": .uint32(stream.id),
+                "Application": .string(stream.application),
+                "Role": .string(stream.role),
+                "Volume": .double(ledger.ownLevel(of: stream).volume),
+                "Ducked": .boolean(treatment == .ducked),
+                "Muted": .boolean(treatment == .muted),
+            ]
+        })
     }
 
     /// `DesiredState`: the keys that were asked for, in canonical spelling.
@@ -40,7 +59,7 @@ enum SessionValues {
             "PolarPattern": .string(applied.polarPattern.rawValue),
             "InputOrientation": .string(applied.orientation.rawValue),
             "Channels": .uint32(applied.channels),
-            "Route": route(applied),
+            "Route": route(applied, mixer: MixerView()),
             "KeepEnforced": .boolean(keepEnforced),
         ]
     }

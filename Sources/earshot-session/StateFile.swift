@@ -1,13 +1,15 @@
 import Foundation
+import Glibc
 import SessionCore
 
-/// The desired state and `KeepEnforced` on disk, as JSON, replaced atomically (written to
-/// a temporary file, fsynced, renamed, directory fsynced) so a crash leaves the old file or
-/// the new one.
+/// The desired state, `KeepEnforced` and `DuckLevel` on disk, as JSON, replaced
+/// atomically.
 struct StateFile: Sendable {
     struct Contents: Codable, Equatable, Sendable {
         var desired: DesiredState
         var keepEnforced: Bool
+        /// Absent in files written before the system mixer was followed.
+        var duckLevel: Double?
     }
 
     let path: String
@@ -27,16 +29,23 @@ struct StateFile: Sendable {
     }
 
     func save(_ contents: Contents) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(try encoder.encode(contents), to: path)
+    }
+}
+
+/// A file replaced atomically: written to a temporary file, fsynced, renamed, directory
+/// fsynced, so a crash leaves the old file or the new one.
+enum AtomicFile {
+    static func write(_ data: Data, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(contents)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)
         guard written == data.count, synced == 0 else {

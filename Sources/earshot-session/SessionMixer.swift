@@ -1,0 +1,266 @@
+import EarshotDBus
+import EarshotPipeWire
+import Foundation
+import SessionCore
+
+/// What the system mixer shows the session: its playback streams, the processes behind
+/// them, its sinks and sources and the defaults among them.
+struct MixerView: Sendable {
+    var nodes: [UInt32: PipeWireNode] = [:]
+    var clientProcesses: [UInt32: Int32] = [:]
+    var defaultSink: String?
+    var defaultSource: String?
+    var attached = false
+    /// It was attached and lost the daemon since: the next attachment is a media-services
+    /// reset.
+    var lost = false
+
+    /// Playback streams whose level is known, with the process behind each (its client's,
+    /// which the daemon read from the socket, else what the stream says).
+    var streams: [MixerStream] {
+        nodes.values.filter { $0.kind == .playback && $0.volume != nil }.sorted { $0.id < $1.id }.map { node in
+            let pid = clientProcesses[node.clientID].flatMap { $0 > 0 ? $0 : nil } ?? node.pid
+            return MixerStream(id: node.id, serial: node.serial, application: node.application, role: node.role, pid: pid,
+                               nodeName: node.name, volume: node.volume ?? 1, muted: node.muted)
+        }
+    }
+
+    var devices: Set<String> {
+        Set(nodes.values.filter { $0.kind == .sink || $0.kind == .source }.map(\.name))
+    }
+}
+
+/// Which system mixer the session enforces its focus policy on.
+enum MixerChoice: String, Sendable, CaseIterable {
+    case auto, pipewire, none
+}
+
+/// Audio focus made real on the system mixer (PipeWire): other audio is ducked or muted
+/// while activations ask for it, restored when they end, and restored after a crash from
+/// the ledger on disk. Mixer events arrive on PipeWire's thread and are handled on the
+/// worker, in order, like every other change of state.
+extension SessionService {
+    static let defaultDuckLevel = 0.3
+
+    /// Decides on a mixer (`auto`: PipeWire when a daemon answers now) and attaches.
+    func startMixer() {
+        let use: Bool
+        switch settings.mixer {
+        case .none:
+            use = false
+        case .pipewire:
+            use = true
+        case .auto:
+            use = PipeWireMixer.daemonAnswers()
+            if !use { logger.info("no PipeWire daemon answers: the focus policy is not applied to other programs' audio (--mixer none)") }
+        }
+        guard use else { return }
+        loadLedger()
+        do {
+            let mixer = try PipeWireMixer(clientName: "earshot-session") { [weak self] event in
+                guard let self else { return }
+                self.worker.enqueue { self.mixerEvent(event) }
+            }
+            self.mixer.withLock { $0 = mixer }
+            state.withLock { $0.mixerName = "pipewire" }
+            logger.info("system mixer: PipeWire (role table: \(settings.roles == .standard ? "standard" : settings.policyPath ?? "given"))")
+        } catch {
+            logger.error("cannot start the PipeWire client (\(error)); going on without a system mixer")
+        }
+    }
+
+    /// Gives every stream its own level back, waits for the daemon to have it, and
+    /// detaches. Call only on the worker.
+    func stopMixer() {
+        guard let mixer = mixer.withLock({ $0 }) else { return }
+        let commands = state.withLock { state -> [MixerCommand] in
+            state.stoppingMixer = true
+            let streams = state.mixerView.streams
+            return state.ledger.plan(streams: streams, treatments: [:], duckLevel: state.duckLevel)
+        }
+        send(commands, to: mixer)
+        if !commands.isEmpty {
+            logger.info(mixer.sync(timeout: .seconds(1))
+                ? "restored \(commands.count) stream(s) on the system mixer"
+                : "the system mixer did not confirm restoring \(commands.count) stream(s) within 1 s")
+        }
+        // What was just restored is no longer ours; leaks stay for the next start.
+        state.withLock { $0.ledger.settleRestored() }
+        saveLedger()
+        mixer.close()
+        self.mixer.withLock { $0 = nil }
+    }
+
+    // MARK: Events (on the worker)
+
+    func mixerEvent(_ event: PipeWireEvent) {
+        guard !state.withLock({ $0.stoppingMixer }) else { return }
+        switch event {
+        case .attached:
+            let wasLost = state.withLock { state -> Bool in
+                state.mixerView.attached = true
+                defer { state.mixerView.lost = false }
+                return state.mixerView.lost
+            }
+            let view = state.withLock { $0.mixerView }
+            logger.info("attached to PipeWire: \(view.streams.count) playback stream(s), default sink \(view.defaultSink ?? "none"), default source \(view.defaultSource ?? "none")")
+            if wasLost {
+                logger.info("media services reset: the PipeWire daemon is back")
+                if !view.devices.isEmpty { routeChanged(.newDeviceAvailable, previous: nil) }
+                emit("MediaServicesReset")
+                if state.withLock({ $0.keepEnforced }) { reapply("mediaServicesReset") }
+            }
+        case .detached(let why):
+            let wasAttached = state.withLock { state -> Bool in
+                defer {
+                    state.mixerView.attached = false
+                    state.mixerView.nodes = [:]
+                    state.mixerView.clientProcesses = [:]
+                }
+                if state.mixerView.attached { state.mixerView.lost = true }
+                return state.mixerView.attached
+            }
+            if wasAttached {
+                logger.warning("lost the PipeWire daemon (\(why)); attaching again when it is back")
+            } else {
+                logger.info("PipeWire: \(why); trying again")
+            }
+        case .node(let node):
+            let (isNew, attached) = state.withLock { state -> (Bool, Bool) in
+                defer { state.mixerView.nodes[node.id] = node }
+                return (state.mixerView.nodes[node.id] == nil, state.mixerView.attached)
+            }
+            if isNew, attached, node.kind == .sink || node.kind == .source {
+                logger.info("PipeWire \(node.kind == .sink ? "sink" : "source") \(node.name) appeared")
+                routeChanged(.newDeviceAvailable, previous: nil)
+            }
+            if isNew, node.kind == .playback {
+                logger.debug("playback stream \(node.id): \(node.application) (\(node.role.isEmpty ? "no role" : node.role))")
+            }
+        case .nodeRemoved(let id):
+            let (removed, attached, previous) = state.withLock { state in
+                (state.mixerView.nodes.removeValue(forKey: id), state.mixerView.attached, state.applied)
+            }
+            if let removed, attached, removed.kind == .sink || removed.kind == .source {
+                logger.info("PipeWire \(removed.kind == .sink ? "sink" : "source") \(removed.name) went away")
+                routeChanged(.oldDeviceUnavailable, previous: previous)
+            }
+        case .client(let id, let pid, _):
+            state.withLock { $0.mixerView.clientProcesses[id] = pid }
+        case .clientRemoved(let id):
+            state.withLock { _ = $0.mixerView.clientProcesses.removeValue(forKey: id) }
+        case .defaultSink(let name):
+            let previous = state.withLock { state -> AppliedState? in
+                defer { state.mixerView.defaultSink = name }
+                return state.mixerView.attached && state.mixerView.defaultSink != name ? state.applied : nil
+            }
+            if let previous { routeChanged(.routeConfigurationChange, previous: previous) }
+        case .defaultSource(let name):
+            let previous = state.withLock { state -> AppliedState? in
+                defer { state.mixerView.defaultSource = name }
+                return state.mixerView.attached && state.mixerView.defaultSource != name ? state.applied : nil
+            }
+            if let previous { routeChanged(.routeConfigurationChange, previous: previous) }
+        }
+        enforceFocus()
+    }
+
+    private func routeChanged(_ reason: RouteChangeReason, previous: AppliedState?) {
+        let route = state.withLock { state in
+            SessionValues.route(previous ?? state.applied, mixer: state.mixerView)
+        }
+        emit("RouteChanged", [.string(reason.rawValue), route])
+        publish()
+    }
+
+    // MARK: The policy
+
+    /// Brings every stream to what the live activations ask of it, and publishes
+    /// `Streams`. Call only on the worker, after any change of activations, streams,
+    /// processes or `DuckLevel`.
+    func enforceFocus() {
+        guard let mixer = mixer.withLock({ $0 }) else { return }
+        let roles = settings.roles
+        let (commands, ledgerChanged) = state.withLock { state -> ([MixerCommand], Bool) in
+            guard !state.stoppingMixer else { return ([], false) }
+            let streams = state.mixerView.streams
+            let claims = state.book.activations.values.sorted { $0.id < $1.id }.compactMap { activation -> FocusClaim? in
+                // The session's own activation names no audio of its own.
+                guard activation.id != Self.sessionActivation, let handle = state.handles[activation.id] else { return nil }
+                return FocusClaim.of(activation: activation.id, configuration: activation.configuration,
+                                     interrupted: activation.interrupted,
+                                     ownProcesses: handle.process > 0 ? [handle.process] : [],
+                                     ownNodes: handle.audioStream.map { [$0] } ?? [])
+            }
+            let treatments = FocusPolicy.treatments(of: streams, claims: claims, roles: roles)
+            let before = state.ledger
+            let commands = state.ledger.plan(streams: streams, treatments: treatments, duckLevel: state.duckLevel)
+            state.streams = SessionValues.streams(streams, treatments: treatments, ledger: state.ledger)
+            return (commands, before.durable != state.ledger.durable)
+        }
+        if ledgerChanged { saveLedger() }
+        send(commands, to: mixer)
+        publish()
+    }
+
+    private func send(_ commands: [MixerCommand], to mixer: PipeWireMixer) {
+        for command in commands {
+            do {
+                try mixer.set(command.stream, volume: command.volume, muted: command.muted)
+                logger.debug("stream \(command.stream): volume \(command.volume.map { String($0) } ?? "kept"), mute \(command.muted.map { String($0) } ?? "kept")")
+            } catch {
+                logger.warning("\(error)")
+            }
+        }
+    }
+
+    // MARK: DuckLevel
+
+    func setDuckLevel(_ value: DBusValue) async throws -> DBusValue {
+        guard let level = value.doubleValue ?? value.integerValue.map(Double.init) else {
+            throw DBusError.invalidArgs("DuckLevel: got \(value.type), wanted d")
+        }
+        guard level.isFinite, (0...1).contains(level) else {
+            throw DBusError.invalidArgs("DuckLevel: \(level) is outside 0..1 (a linear gain)")
+        }
+        try await worker.run { () throws(DBusError) in
+            guard !self.stopping.withLock({ $0 }) else {
+                throw .failed("DuckLevel: the service is stopping; it is unchanged")
+            }
+            self.state.withLock { $0.duckLevel = level }
+            self.save()
+            self.enforceFocus()
+        }
+        logger.info("DuckLevel is now \(level)")
+        return .double(level)
+    }
+
+    // MARK: The ledger on disk
+
+    private func loadLedger() {
+        do {
+            guard FileManager.default.fileExists(atPath: settings.ledgerPath) else { return }
+            var ledger = try JSONDecoder().decode(MixerLedger.self, from: Data(contentsOf: URL(fileURLWithPath: settings.ledgerPath)))
+            ledger.forgetPending()
+            if !ledger.entries.isEmpty {
+                logger.info("\(ledger.entries.count) stream(s) were left lowered by an earlier run; restoring them once attached")
+            }
+            state.withLock { $0.ledger = ledger }
+        } catch {
+            logger.error("cannot read the mixer ledger \(settings.ledgerPath) (\(error)); streams an earlier run lowered stay as they are")
+        }
+    }
+
+    func saveLedger() {
+        let ledger = state.withLock { $0.ledger }
+        do {
+            if ledger.isEmpty {
+                if FileManager.default.fileExists(atPath: settings.ledgerPath) { try FileManager.default.removeItem(atPath: settings.ledgerPath) }
+            } else {
+                try AtomicFile.write(try JSONEncoder().encode(ledger), to: settings.ledgerPath)
+            }
+        } catch {
+            logger.error("cannot write the mixer ledger \(settings.ledgerPath): \(error)")
+        }
+    }
+}
