@@ -7,6 +7,8 @@ public enum AlertEndReason: String, Sendable, CaseIterable {
     case queueFull = "queue-full"
     case captureActive = "capture-active"
     case ownerVanished = "owner-vanished"
+    /// Another client took the audio focus with a non-mixable activation.
+    case interrupted
     /// A FILE chunk could not be read and the alert has no text to show instead.
     case fileNotFound = "file-not-found"
 
@@ -28,12 +30,12 @@ public struct AlertEnd: Sendable, Equatable {
     }
 
     /// timeout, button, dismissed → SUCCESS (WARNINGS when there were warnings);
-    /// cancelled, preempted, owner vanished → ABORTED; rejections → REJECTED;
+    /// cancelled, preempted, interrupted, owner vanished → ABORTED; rejections → REJECTED;
     /// an unreadable FILE without text → FILE_NOT_FOUND.
     public func resultCode(warnings: Bool) -> ResultCode {
         switch reason {
         case .timeout, .button, .dismissed: warnings ? .warnings : .success
-        case .cancelled, .preempted, .ownerVanished: .aborted
+        case .cancelled, .preempted, .interrupted, .ownerVanished: .aborted
         case .rateLimited, .queueFull, .captureActive: .rejected
         case .fileNotFound: .fileNotFound
         }

@@ -18,6 +18,24 @@ public enum AlertPriority: String, Sendable, CaseIterable, Comparable {
         }
     }
 
+    /// Whether the alert's audio silences other audio (a non-mixable claim on the audio
+    /// session) rather than ducking it.
+    public var silencesOthers: Bool { self == .voicecom || self == .emergency }
+
+    /// Whether another client's non-mixable activation ends the alert: every priority
+    /// but EMERGENCY gives way.
+    public var yieldsToInterruptions: Bool { self != .emergency }
+
+    /// The `media.role` the alert's audio carries on PipeWire.
+    public var mediaRole: String {
+        switch self {
+        case .normal: "Notification"
+        case .communication, .voicecom: "Communication"
+        case .navigation: "Navigation"
+        case .emergency: "Emergency"
+        }
+    }
+
     /// At most this many alerts of this priority from one owner in any rolling window.
     public var rateLimit: Int {
         switch self {

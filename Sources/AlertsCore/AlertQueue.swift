@@ -125,6 +125,13 @@ public struct AlertQueue: Sendable {
         return end(id, AlertEnd(.button, pressedButton: button), now: now)
     }
 
+    /// Another client's non-mixable activation interrupted the alert's audio: it ends
+    /// (`interrupted`) unless its priority holds on (EMERGENCY).
+    public mutating func interrupt(_ id: UInt64, now: UInt64) -> [Event] {
+        guard let current, current.entry.id == id, current.entry.priority.yieldsToInterruptions else { return [] }
+        return end(id, AlertEnd(.interrupted), now: now)
+    }
+
     /// The user dismissed the presented alert.
     public mutating func dismiss(_ id: UInt64, now: UInt64) -> [Event] {
         guard current?.entry.id == id else { return [] }

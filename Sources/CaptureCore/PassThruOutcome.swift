@@ -5,6 +5,8 @@ public enum EndReason: String, Sendable, CaseIterable {
     case timeout, done, end, cancel, retry, silence
     case ownerVanished = "owner-vanished"
     case deviceError = "device-error"
+    /// Another client's non-mixable activation took the audio focus.
+    case interrupted
 
     /// Whether the audio already heard when the pass-thru ends still goes out: true for
     /// the user's ends (`Done`, `End`, `Cancel`, `Retry`), whose last chunk holds what the
@@ -12,7 +14,7 @@ public enum EndReason: String, Sendable, CaseIterable {
     /// a vanished owner or device has no one or nothing left to read for.
     public var keepsHeardAudio: Bool {
         switch self {
-        case .done, .end, .cancel, .retry: true
+        case .done, .end, .cancel, .retry, .interrupted: true
         case .timeout, .silence, .ownerVanished, .deviceError: false
         }
     }
@@ -25,7 +27,8 @@ public struct PassThruOutcome: Sendable, Equatable {
     public let reason: EndReason
 
     /// timeout, Done, End, EndAudioPassThru and silence → SUCCESS; Cancel → ABORTED;
-    /// Retry → RETRY (success); owner vanished → ABORTED; device failure → GENERIC_ERROR.
+    /// Retry → RETRY (success); owner vanished or interrupted → ABORTED; device failure →
+    /// GENERIC_ERROR.
     /// A prompt that could not be spoken turns SUCCESS into WARNINGS.
     public init(reason: EndReason, promptFailed: Bool) {
         self.reason = reason
@@ -36,7 +39,7 @@ public struct PassThruOutcome: Sendable, Equatable {
         case .retry:
             resultCode = .retry
             success = true
-        case .cancel, .ownerVanished:
+        case .cancel, .ownerVanished, .interrupted:
             resultCode = .aborted
             success = false
         case .deviceError:

@@ -26,10 +26,48 @@ public final class SessionClaims: Sendable {
         self.logger = logger
     }
 
-    /// Claims audio for the work `id` with `category` and `options`.
+    /// Claims audio for the work `id` with `category` and `options`, in the background.
     public func claim(for id: UInt64, category: String, options: [String] = []) {
         claims.withLock { $0[id] = .pending }
-        Task {
+        Task { await obtain(for: id, category: category, options: options) }
+    }
+
+    /// Claims audio for the work `id` and returns once the session has answered (it has
+    /// applied the claim to the system mixer by then), or at once without a session.
+    public func claimNow(for id: UInt64, category: String, options: [String] = []) async {
+        claims.withLock { $0[id] = .pending }
+        await obtain(for: id, category: category, options: options)
+    }
+
+    /// Calls `handler` with the work's id when the session interrupts a claim (another
+    /// client's non-mixable activation): `Interruption` `began`, unicast to this
+    /// connection, naming the claim's activation. Call once, at start.
+    public func watchInterruptions(_ handler: @escaping @Sendable (UInt64) -> Void) async {
+        let subscription: SignalSubscription
+        do {
+            subscription = try await session.connection.subscribe(
+                MatchRule(sender: SessionClient.busName, interface: SessionClient.busName, member: "Interruption"))
+        } catch {
+            logger.warning("cannot follow the audio session's interruptions: \(error)")
+            return
+        }
+        Task { [claims, logger, subject] in
+            for await message in subscription {
+                guard message.body.first?.stringValue == "began",
+                      let activation = message.body.dropFirst().first?.stringKeyedValue?["Activation"]?.objectPathValue else { continue }
+                let id = claims.withLock { claims in
+                    claims.first { _, claim in
+                        if case .held(let path) = claim { path == activation } else { false }
+                    }?.key
+                }
+                guard let id else { continue }
+                logger.info("\(subject) \(id): the audio session interrupted it (\(activation))")
+                handler(id)
+            }
+        }
+    }
+
+    private func obtain(for id: UInt64, category: String, options: [String]) async {
             do {
                 guard let path = try await session.activate(category: category, options: options) else {
                     claims.withLock { _ = $0.removeValue(forKey: id) }
@@ -52,7 +90,6 @@ public final class SessionClaims: Sendable {
                 claims.withLock { _ = $0.removeValue(forKey: id) }
                 logger.warning("\(subject) \(id): the audio session refused \(category): \(error); going on without it")
             }
-        }
     }
 
     /// Ends the claim of the work `id`, if it has one.

@@ -4,7 +4,8 @@ import Glibc
 /// Runs a command-line tool (ffmpeg, ffprobe, sha256sum…) to completion and returns what
 /// it printed on stdout; a non-zero exit is an error quoting its stderr.
 public enum ToolRun {
-    public static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> String {
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                           timeout: Duration = .seconds(120)) async throws -> String {
         let directory = FileManager.default.temporaryDirectory
         let name = "earshot-tool-\(UUID().uuidString)"
         let outPath = directory.appendingPathComponent(name + ".out").path
@@ -15,7 +16,7 @@ public enum ToolRun {
         }
         let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard out >= 0 else { throw HarnessError("cannot create \(outPath)") }
-        let child = try ChildProcess(arguments, environment: ProcessInfo.processInfo.environment, stdout: out, logPath: errPath)
+        let child = try ChildProcess(arguments, environment: environment, stdout: out, logPath: errPath)
         close(out)
         guard let status = await child.waitForExit(timeout: timeout) else {
             child.signal(SIGKILL)

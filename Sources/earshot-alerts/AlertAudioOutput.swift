@@ -5,8 +5,9 @@ import Logging
 protocol AlertAudioOutput: Sendable {
     /// Starts playing on threads of its own and returns at once; `ended` is called once,
     /// with warnings about chunks that could not be rendered, when the audio has played
-    /// out (not after `stop`).
-    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, logger: Logger,
+    /// out (not after `stop`). `role` is the `media.role` the audio carries where the
+    /// output is PipeWire.
+    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback
 }
 

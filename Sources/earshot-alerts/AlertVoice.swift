@@ -25,13 +25,22 @@ final class AlertVoice: AlertAudioOutput {
 
     static let renderAheadSeconds = 4
 
+    /// The PCM to open for audio of `role`: ALSA's `pipewire` PCM takes the role as its
+    /// `ROLE` argument (unless one is given already); other PCMs are opened as named.
+    static func device(_ device: String, role: String) -> String {
+        guard !role.isEmpty, role.allSatisfy({ $0.isLetter || $0.isNumber }) else { return device }
+        if device == "pipewire" { return "pipewire:ROLE=\(role)" }
+        if device.hasPrefix("pipewire:"), !device.uppercased().contains("ROLE=") { return device + ",ROLE=\(role)" }
+        return device
+    }
+
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
-    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, logger: Logger,
+    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
-        let (device, format, pacing, renderer) = (device, PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
+        let (device, format, pacing, renderer) = (Self.device(device, role: role), PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
                                                   pacing, renderer)
         rendering.async {
             guard !playback.isStopped else { return }

@@ -54,6 +54,7 @@ final class AlertsService: Sendable {
     static let speechKinds = SpeechChunk.Kind.allCases.map(\.rawValue)
 
     func start() async throws {
+        await sessionClaims.watchInterruptions { [weak self] id in self?.interrupted(id) }
         let object = try connection.export(AlertsInterfaces.managerPath, interfaces: [AlertsInterfaces.managerInterface(self)],
                                            properties: [AlertsInterfaces.manager: [
             "DefaultTimeout": .double(AlertTimeouts.defaultTimeout),
@@ -201,10 +202,14 @@ final class AlertsService: Sendable {
                 alert.presented()
                 logger.info("alert \(id) presented")
                 if !alert.audio.isEmpty {
-                    s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone, logger: logger) { [self] warnings in
+                    let priority = alert.request.priority
+                    s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone,
+                                                  role: priority.mediaRole, logger: logger) { [self] warnings in
                         Task { self.audioEnded(id, warnings: warnings) }
                     }
-                    sessionClaims.claim(for: id, category: "playback", options: ["duckOthers"])
+                    // Focus by priority: VOICECOM and EMERGENCY silence other audio, the
+                    // rest duck it.
+                    sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
                 }
                 for observer in observers.withLock({ $0 }) { observer.presented(alert) }
             case .completed(let id, let end):
@@ -237,6 +242,19 @@ final class AlertsService: Sendable {
             try? await Task.sleep(for: .milliseconds(wait))
             guard !Task.isCancelled, let self else { return }
             self.state.withLock { s in self.apply(s.queue.advance(now: Self.now()), to: &s) }
+        }
+    }
+
+    /// Another client's non-mixable activation interrupted alert `id`'s audio.
+    func interrupted(_ id: UInt64) {
+        state.withLock { s in
+            let events = s.queue.interrupt(id, now: Self.now())
+            if events.isEmpty {
+                logger.info("alert \(id): interrupted, and plays on (EMERGENCY)")
+            } else {
+                logger.info("alert \(id): interrupted by another client's audio; it ends")
+            }
+            apply(events, to: &s)
         }
     }
 

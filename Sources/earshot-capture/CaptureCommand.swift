@@ -51,6 +51,7 @@ struct CaptureCommand: AsyncParsableCommand {
         await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()
+            await service.watchInterruptions()
             return { service.shutdown() }
         }
     }

@@ -98,18 +98,32 @@ final class CaptureService: Sendable {
             }
             try? manager.withLock { try $0?.set("Active", .objectPath(session.path)) }
             logger.info("pass-thru \(id) for \(call.sender) on \(input.device)\(input.fromSession ? " (the session's input)" : ""): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
-            // MuteAudio: a non-mixable recording claim interrupts other audio; otherwise a
-            // claim that mixes.
-            if request.muteAudio {
-                sessionClaims.claim(for: id, category: "record")
-            } else {
-                sessionClaims.claim(for: id, category: "playAndRecord", options: ["mixWithOthers"])
-            }
             call.afterReply { session.begin() }
             return session.path
         } catch {
             state.withLock { $0.starting = false }
             throw error
+        }
+    }
+
+    /// Claims the audio session for pass-thru `id` as recording starts, and returns once
+    /// the session has answered: with `MuteAudio`, a non-mixable recording claim (other
+    /// playback is muted on the system mixer from here until the pass-thru ends);
+    /// otherwise a claim that mixes.
+    func claimAudio(for id: UInt64, muteAudio: Bool) async {
+        if muteAudio {
+            await sessionClaims.claimNow(for: id, category: "record")
+        } else {
+            await sessionClaims.claimNow(for: id, category: "playAndRecord", options: ["mixWithOthers"])
+        }
+    }
+
+    /// Follows the session's interruptions: another client's non-mixable activation ends
+    /// the pass-thru it interrupts (`ABORTED`, `interrupted`).
+    func watchInterruptions() async {
+        await sessionClaims.watchInterruptions { [weak self] id in
+            guard let self, let session = self.state.withLock({ $0.active }), session.id == id else { return }
+            session.end(.interrupted)
         }
     }
 

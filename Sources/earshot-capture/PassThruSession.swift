@@ -104,7 +104,20 @@ final class PassThruSession: Sendable {
         }
     }
 
+    /// Claims the audio session (muting other audio with `MuteAudio`), then reads.
     private func record() {
+        Task {
+            await service.claimAudio(for: id, muteAudio: request.muteAudio)
+            // Ended while the session answered: the claim may have come after the release.
+            guard core.withLock({ $0.phase == .recording }) else {
+                service.sessionClaims.release(for: id)
+                return
+            }
+            startReading()
+        }
+    }
+
+    private func startReading() {
         stream.start(onData: { [self] bytes, _, monotonicUs in
             captured(bytes, monotonicUs: monotonicUs)
         }, onEnd: { [self] error in

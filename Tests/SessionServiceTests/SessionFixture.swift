@@ -14,12 +14,13 @@ struct SessionFixture {
     let service: ServiceProcess
     let client: DBusConnection
 
-    static func with<T>(arguments: [String] = [], _ body: (SessionFixture) async throws -> T) async throws -> T {
+    static func with<T>(arguments: [String] = [], environment extra: [String: String] = [:],
+                        _ body: (SessionFixture) async throws -> T) async throws -> T {
         try await ServiceSession.with("earshot-session", arguments: ["--linger-seconds", "2"] + arguments,
                                       busName: busName, prepare: { bus in
             try Data(microphonePattern).write(to: microphoneInput(of: bus))
             try devices(of: bus, extra: []).write()
-            return environment(of: bus)
+            return environment(of: bus).merging(extra) { _, new in new }
         }) { session in
             try await body(SessionFixture(bus: session.bus, service: session.service, client: session.client))
         }

@@ -1,0 +1,218 @@
+import EarshotDBus
+import Foundation
+import Glibc
+
+/// A real PipeWire daemon and WirePlumber for a test, without sound hardware: their own
+/// `XDG_RUNTIME_DIR` and session bus in a temporary directory, a null sink `speakers` as
+/// the default output and a virtual source `mic` as the default input. Streams played
+/// with `play` are heard by recording the sink's monitor (`level`).
+public final class PipeWireTestSystem: Sendable {
+    public let directory: URL
+    private let sessionBus: ChildProcess
+    public let sessionBusAddress: String
+    private let processes = Locked<[ChildProcess]>([])
+
+    /// The environment a client of this daemon needs (merge it into a service's).
+    public var environment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtimeDirectory.path, "PIPEWIRE_RUNTIME_DIR": runtimeDirectory.path]
+    }
+
+    public var runtimeDirectory: URL { directory.appendingPathComponent("runtime") }
+
+    public static func start() async throws -> PipeWireTestSystem {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("earshot-pipewire-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let system = try PipeWireTestSystem(directory: directory)
+        try await system.startDaemons()
+        return system
+    }
+
+    private init(directory: URL) throws {
+        self.directory = directory
+        // WirePlumber 0.4 wants a session bus; a private one.
+        let addressFile = directory.appendingPathComponent("session-bus.address")
+        let out = open(addressFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(out) }
+        sessionBus = try ChildProcess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--print-address=1"], environment: [:],
+                                      stdout: out, logPath: directory.appendingPathComponent("session-bus.log").path)
+        var address = ""
+        for _ in 0..<200 {
+            address = ((try? String(contentsOf: addressFile, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            if !address.isEmpty { break }
+            usleep(10_000)
+        }
+        guard !address.isEmpty else { throw HarnessError("the session bus for WirePlumber did not start") }
+        sessionBusAddress = address
+    }
+
+    private var daemonEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
+        environment["PIPEWIRE_RUNTIME_DIR"] = runtimeDirectory.path
+        environment["XDG_STATE_HOME"] = directory.appendingPathComponent("state").path
+        environment["XDG_CONFIG_HOME"] = directory.appendingPathComponent("config").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = sessionBusAddress
+        environment.removeValue(forKey: "PIPEWIRE_REMOTE")
+        return environment
+    }
+
+    /// Starts `pipewire` and `wireplumber` and makes the two devices.
+    public func startDaemons() async throws {
+        let pipewire = try ChildProcess(["/usr/bin/pipewire"], environment: daemonEnvironment,
+                                        logPath: directory.appendingPathComponent("pipewire.log").path)
+        processes.withLock { $0.append(pipewire) }
+        let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard pipewire.isRunning, ContinuousClock.now < deadline else {
+                throw HarnessError("pipewire did not start: \(log("pipewire.log"))")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let wireplumber = try ChildProcess(["/usr/bin/wireplumber"], environment: daemonEnvironment,
+                                           logPath: directory.appendingPathComponent("wireplumber.log").path)
+        processes.withLock { $0.append(wireplumber) }
+        try await tool(["pw-cli", "create-node", "adapter",
+                        "{ factory.name=support.null-audio-sink node.name=speakers media.class=Audio/Sink object.linger=true audio.position=[FL FR] }"])
+        try await tool(["pw-cli", "create-node", "adapter",
+                        "{ factory.name=support.null-audio-sink node.name=mic media.class=Audio/Source/Virtual object.linger=true audio.position=[MONO] }"])
+        // WirePlumber picks the defaults once it sees the devices.
+        let ready = ContinuousClock.now + .seconds(10)
+        while true {
+            let status = try await tool(["wpctl", "status"])
+            if status.contains("speakers"), status.contains("mic"), status.contains("*") { break }
+            guard ContinuousClock.now < ready else { throw HarnessError("WirePlumber did not take up the devices:\n\(status)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Stops the daemons and every stream this system started (SIGKILL: as a crash).
+    public func killDaemons() async {
+        let all = processes.withLock { processes -> [ChildProcess] in
+            defer { processes = [] }
+            return processes
+        }
+        for process in all.reversed() {
+            process.signal(SIGKILL)
+            _ = await process.waitForExit(timeout: .seconds(5))
+        }
+    }
+
+    /// Runs a PipeWire tool against this daemon and returns its output.
+    @discardableResult
+    public func tool(_ arguments: [String], timeout: Duration = .seconds(10)) async throws -> String {
+        try await ToolRun.run(["/usr/bin/" + arguments[0]] + arguments.dropFirst(), environment: daemonEnvironment, timeout: timeout)
+    }
+
+    /// A sine of `hertz` at `amplitude` (0..1), 48 kHz stereo, `seconds` long, as a WAV file.
+    public func tone(hertz: Double, amplitude: Double, seconds: Double) throws -> URL {
+        let url = directory.appendingPathComponent("tone-\(Int(hertz)).wav")
+        let frames = Int(48000 * seconds)
+        var samples = [Int16](repeating: 0, count: frames * 2)
+        for frame in 0..<frames {
+            let value = Int16(clamping: Int((amplitude * sin(2 * .pi * hertz * Double(frame) / 48000) * 32767).rounded()))
+            samples[2 * frame] = value
+            samples[2 * frame + 1] = value
+        }
+        try PCMWaveFile.data(samples: samples, rate: 48000, channels: 2).write(to: url)
+        return url
+    }
+
+    /// Plays `file` as a stream with `role` (`pw-play --media-role`), until stopped.
+    public func play(_ file: URL, role: String) throws -> ChildProcess {
+        let player = try ChildProcess(["/usr/bin/pw-play", "--media-role", role, file.path], environment: daemonEnvironment,
+                                      logPath: directory.appendingPathComponent("pw-play.log").path)
+        processes.withLock { $0.append(player) }
+        return player
+    }
+
+    /// Plays `file` into the virtual microphone.
+    public func speakIntoMicrophone(_ file: URL) throws -> ChildProcess {
+        let player = try ChildProcess(["/usr/bin/pw-play", "--target", "mic", file.path], environment: daemonEnvironment,
+                                      logPath: directory.appendingPathComponent("pw-play-mic.log").path)
+        processes.withLock { $0.append(player) }
+        return player
+    }
+
+    /// Records what the speakers play for `seconds` (the sink's monitor) as 48 kHz stereo
+    /// 16-bit samples, left channel only.
+    public func listen(seconds: Double) async throws -> [Double] {
+        let url = directory.appendingPathComponent("monitor-\(UUID().uuidString.prefix(6)).wav")
+        _ = try? await ToolRun.run(["/usr/bin/timeout", String(seconds), "/usr/bin/pw-record", "--target", "speakers",
+                                    "-P", "{ stream.capture.sink=true }", "--rate", "48000", "--channels", "2", "--format", "s16",
+                                    url.path], environment: daemonEnvironment, timeout: Duration.seconds(seconds + 10))
+        let samples = try PCMWaveFile.samples(of: url)
+        try? FileManager.default.removeItem(at: url)
+        return stride(from: 0, to: samples.count - 1, by: 2).map { Double(samples[$0]) / 32768 }
+    }
+
+    /// The level of a sine of `hertz` in `samples` (48 kHz), in dB relative to a full-scale
+    /// sine (Goertzel over the samples, skipping the first 50 ms while the recorder starts).
+    public static func toneLevel(_ samples: [Double], hertz: Double) -> Double {
+        let usable = Array(samples.dropFirst(2400))
+        guard usable.count > 480 else { return -200 }
+        let coefficient = 2 * cos(2 * .pi * hertz / 48000)
+        var (previous, beforePrevious) = (0.0, 0.0)
+        for sample in usable {
+            let current = sample + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        let amplitude = 2 * sqrt(max(power, 0)) / Double(usable.count)
+        return 20 * log10(max(amplitude, 1e-10))
+    }
+
+    /// The RMS level of `samples` in dBFS.
+    public static func rmsLevel(_ samples: [Double]) -> Double {
+        let usable = samples.dropFirst(2400)
+        guard !usable.isEmpty else { return -200 }
+        let mean = usable.reduce(0) { $0 + $1 * $1 } / Double(usable.count)
+        return 10 * log10(max(mean, 1e-20))
+    }
+
+    public func log(_ name: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)).map { String($0.suffix(2000)) } ?? ""
+    }
+
+    public func stop() async {
+        await killDaemons()
+        sessionBus.signal(SIGKILL)
+        _ = await sessionBus.waitForExit(timeout: .seconds(5))
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// 16-bit PCM WAV files for the tests' tones and recordings.
+enum PCMWaveFile {
+    static func data(samples: [Int16], rate: UInt32, channels: UInt16) -> Data {
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let bytes = UInt32(samples.count * 2)
+        data.append(contentsOf: Array("RIFF".utf8)); append(36 + bytes)
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(channels)
+        append(rate); append(rate * UInt32(channels) * 2); append(channels * 2); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(bytes)
+        samples.withUnsafeBytes { data.append(contentsOf: $0) }
+        return data
+    }
+
+    /// The samples of a 16-bit WAV file's `data` chunk (a recorder killed mid-way leaves
+    /// its sizes unset: everything after the chunk header counts).
+    static func samples(of url: URL) throws -> [Int16] {
+        let bytes = [UInt8](try Data(contentsOf: url))
+        var offset = 12
+        while offset + 8 <= bytes.count {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let size = Int(UInt32(bytes[offset + 4]) | UInt32(bytes[offset + 5]) << 8 | UInt32(bytes[offset + 6]) << 16 | UInt32(bytes[offset + 7]) << 24)
+            if id == "data" {
+                let start = offset + 8
+                let end = size == 0 || start + size > bytes.count ? bytes.count : start + size
+                return stride(from: start, to: end - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+            }
+            offset += 8 + size + (size & 1)
+        }
+        throw HarnessError("\(url.path) has no data chunk")
+    }
+}

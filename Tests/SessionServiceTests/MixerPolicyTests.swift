@@ -1,0 +1,228 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// The focus policy heard on a real PipeWire: a 15 kHz tone played as a Music stream is the
+/// radio, measured at the speakers' monitor (espeak-ng's speech has nothing at 15 kHz).
+@Suite(.serialized) struct MixerPolicyTests {
+    static let radioHertz = 15000.0
+    static let duckDB = 20 * log10(0.3)
+
+    struct Rig {
+        let pipewire: PipeWireTestSystem
+        let session: SessionFixture
+        let radio: ChildProcess
+
+        func radioLevel(seconds: Double = 0.6) async throws -> Double {
+            PipeWireTestSystem.toneLevel(try await pipewire.listen(seconds: seconds), hertz: MixerPolicyTests.radioHertz)
+        }
+
+        func streams() async throws -> [[String: DBusValue]] {
+            try #require(try await session.property("Streams")?.arrayValue).compactMap(\.stringKeyedValue)
+        }
+
+        /// Waits until the session sees the radio as a stream.
+        func waitForRadio(_ check: ([String: DBusValue]) -> Bool = { _ in true }) async throws -> [String: DBusValue] {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                if let radio = try await streams().first(where: { $0["Role"]?.stringValue == "Music" }), check(radio) { return radio }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw HarnessError("the session never showed the radio as wanted: \(try await streams())")
+        }
+    }
+
+    static func with(_ body: (Rig) async throws -> Void) async throws {
+        let pipewire = try await PipeWireTestSystem.start()
+        do {
+            let radio = try pipewire.play(try pipewire.tone(hertz: radioHertz, amplitude: 0.5, seconds: 120), role: "Music")
+            try await SessionFixture.with(arguments: ["--mixer", "pipewire"], environment: pipewire.environment) { session in
+                let rig = Rig(pipewire: pipewire, session: session, radio: radio)
+                _ = try await rig.waitForRadio()
+                try await body(rig)
+            }
+        } catch {
+            let logs = pipewire.log("pipewire.log") + pipewire.log("wireplumber.log")
+            await pipewire.stop()
+            throw HarnessError("\(error)\n--- PipeWire:\n\(logs.suffix(1500))")
+        }
+        await pipewire.stop()
+    }
+
+    @Test func duckOthersLowersTheRadioToDuckLevelAndRestoresIt() async throws {
+        try await Self.with { rig in
+            #expect(try await rig.session.property("Mixer") == .string("pipewire"))
+            let full = try await rig.radioLevel()
+            #expect(full > -8)  // a 0.5 sine: -6 dB
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            let activation = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            let ducked = try await rig.radioLevel()
+            #expect(abs((ducked - full) - Self.duckDB) <= 1, "ducked by \(ducked - full) dB, wanted \(Self.duckDB)")
+
+            try await rig.session.deactivate(activation, on: music)
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == false }
+            let restored = try await rig.radioLevel()
+            #expect(abs(restored - full) <= 1, "restored to \(restored) dB from \(full)")
+        }
+    }
+
+    @Test func aNonMixableActivationMutesTheRadioAndANewDuckLevelApplies() async throws {
+        try await Self.with { rig in
+            let full = try await rig.radioLevel()
+            try await rig.session.setProperty("DuckLevel", .double(0.5))
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            let ducking = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duck"])], on: music)
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            let half = try await rig.radioLevel()
+            #expect(abs((half - full) - 20 * log10(0.5)) <= 1)
+            let solo = try await rig.session.activate(["Category": .string("playback")], on: music)
+            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == true }
+            #expect(try await rig.radioLevel() < -60)
+            try await rig.session.deactivate(solo, on: music)
+            try await rig.session.deactivate(ducking, on: music)
+            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == false && $0["Ducked"]?.boolValue == false }
+            #expect(abs(try await rig.radioLevel() - full) <= 1)
+            // A stream's own volume is the one shown.
+            #expect(try await rig.waitForRadio()["Volume"] == .double(1))
+        }
+    }
+
+    @Test func aKilledSessionRestoresTheRadioAtItsNextStart() async throws {
+        try await Self.with { rig in
+            let full = try await rig.radioLevel()
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            _ = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            rig.session.service.signal(SIGKILL)
+            _ = await rig.session.service.waitForExit(timeout: .seconds(5))
+            #expect(try await rig.radioLevel() < full - 6)  // still lowered: nobody restored it
+            let again = try await ServiceProcess("earshot-session", arguments: ["--linger-seconds", "2", "--mixer", "pipewire"],
+                                                 bus: rig.session.bus, busName: SessionFixture.busName,
+                                                 environment: SessionFixture.environment(of: rig.session.bus).merging(rig.pipewire.environment) { $1 })
+            defer { again.stop() }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(abs(try await rig.radioLevel() - full) <= 1)
+            #expect(again.logText.contains("left lowered by an earlier run"))
+        }
+    }
+
+    @Test func aPipeWireRestartIsAMediaServicesResetAndThePolicyHolds() async throws {
+        try await Self.with { rig in
+            let resets = try await rig.session.subscribe("MediaServicesReset")
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            _ = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            await rig.pipewire.killDaemons()
+            try await rig.pipewire.startDaemons()
+            #expect(await resets.next(timeout: .seconds(10)) != nil)
+            // The radio comes back on the new daemon, and is ducked on arrival.
+            let radio = try rig.pipewire.play(try rig.pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 60), role: "Music")
+            _ = radio
+            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            let level = try await rig.radioLevel()
+            #expect(abs(level - (-6.02 + Self.duckDB)) <= 1.5, "the radio at \(level) dB")
+            let route = try #require(try await rig.session.property("Route")?.stringKeyedValue)
+            #expect(route["MixerSink"] == .string("speakers"))
+        }
+    }
+
+    @Test func aMuteAudioPassThruSilencesTheRadioWhileItRecords() async throws {
+        try await Self.with { rig in
+            let full = try await rig.radioLevel()
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mono_mic", "--pace", "realtime", "--no-follow-session"],
+                                                   bus: rig.session.bus, busName: "org.earshot.Capture1",
+                                                   environment: SessionFixture.environment(of: rig.session.bus).merging(rig.pipewire.environment) { $1 })
+            defer { capture.stop() }
+            let finished = try await rig.session.client.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru",
+                                                                            member: "Finished"))
+            _ = try await rig.session.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
+                                                  member: "PerformAudioPassThru", [.vardict([
+                                                      "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
+                                                      "MaxDuration": .uint32(2500),
+                                                  ])])
+            try await Task.sleep(for: .milliseconds(300))
+            let during = try await rig.radioLevel(seconds: 1)
+            #expect(during < -60, "the radio at \(during) dB while recording")
+            #expect(await finished.next(timeout: .seconds(10)) != nil)
+            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == false }
+            #expect(abs(try await rig.radioLevel() - full) <= 1)
+        }
+    }
+
+    @Test func anEmergencyAlertMutesTheRadioAndIsHeard() async throws {
+        try await Self.with { rig in
+            let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "pipewire"],
+                                                  bus: rig.session.bus, busName: "org.earshot.Alerts1",
+                                                  environment: rig.pipewire.environment)
+            defer { alerts.stop() }
+            _ = try await rig.session.client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1", interface: "org.earshot.Alerts1",
+                                                  member: "PresentAlert", [.vardict([
+                                                      "Text": .string("Collision ahead"), "Priority": .string("EMERGENCY"),
+                                                      "Audio": .array(.structure([.string, .string]), [
+                                                          .structure([.string("TEXT"), .string("Brake now. Collision ahead. Brake now. Collision ahead.")]),
+                                                      ]),
+                                                  ])])
+            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == true }
+            let heard = try await rig.pipewire.listen(seconds: 1)
+            let radio = PipeWireTestSystem.toneLevel(heard, hertz: Self.radioHertz)
+            let speech = PipeWireTestSystem.rmsLevel(heard)
+            #expect(radio < -60, "the radio at \(radio) dB under the alert")
+            #expect(speech > -45, "the alert's speech at \(speech) dBFS")
+            // The alert's own stream carries its role and is not touched.
+            let own = try await rig.streams().first { $0["Role"]?.stringValue == "Emergency" }
+            #expect(own?["Muted"] == .boolean(false))
+            #expect(own?["Ducked"] == .boolean(false))
+        }
+    }
+
+    @Test func aPassThruRecordsFromThePipeWireMicrophone() async throws {
+        try await Self.with { rig in
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "pipewire", "--no-follow-session"],
+                                                   bus: rig.session.bus, busName: "org.earshot.Capture1",
+                                                   environment: rig.pipewire.environment)
+            defer { capture.stop() }
+            let signals = try await rig.session.client.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru"))
+            _ = try await rig.session.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
+                                                  member: "PerformAudioPassThru", [.vardict([
+                                                      "SamplingRate": .uint32(48000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
+                                                      "MaxDuration": .uint32(1000), "MuteAudio": .boolean(false),
+                                                  ])])
+            var audio: [UInt8] = []
+            while let signal = await signals.next(timeout: .seconds(10)) {
+                if signal.member == "AudioPassThru" { audio += signal.body[0].bytesValue ?? [] }
+                if signal.member == "Finished" {
+                    #expect(signal.body.first == .string("SUCCESS"))
+                    break
+                }
+            }
+            // A second of 48 kHz mono from the virtual source, through ALSA's pipewire PCM
+            // (the null source is silent: what it carries is not checked).
+            #expect(audio.count >= 48000 * 2 * 9 / 10)
+            #expect(audio.count <= 48000 * 2 * 11 / 10)
+        }
+    }
+
+    @Test func aMalformedPolicyFileStopsTheServiceSayingWhere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-policy-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("roles.conf")
+        try "Music = media\nEmergency = never\n".write(to: file, atomically: true, encoding: .utf8)
+        let output = try? await ToolRun.run([ServiceProcess.productsDirectory.appendingPathComponent("earshot-session").path,
+                                             "--policy", file.path, "--mixer", "none", "--address", "unix:path=/nonexistent"])
+        #expect(output == nil)  // it exits non-zero
+        let log = directory.appendingPathComponent("run.log")
+        let child = try ChildProcess([ServiceProcess.productsDirectory.appendingPathComponent("earshot-session").path, "--policy", file.path],
+                                     environment: [:], logPath: log.path)
+        let status = await child.waitForExit(timeout: .seconds(10))
+        #expect(status != nil && status != 0)
+        let text = try String(contentsOf: log, encoding: .utf8)
+        #expect(text.contains("line 2: 'never' is not media or exempt"), "\(text)")
+    }
+}
