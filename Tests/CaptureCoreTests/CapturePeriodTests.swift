@@ -34,7 +34,7 @@ import Testing
         #expect(CapturePeriod.frames(for: Self.request(chunkMs: 100), sessionLimitSeconds: 1e-9) == 1)
     }
 
-    @Test func onlyTheUsersEndsKeepHeardAudio() {
-        #expect(EndReason.allCases.filter(\.keepsHeardAudio) == [.done, .end, .cancel, .retry])
+    @Test func theUsersEndsAndAnInterruptionKeepHeardAudio() {
+        #expect(EndReason.allCases.filter(\.keepsHeardAudio) == [.done, .end, .cancel, .retry, .interrupted])
     }
 }
