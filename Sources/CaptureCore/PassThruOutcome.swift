@@ -10,8 +10,8 @@ public enum EndReason: String, Sendable, CaseIterable {
 
     /// Whether the audio already heard when the pass-thru ends still goes out: true for
     /// the user's ends (`Done`, `End`, `Cancel`, `Retry`) and an interruption, whose last
-    /// chunk holds what the device captured up to the request. Timeout and silence end on audio already read;
-    /// a vanished owner or device has no one or nothing left to read for.
+    /// chunk holds what the device captured up to the request. Timeout and silence end on
+    /// audio already read; a vanished owner or device has no one or nothing left to read for.
     public var keepsHeardAudio: Bool {
         switch self {
         case .done, .end, .cancel, .retry, .interrupted: true

@@ -129,7 +129,7 @@ public final class PipeWireMixer: Sendable {
             let event: PipeWireEvent = String(cString: which!) == "sink" ? .defaultSink(node) : .defaultSource(node)
             Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(event)
         }
-        let retryMs = Int32(clamping: retry.components.seconds * 1000 + retry.components.attoseconds / 1_000_000_000_000_000)
+        let retryMs = Self.milliseconds(retry)
         guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs)) else {
             sink.release()
             throw PipeWireError("cannot start a PipeWire thread loop")
@@ -139,6 +139,11 @@ public final class PipeWireMixer: Sendable {
     }
 
     deinit { close() }
+
+    /// A duration as the C mixer's whole milliseconds.
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        Int32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
 
     /// Sets a playback stream's master volume and mute (nil: unchanged).
     public func set(_ id: UInt32, volume: Double?, muted: Bool?) throws(PipeWireError) {
@@ -155,7 +160,7 @@ public final class PipeWireMixer: Sendable {
     /// False on a timeout or without a connection.
     @discardableResult
     public func sync(timeout: Duration = .seconds(1)) -> Bool {
-        let timeoutMs = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let timeoutMs = Self.milliseconds(timeout)
         // Held through the wait so that `close` cannot free the C mixer under it; the
         // loop's thread never takes this lock, so the wait always ends.
         return handle.withLock { mixer in

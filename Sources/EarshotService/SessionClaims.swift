@@ -68,28 +68,28 @@ public final class SessionClaims: Sendable {
     }
 
     private func obtain(for id: UInt64, category: String, options: [String]) async {
-            do {
-                guard let path = try await session.activate(category: category, options: options) else {
-                    claims.withLock { _ = $0.removeValue(forKey: id) }
-                    return
-                }
-                let releasedMeanwhile = claims.withLock { claims -> Bool in
-                    if case .released = claims[id] {
-                        claims.removeValue(forKey: id)
-                        return true
-                    }
-                    claims[id] = .held(path)
-                    return false
-                }
-                if releasedMeanwhile {
-                    await session.deactivate(path)
-                } else {
-                    logger.debug("\(subject) \(id): holding audio session activation \(path)")
-                }
-            } catch {
+        do {
+            guard let path = try await session.activate(category: category, options: options) else {
                 claims.withLock { _ = $0.removeValue(forKey: id) }
-                logger.warning("\(subject) \(id): the audio session refused \(category): \(error); going on without it")
+                return
             }
+            let releasedMeanwhile = claims.withLock { claims -> Bool in
+                if case .released = claims[id] {
+                    claims.removeValue(forKey: id)
+                    return true
+                }
+                claims[id] = .held(path)
+                return false
+            }
+            if releasedMeanwhile {
+                await session.deactivate(path)
+            } else {
+                logger.debug("\(subject) \(id): holding audio session activation \(path)")
+            }
+        } catch {
+            claims.withLock { _ = $0.removeValue(forKey: id) }
+            logger.warning("\(subject) \(id): the audio session refused \(category): \(error); going on without it")
+        }
     }
 
     /// Ends the claim of the work `id`, if it has one.
