@@ -109,6 +109,8 @@ final class SessionService: Sendable {
                                            interfaces: [SessionInterfaces.managerInterface(self)],
                                            properties: [SessionInterfaces.manager: managerProperties()])
         managerObject.withLock { $0 = object }
+        // Mixer events handled while the object was being exported published nothing.
+        await worker.run { self.publish() }
         try startFollowingRoutes()
         try await startFollowingCapture()
     }

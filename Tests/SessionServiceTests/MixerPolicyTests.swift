@@ -29,7 +29,13 @@ import Testing
                 if let radio = try await streams().first(where: { $0["Role"]?.stringValue == "Music" }), check(radio) { return radio }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            throw HarnessError("the session never showed the radio as wanted: \(try await streams())")
+            let nodes = (try? await pipewire.tool(["pw-cli", "ls", "Node"])) ?? "?"
+            throw HarnessError("""
+                the session never showed the radio as wanted: \(try await streams())
+                --- pw-play: \(radio.isRunning ? "running" : "exited") \(pipewire.log("pw-play.log"))
+                --- nodes:\n\(nodes.suffix(3000))
+                --- earshot-session:\n\(session.service.logText.suffix(3000))
+                """)
         }
     }
 
