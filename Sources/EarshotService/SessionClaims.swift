@@ -26,10 +26,24 @@ public final class SessionClaims: Sendable {
         self.logger = logger
     }
 
-    /// Claims audio for the work `id` with `category` and `options`, in the background.
-    public func claim(for id: UInt64, category: String, options: [String] = []) {
+    /// Claims audio for the work `id` with `category` and `options`, in the background;
+    /// the task returned ends once the session has answered (or at once without one).
+    @discardableResult
+    public func claim(for id: UInt64, category: String, options: [String] = []) -> Task<Void, Never> {
         claims.withLock { $0[id] = .pending }
-        Task { await obtain(for: id, category: category, options: options) }
+        return Task { await obtain(for: id, category: category, options: options) }
+    }
+
+    /// Waits until `claim` (from `claim(for:…)`) has been answered, but no longer than
+    /// `limit`: work that should start after the mixer has made room for it, and must not
+    /// wait long for a slow session.
+    public static func answer(of claim: Task<Void, Never>, within limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await claim.value }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// Claims audio for the work `id` and returns once the session has answered (it has

@@ -6,8 +6,9 @@ protocol AlertAudioOutput: Sendable {
     /// Starts playing on threads of its own and returns at once; `ended` is called once,
     /// with warnings about chunks that could not be rendered, when the audio has played
     /// out (not after `stop`). `role` is the `media.role` the audio carries where the
-    /// output is PipeWire.
+    /// output is PipeWire. The output opens once `ready` has returned.
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
+              after ready: @escaping @Sendable () async -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback
 }
 

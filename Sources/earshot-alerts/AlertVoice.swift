@@ -37,52 +37,63 @@ final class AlertVoice: AlertAudioOutput {
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
+              after ready: @escaping @Sendable () async -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
         let (device, format, pacing, renderer) = (Self.device(device, role: role), PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
                                                   pacing, renderer)
-        rendering.async {
-            guard !playback.isStopped else { return }
-            let stream: PlaybackStream
-            do {
-                stream = try PlaybackStream(device: device, format: format, pacing: pacing)
-            } catch {
-                logger.error("alert \(id): cannot play on \(device): \(error)")
-                playback.warn("audio: cannot play on \(device): \(error)")
-                playback.end()
-                return
-            }
-            guard playback.attach(stream) else {
-                stream.stop()
-                return
-            }
-            stream.start(onFirstFrame: { writtenUs in
-                let latency = Double(writtenUs &- presentedUs) / 1000
-                logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
-            }, onEnd: { error in
-                if let error {
-                    logger.error("alert \(id): playback failed: \(error)")
-                    playback.warn("audio: playback failed: \(error)")
-                }
-                playback.end()
-            })
-            // Rendering runs at most a few seconds ahead of playback, so a long alert
-            // holds little audio in memory.
-            let ahead = Int(format.sampleRate) * Self.renderAheadSeconds
-            for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
-                while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
-                guard !playback.isStopped else { return }
-                do {
-                    _ = stream.enqueue(try renderer.render(part))
-                } catch {
-                    logger.warning("alert \(id): \(error); skipped")
-                    playback.warn("audio: \(error); skipped")
-                }
-            }
-            stream.finish()
+        let rendering = rendering
+        Task {
+            await ready()
+            rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, format: format,
+                                          pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger) }
         }
         return playback
+    }
+
+    /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
+    private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device: String, format: PCMFormat,
+                               pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk], tone: Bool,
+                               logger: Logger) {
+        guard !playback.isStopped else { return }
+        let stream: PlaybackStream
+        do {
+            stream = try PlaybackStream(device: device, format: format, pacing: pacing)
+        } catch {
+            logger.error("alert \(id): cannot play on \(device): \(error)")
+            playback.warn("audio: cannot play on \(device): \(error)")
+            playback.end()
+            return
+        }
+        guard playback.attach(stream) else {
+            stream.stop()
+            return
+        }
+        stream.start(onFirstFrame: { writtenUs in
+            let latency = Double(writtenUs &- presentedUs) / 1000
+            logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
+        }, onEnd: { error in
+            if let error {
+                logger.error("alert \(id): playback failed: \(error)")
+                playback.warn("audio: playback failed: \(error)")
+            }
+            playback.end()
+        })
+        // Rendering runs at most a few seconds ahead of playback, so a long alert
+        // holds little audio in memory.
+        let ahead = Int(format.sampleRate) * Self.renderAheadSeconds
+        for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
+            while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
+            guard !playback.isStopped else { return }
+            do {
+                _ = stream.enqueue(try renderer.render(part))
+            } catch {
+                logger.warning("alert \(id): \(error); skipped")
+                playback.warn("audio: \(error); skipped")
+            }
+        }
+        stream.finish()
     }
 }
 

@@ -52,6 +52,8 @@ final class AlertsService: Sendable {
     }
 
     static let speechKinds = SpeechChunk.Kind.allCases.map(\.rawValue)
+    /// How long an alert's audio waits for the audio session to answer its claim.
+    static let focusWait = Duration.milliseconds(100)
 
     func start() async throws {
         await sessionClaims.watchInterruptions { [weak self] id in self?.interrupted(id) }
@@ -203,13 +205,16 @@ final class AlertsService: Sendable {
                 logger.info("alert \(id) presented")
                 if !alert.audio.isEmpty {
                     let priority = alert.request.priority
+                    // Focus by priority: VOICECOM and EMERGENCY silence other audio, the
+                    // rest duck it. The audio starts once the session has made room for
+                    // it (a change to the mixer made before the alert's stream joins it is
+                    // heard at once; one made while the stream joins waits for the graph).
+                    let claim = sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
                     s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone,
-                                                  role: priority.mediaRole, logger: logger) { [self] warnings in
+                                                  role: priority.mediaRole, logger: logger,
+                                                  after: { await SessionClaims.answer(of: claim, within: Self.focusWait) }) { [self] warnings in
                         Task { self.audioEnded(id, warnings: warnings) }
                     }
-                    // Focus by priority: VOICECOM and EMERGENCY silence other audio, the
-                    // rest duck it.
-                    sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
                 }
                 for observer in observers.withLock({ $0 }) { observer.presented(alert) }
             case .completed(let id, let end):
