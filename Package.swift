@@ -152,7 +152,7 @@ let package = Package(
         .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
         .executableTarget(name: "earshot-bench", dependencies: [
             "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
-            "EarshotMedia", "PieceStore", "PiecesCore",
+            "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -14,8 +14,9 @@
 #include <spa/pod/iter.h>
 #include <spa/utils/json.h>
 
-/* One followed registry object: a node, a client or the "default" metadata. */
-enum object_type { OBJECT_NODE, OBJECT_CLIENT, OBJECT_METADATA };
+/* One followed registry object: a node, a client, the "default" metadata or a link (links
+   are not bound: their global's properties say all that is reported). */
+enum object_type { OBJECT_NODE, OBJECT_CLIENT, OBJECT_METADATA, OBJECT_LINK };
 
 struct object {
     struct spa_list link;
@@ -32,6 +33,8 @@ struct object {
     char *name, *description, *application, *role;
     int has_info, has_volume, mute;
     float volume;
+    /* Links */
+    uint32_t output_node, input_node;
 };
 
 struct earshot_pw_mixer {
@@ -87,10 +90,13 @@ static void destroy_object(struct object *o, int report) {
     if (report) {
         if (o->type == OBJECT_NODE && o->has_info && m->callbacks.node_removed) m->callbacks.node_removed(m->user, o->id);
         if (o->type == OBJECT_CLIENT && m->callbacks.client_removed) m->callbacks.client_removed(m->user, o->id);
+        if (o->type == OBJECT_LINK && m->callbacks.link_removed) m->callbacks.link_removed(m->user, o->id);
     }
-    spa_hook_remove(&o->object_listener);
     spa_list_remove(&o->link);
-    pw_proxy_destroy(o->proxy);
+    if (o->proxy) {
+        spa_hook_remove(&o->object_listener);
+        pw_proxy_destroy(o->proxy);
+    }
     free(o->name);
     free(o->description);
     free(o->application);
@@ -98,7 +104,7 @@ static void destroy_object(struct object *o, int report) {
     free(o);
 }
 
-static int32_t parse_pid(const char *text) {
+static int32_t parse_positive(const char *text) {
     if (!text) return 0;
     char *end = NULL;
     long value = strtol(text, &end, 10);
@@ -116,8 +122,8 @@ static void node_info(void *data, const struct pw_node_info *info) {
     replace(&o->description, text);
     replace(&o->application, spa_dict_lookup(props, PW_KEY_APP_NAME));
     replace(&o->role, spa_dict_lookup(props, PW_KEY_MEDIA_ROLE));
-    o->client_id = (uint32_t)parse_pid(spa_dict_lookup(props, PW_KEY_CLIENT_ID));
-    o->pid = parse_pid(spa_dict_lookup(props, PW_KEY_APP_PROCESS_ID));
+    o->client_id = (uint32_t)parse_positive(spa_dict_lookup(props, PW_KEY_CLIENT_ID));
+    o->pid = parse_positive(spa_dict_lookup(props, PW_KEY_APP_PROCESS_ID));
     text = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);
     if (text) o->serial = strtoull(text, NULL, 10);
     o->has_info = 1;
@@ -160,8 +166,8 @@ static void client_info(void *data, const struct pw_client_info *info) {
     struct object *o = data;
     struct earshot_pw_mixer *m = o->mixer;
     if (!(info->change_mask & PW_CLIENT_CHANGE_MASK_PROPS) || !info->props) return;
-    int32_t pid = parse_pid(spa_dict_lookup(info->props, PW_KEY_SEC_PID));
-    if (pid == 0) pid = parse_pid(spa_dict_lookup(info->props, PW_KEY_APP_PROCESS_ID));
+    int32_t pid = parse_positive(spa_dict_lookup(info->props, PW_KEY_SEC_PID));
+    if (pid == 0) pid = parse_positive(spa_dict_lookup(info->props, PW_KEY_APP_PROCESS_ID));
     if (m->callbacks.client) m->callbacks.client(m->user, o->id, pid, spa_dict_lookup(info->props, PW_KEY_APP_NAME));
 }
 
@@ -254,6 +260,19 @@ static void registry_global(void *data, uint32_t id, uint32_t permissions, const
         events = &metadata_events;
         interface_type = PW_TYPE_INTERFACE_Metadata;
         interface_version = PW_VERSION_METADATA;
+    } else if (strcmp(type, PW_TYPE_INTERFACE_Link) == 0 && m->callbacks.link) {
+        uint32_t output_node = props ? (uint32_t)parse_positive(spa_dict_lookup(props, PW_KEY_LINK_OUTPUT_NODE)) : 0;
+        uint32_t input_node = props ? (uint32_t)parse_positive(spa_dict_lookup(props, PW_KEY_LINK_INPUT_NODE)) : 0;
+        struct object *o = calloc(1, sizeof(*o));
+        if (!o) return;
+        o->mixer = m;
+        o->type = OBJECT_LINK;
+        o->id = id;
+        o->output_node = output_node;
+        o->input_node = input_node;
+        spa_list_append(&m->objects, &o->link);
+        m->callbacks.link(m->user, id, output_node, input_node);
+        return;
     } else {
         return;
     }

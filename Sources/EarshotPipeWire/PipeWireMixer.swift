@@ -51,6 +51,9 @@ public enum PipeWireEvent: Sendable, Equatable {
     /// The daemon's default sink or source by node name (nil: none).
     case defaultSink(String?)
     case defaultSource(String?)
+    /// A link from one node's outputs to another's inputs (only with `followLinks`).
+    case link(id: UInt32, output: UInt32, input: UInt32)
+    case linkRemoved(UInt32)
 }
 
 public struct PipeWireError: Error, CustomStringConvertible, Sendable {
@@ -91,8 +94,8 @@ public final class PipeWireMixer: Sendable {
     }
 
     /// Starts the loop and the first connection attempt; when the daemon is not there, or
-    /// goes, it tries again every `retry`.
-    public init(remote: String? = nil, clientName: String, retry: Duration = .milliseconds(250),
+    /// goes, it tries again every `retry`. Links are reported only with `followLinks`.
+    public init(remote: String? = nil, clientName: String, retry: Duration = .milliseconds(250), followLinks: Bool = false,
                 onEvent: @escaping @Sendable (PipeWireEvent) -> Void) throws {
         let sink = Unmanaged.passRetained(Sink(onEvent))
         var callbacks = earshot_pw_callbacks()
@@ -128,6 +131,14 @@ public final class PipeWireMixer: Sendable {
             let node = name.map { String(cString: $0) }
             let event: PipeWireEvent = String(cString: which!) == "sink" ? .defaultSink(node) : .defaultSource(node)
             Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(event)
+        }
+        if followLinks {
+            callbacks.link = { user, id, output, input in
+                Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.link(id: id, output: output, input: input))
+            }
+            callbacks.link_removed = { user, id in
+                Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.linkRemoved(id))
+            }
         }
         let retryMs = Self.milliseconds(retry)
         guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs)) else {

@@ -119,12 +119,37 @@ public final class PipeWireTestSystem: Sendable {
         return url
     }
 
-    /// Plays `file` as a stream with `role` (`pw-play --media-role`), until stopped.
-    public func play(_ file: URL, role: String) throws -> ChildProcess {
-        let player = try ChildProcess(["/usr/bin/pw-play", "--media-role", role, file.path], environment: daemonEnvironment,
+    /// Plays `file` as a stream with `role` (`pw-play --media-role`), until stopped;
+    /// `latency` (samples) asks the graph for that quantum.
+    public func play(_ file: URL, role: String, latency: Int? = nil) throws -> ChildProcess {
+        let options = latency.map { ["--latency", String($0)] } ?? []
+        let player = try ChildProcess(["/usr/bin/pw-play", "--media-role", role] + options + [file.path], environment: daemonEnvironment,
                                       logPath: directory.appendingPathComponent("pw-play.log").path)
         processes.withLock { $0.append(player) }
         return player
+    }
+
+    /// Records what the speakers play (the sink's monitor) into a pipe, as it is played:
+    /// 48 kHz mono 16-bit raw samples, asking the graph for a quantum of `latency` samples.
+    /// Returns the recorder and the pipe's reading end (the caller closes it).
+    public func monitor(latency: Int) throws -> (recorder: ChildProcess, output: Int32) {
+        var ends: [Int32] = [0, 0]
+        // pipe2 is not visible from Swift: close-on-exec right after (a child spawned in
+        // between may hold an end until it execs; the recorder's end of file waits for it).
+        guard pipe(&ends) == 0 else { throw HarnessError("pipe: \(String(cString: strerror(errno)))") }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        defer { close(ends[1]) }
+        do {
+            let recorder = try ChildProcess(["/usr/bin/pw-record", "--target", "speakers", "-P", "{ stream.capture.sink=true }",
+                                             "--latency", String(latency), "--rate", "48000", "--channels", "1", "--format", "s16", "-"],
+                                            environment: daemonEnvironment, stdout: ends[1],
+                                            logPath: directory.appendingPathComponent("pw-record.log").path)
+            processes.withLock { $0.append(recorder) }
+            return (recorder, ends[0])
+        } catch {
+            close(ends[0])
+            throw error
+        }
     }
 
     /// Plays `file` into the virtual microphone.
@@ -148,10 +173,11 @@ public final class PipeWireTestSystem: Sendable {
     }
 
     /// The level of a sine of `hertz` in `samples` (48 kHz), in dB relative to a full-scale
-    /// sine (Goertzel over the samples, skipping the first 50 ms while the recorder starts).
-    public static func toneLevel(_ samples: [Double], hertz: Double) -> Double {
-        let usable = Array(samples.dropFirst(2400))
-        guard usable.count > 480 else { return -200 }
+    /// sine (Goertzel over the samples, skipping the first `skipping`, by default the 50 ms
+    /// while a recorder starts).
+    public static func toneLevel<Samples: Collection<Double>>(_ samples: Samples, hertz: Double, skipping: Int = 2400) -> Double {
+        let usable = samples.dropFirst(skipping)
+        guard usable.count >= 48 else { return -200 }
         let coefficient = 2 * cos(2 * .pi * hertz / 48000)
         var (previous, beforePrevious) = (0.0, 0.0)
         for sample in usable {

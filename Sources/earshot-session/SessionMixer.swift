@@ -161,6 +161,8 @@ extension SessionService {
                 return state.mixerView.attached && state.mixerView.defaultSource != name ? state.applied : nil
             }
             if let previous { routeChanged(.routeConfigurationChange, previous: previous) }
+        case .link, .linkRemoved:
+            return  // not followed
         }
         enforceFocus()
     }

@@ -7,7 +7,8 @@
    thread loop of its own.
 
    It follows nodes (playback and capture streams, sinks and sources), clients (for the
-   process id behind a stream) and the "default" metadata (the default sink and source).
+   process id behind a stream), the "default" metadata (the default sink and source) and,
+   when the `link` callback is set, links between nodes.
    Every callback runs on the mixer's own thread, with the mixer's lock held: a callback
    must copy what it needs and return, and must not call earshot_pw_mixer_set or
    earshot_pw_mixer_sync. Strings passed to callbacks are valid only during the call.
@@ -52,6 +53,11 @@ typedef struct earshot_pw_callbacks {
     void (*client_removed)(void *user, uint32_t id);
     /* "sink" or "source": the node name the daemon uses by default, NULL when none. */
     void (*default_node)(void *user, const char *which, const char *name);
+    /* Optional (NULL: links are not followed): a link from one node's output ports to
+       another node's input ports, as link.output.node and link.input.node say (0 when
+       absent), and its removal. */
+    void (*link)(void *user, uint32_t id, uint32_t output_node, uint32_t input_node);
+    void (*link_removed)(void *user, uint32_t id);
 } earshot_pw_callbacks;
 
 /* Whether a PipeWire daemon accepts connections on `remote` (NULL: $PIPEWIRE_REMOTE, else

@@ -1,0 +1,108 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+
+/// What the speakers play, heard as it is played: a thread reads the monitor recorder's
+/// pipe (48 kHz mono 16-bit) in windows of `windowSamples` and keeps, for each window, the
+/// level of every watched tone and the moment the window was read. A change of level is
+/// then dated by the first window that shows it, however late the benchmark looks.
+final class MonitorLevels: Sendable {
+    struct Window: Sendable {
+        /// `monotonicNanoseconds()` when the window's last sample was read from the pipe.
+        let readAt: UInt64
+        /// dB against a full-scale sine, one per watched tone.
+        let levels: [Double]
+    }
+
+    let tones: [Double]
+    let windowSamples: Int
+    private let recorder: ChildProcess
+    private let pipe: Int32
+    private let windows = Locked<[Window]>([])
+    private let ended = Locked(false)
+    /// The windows kept: the last 10 s or so.
+    private static let kept = 2_000
+
+    /// Starts recording the speakers of `pipewire` with a graph quantum of
+    /// `windowSamples`, and the reading thread.
+    init(pipewire: PipeWireTestSystem, tones: [Double], windowSamples: Int = 256) throws {
+        self.tones = tones
+        self.windowSamples = windowSamples
+        (recorder, pipe) = try pipewire.monitor(latency: windowSamples)
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "monitor-levels"
+        thread.start()
+    }
+
+    /// Stops the recorder; the reading thread ends at the pipe's end and closes it.
+    func stop() {
+        recorder.signal(SIGTERM)
+    }
+
+    private func readLoop() {
+        defer {
+            close(pipe)
+            ended.withLock { $0 = true }
+        }
+        let windowBytes = windowSamples * 2
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            let now = monotonicNanoseconds()
+            pending += buffer[0..<count]
+            var made: [Window] = []
+            var start = 0
+            while pending.count - start >= windowBytes {
+                let samples = stride(from: start, to: start + windowBytes, by: 2).map { index in
+                    Double(Int16(bitPattern: UInt16(pending[index]) | UInt16(pending[index + 1]) << 8)) / 32768
+                }
+                made.append(Window(readAt: now, levels: tones.map { PipeWireTestSystem.toneLevel(samples, hertz: $0, skipping: 0) }))
+                start += windowBytes
+            }
+            pending.removeFirst(start)
+            guard !made.isEmpty else { continue }
+            windows.withLock { windows in
+                windows += made
+                if windows.count > 2 * Self.kept { windows.removeFirst(windows.count - Self.kept) }
+            }
+        }
+    }
+
+    /// When the first window read after `after` showed tone `tone` (an index into `tones`)
+    /// at a level for which `wanted` holds; nil if none did within `timeout`.
+    func first(tone: Int, after: UInt64, timeout: Duration, _ wanted: @Sendable (Double) -> Bool) async throws -> UInt64? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            try Task.checkCancellation()
+            let found = windows.withLock { windows -> UInt64? in
+                // Windows are in reading order: find the first read after `after`.
+                var (low, high) = (0, windows.count)
+                while low < high {
+                    let middle = (low + high) / 2
+                    if windows[middle].readAt > after { high = middle } else { low = middle + 1 }
+                }
+                return windows[low...].first { wanted($0.levels[tone]) }?.readAt
+            }
+            if let found { return found }
+            guard !ended.withLock({ $0 }) else { throw BenchmarkError("the monitor recorder stopped") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return nil
+    }
+
+    /// Tone `tone`'s mean level in dB over the windows read in the last `duration`.
+    func level(tone: Int, over duration: Duration) async throws -> Double {
+        try await Task.sleep(for: duration)
+        let since = monotonicNanoseconds() - UInt64(duration.components.seconds) * 1_000_000_000
+            - UInt64(duration.components.attoseconds / 1_000_000_000)
+        let levels = windows.withLock { $0.filter { $0.readAt > since }.map { $0.levels[tone] } }
+        guard !levels.isEmpty else { throw BenchmarkError("the monitor recorder delivered nothing in \(duration)") }
+        // Mean of the amplitudes, in dB.
+        let amplitude = levels.map { pow(10, $0 / 20) }.reduce(0, +) / Double(levels.count)
+        return 20 * log10(max(amplitude, 1e-10))
+    }
+}

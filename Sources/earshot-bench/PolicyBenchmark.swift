@@ -1,0 +1,311 @@
+import ArgumentParser
+import EarshotDBus
+import EarshotPipeWire
+import EarshotTestHarness
+import Foundation
+import Glibc
+
+/// `earshot-bench policy`: how soon the focus policy is heard on a real PipeWire.
+struct PolicyBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "policy",
+        abstract: "Measure audio focus on PipeWire: Activate, Deactivate and an alert's start, to the radio's level change at the speakers.",
+        discussion: """
+            Needs the release builds of earshot-session and earshot-alerts next to this binary, and \
+            pipewire, wireplumber, pw-play and pw-record. Starts its own PipeWire daemon and \
+            WirePlumber in a temporary XDG_RUNTIME_DIR with a null sink, speakers, as the only \
+            output (nothing is heard on the machine), a private dbus-daemon, earshot-session \
+            --mixer pipewire and earshot-alerts --output-device pipewire. The radio is a 15 kHz \
+            tone played with pw-play --media-role Music; the speakers' monitor is recorded with \
+            pw-record into a pipe, and every 256-sample window (5.3 ms, also the graph's quantum) \
+            is dated as it is read, with the radio's level in it (Goertzel at 15 kHz). A level \
+            change is dated by the first window showing the radio past the midpoint, in dB, \
+            between its full and its ducked level. Then, after warm-up rounds:
+
+            1. Activate {playback, duckOthers} from one client: the time from the reply to the \
+            radio ducked at the speakers; then Deactivate: the time from its reply to the radio \
+            back at its level.
+
+            2. An alert's start: PresentAlert (--alert-priority, one short sentence spoken by \
+            espeak-ng), each from a new connection (the rate limit is per owner): the time from \
+            the reply to the radio lowered. Each round then cancels the alert and waits for \
+            Completed and the radio's return.
+
+            3. The peer, in the same run: WirePlumber's own handling of a new stream. A 9 kHz \
+            pw-play --media-role Music stream is started; a libpipewire client of the benchmark's \
+            own dates the stream's node and the link WirePlumber makes from it, and the monitor \
+            dates its first sound. Node to link is what WirePlumber's policy costs; link to sound \
+            is the graph's path to the monitor, which every figure above includes too.
+
+            Goal: p99 under 50 ms for 1 and 2 (reported, not enforced). A default run takes about \
+            two minutes.
+            """)
+
+    @Option(help: "Measured rounds of each kind.")
+    var rounds = 50
+
+    @Option(help: "Untimed rounds of each kind first.")
+    var warmup = 3
+
+    @Option(help: "The priority of the alerts in phase 2 (NAVIGATION ducks other audio, EMERGENCY mutes it).")
+    var alertPriority = "NAVIGATION"
+
+    @Flag(help: "Print the results as JSON instead of tables.")
+    var json = false
+
+    @Flag(help: "Run the services at --log-level debug and print their logs on stderr after the run.")
+    var showLogs = false
+
+    func validate() throws {
+        guard rounds >= 1, warmup >= 0 else { throw ValidationError("--rounds must be at least 1 and --warmup not negative") }
+        guard ["NORMAL", "COMMUNICATION", "NAVIGATION", "VOICECOM", "EMERGENCY"].contains(alertPriority) else {
+            throw ValidationError("--alert-priority: NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY")
+        }
+    }
+
+    func run() async throws {
+        let benchmark = PolicyBenchmark(rounds: rounds, warmup: warmup, alertPriority: alertPriority, showLogs: showLogs)
+        let results = try await runInterruptibly(interrupted: "PipeWire, the bus, the services and the temporary files are gone") {
+            try await benchmark.run()
+        }
+        try results.print(json: json)
+    }
+}
+
+struct PolicyBenchmark: Sendable {
+    let rounds: Int
+    let warmup: Int
+    let alertPriority: String
+    let showLogs: Bool
+
+    static let radioHertz = 15000.0
+    static let peerHertz = 9000.0
+    static let quantum = 256
+    static let duckLevel = 0.3
+    static let session = "org.earshot.Session1"
+    static let sessionPath: ObjectPath = "/org/earshot/Session1"
+    static let alerts = "org.earshot.Alerts1"
+    static let tools = ["/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-play", "/usr/bin/pw-record", "/usr/bin/espeak-ng"]
+
+    func run() async throws -> PolicyBenchmarkResults {
+        let sessionPath = try builtService("earshot-session")
+        let alertsPath = try builtService("earshot-alerts")
+        for tool in Self.tools where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw BenchmarkError("\(tool) is missing: install pipewire, pipewire-bin, wireplumber, pipewire-alsa and espeak-ng")
+        }
+        progress("starting PipeWire and WirePlumber")
+        let pipewire = try await PipeWireTestSystem.start()
+        do {
+            let results = try await withPrivateBus { bus in
+                try await measure(pipewire: pipewire, bus: bus, sessionPath: sessionPath, alertsPath: alertsPath)
+            }
+            await pipewire.stop()
+            return results
+        } catch {
+            await pipewire.stop()
+            throw error
+        }
+    }
+
+    private func measure(pipewire: PipeWireTestSystem, bus: PrivateBus, sessionPath: String, alertsPath: String) async throws
+        -> PolicyBenchmarkResults {
+        let radio = try pipewire.play(try pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 300), role: "Music",
+                                      latency: Self.quantum)
+        let monitor = try MonitorLevels(pipewire: pipewire, tones: [Self.radioHertz, Self.peerHertz], windowSamples: Self.quantum)
+        defer { monitor.stop() }
+        let environment = pipewire.environment.merging(["XDG_STATE_HOME": bus.directory.path]) { $1 }
+        progress("starting earshot-session --mixer pipewire")
+        let logging = showLogs ? ["--log-level", "debug"] : []
+        let session = try await ServiceProcess(sessionPath, arguments: ["--mixer", "pipewire"] + logging, bus: bus, busName: Self.session,
+                                               environment: environment)
+        progress("starting earshot-alerts --output-device pipewire")
+        let alerts = try await ServiceProcess(alertsPath, arguments: ["--output-device", "pipewire", "--linger-seconds", "0"] + logging, bus: bus,
+                                              busName: Self.alerts, environment: environment)
+        let client = try await bus.connect()
+        defer { client.close() }
+        do {
+            try await waitForRadio(client: client)
+            let full = try await monitor.level(tone: 0, over: .milliseconds(300))
+            guard full > -20 else { throw BenchmarkError("the radio is not heard at the speakers (\(full) dB)") }
+            let threshold = full + 10 * log10(Self.duckLevel)  // halfway to the ducked level, in dB
+            let check = { @Sendable () throws in
+                guard radio.isRunning else { throw BenchmarkError("the radio (pw-play) stopped:\n\(pipewire.log("pw-play.log"))") }
+            }
+
+            progress("\(warmup) + \(rounds) Activate/Deactivate rounds")
+            let activations = try await activationRounds(bus: bus, monitor: monitor, threshold: threshold, check: check)
+            progress("\(warmup) + \(rounds) \(alertPriority) alerts")
+            let alertStarts = try await alertRounds(bus: bus, client: client, monitor: monitor, threshold: threshold, check: check)
+            progress("\(warmup) + \(rounds) new pw-play streams (the peer)")
+            let peer = try await peerRounds(pipewire: pipewire, monitor: monitor)
+            guard session.isRunning, alerts.isRunning else {
+                throw BenchmarkError("a service exited during the run:\n\(session.logText.suffix(2000))\n\(alerts.logText.suffix(2000))")
+            }
+            await alerts.shutdown()
+            await session.shutdown()
+            if showLogs { progress("earshot-session's log:\n\(session.logText)\nearshot-alerts' log:\n\(alerts.logText)") }
+            return PolicyBenchmarkResults(processors: ProcessInfo.processInfo.activeProcessorCount, rounds: rounds, warmupRounds: warmup,
+                                          quantumSamples: Self.quantum, radioLevelDB: full, alertPriority: alertPriority,
+                                          activateToDucked: Figures(activations.ducked), deactivateToRestored: Figures(activations.restored),
+                                          alertToLowered: Figures(alertStarts), peerNodeToLink: Figures(peer.nodeToLink),
+                                          peerStartToLink: Figures(peer.startToLink), peerLinkToSound: Figures(peer.linkToSound),
+                                          peerNodeToSound: Figures(peer.nodeToSound))
+        } catch {
+            progress("earshot-session's log:\n\(session.logText.split(separator: "\n").suffix(15).joined(separator: "\n"))")
+            progress("earshot-alerts' log:\n\(alerts.logText.split(separator: "\n").suffix(15).joined(separator: "\n"))")
+            await alerts.shutdown()
+            await session.shutdown()
+            throw error
+        }
+    }
+
+    /// Waits until the session shows the radio in `Streams`.
+    private func waitForRadio(client: DBusConnection) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let reply = try await client.call(destination: Self.session, path: Self.sessionPath, interface: "org.freedesktop.DBus.Properties",
+                                              member: "Get", [.string(Self.session), .string("Streams")])
+            let streams = reply.first?.variantValue?.arrayValue?.compactMap(\.stringKeyedValue) ?? []
+            if streams.contains(where: { $0["Role"]?.stringValue == "Music" }) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BenchmarkError("earshot-session never showed the radio in Streams")
+    }
+
+    /// Milliseconds between two monotonic readings (negative when `to` came first).
+    private static func milliseconds(from: UInt64, to: UInt64) -> Double {
+        (Double(to) - Double(from)) / 1_000_000
+    }
+
+    private func heard(_ monitor: MonitorLevels, after: UInt64, what: String, _ wanted: @escaping @Sendable (Double) -> Bool) async throws -> UInt64 {
+        guard let time = try await monitor.first(tone: 0, after: after, timeout: .seconds(3), wanted) else {
+            throw BenchmarkError("the radio was not heard \(what) within 3 s")
+        }
+        return time
+    }
+
+    private func activationRounds(bus: PrivateBus, monitor: MonitorLevels, threshold: Double,
+                                  check: @Sendable () throws -> Void) async throws -> (ducked: [Double], restored: [Double]) {
+        let music = try await bus.connect()
+        defer { music.close() }
+        var ducked: [Double] = [], restored: [Double] = []
+        for round in 0..<(warmup + rounds) {
+            try check()
+            try await Task.sleep(for: .milliseconds(150))
+            let request: [String: DBusValue] = ["Category": .string("playback"), "Options": .strings(["duckOthers"])]
+            let sent = monotonicNanoseconds()
+            let reply = try await music.call(destination: Self.session, path: Self.sessionPath, interface: Self.session,
+                                             member: "Activate", [.vardict(request)])
+            let replied = monotonicNanoseconds()
+            guard let activation = reply.first?.objectPathValue else { throw BenchmarkError("Activate replied \(reply)") }
+            let lowered = try await heard(monitor, after: sent, what: "ducked after Activate") { $0 < threshold }
+            try await Task.sleep(for: .milliseconds(150))
+            let leaving = monotonicNanoseconds()
+            _ = try await music.call(destination: Self.session, path: activation, interface: "org.earshot.Session1.Activation",
+                                     member: "Deactivate")
+            let left = monotonicNanoseconds()
+            let back = try await heard(monitor, after: leaving, what: "restored after Deactivate") { $0 > threshold }
+            if round >= warmup {
+                ducked.append(Self.milliseconds(from: replied, to: lowered))
+                restored.append(Self.milliseconds(from: left, to: back))
+            }
+        }
+        return (ducked, restored)
+    }
+
+    private func alertRounds(bus: PrivateBus, client: DBusConnection, monitor: MonitorLevels, threshold: Double,
+                             check: @Sendable () throws -> Void) async throws -> [Double] {
+        let completions = try await client.subscribe(MatchRule(sender: Self.alerts, interface: "org.earshot.Alerts1.Alert", member: "Completed"))
+        var lowered: [Double] = []
+        for round in 0..<(warmup + rounds) {
+            try check()
+            try await Task.sleep(for: .milliseconds(150))
+            let owner = try await bus.connect()  // the rate limit is per owner
+            defer { owner.close() }
+            let request: [String: DBusValue] = [
+                "Text": .string("Turn left"), "Priority": .string(alertPriority),
+                "Audio": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Turn left.")])]),
+            ]
+            let sent = monotonicNanoseconds()
+            let reply = try await owner.call(destination: Self.alerts, path: "/org/earshot/Alerts1", interface: Self.alerts,
+                                             member: "PresentAlert", [.vardict(request)])
+            let replied = monotonicNanoseconds()
+            guard let alert = reply.first?.objectPathValue else { throw BenchmarkError("PresentAlert replied \(reply)") }
+            let down = try await heard(monitor, after: sent, what: "lowered by an alert") { $0 < threshold }
+            // Only its start is timed: end it rather than wait for its timeout.
+            _ = try await owner.call(destination: Self.alerts, path: alert, interface: "org.earshot.Alerts1.Alert", member: "Cancel")
+            var completed = false
+            while let signal = await completions.next(timeout: .seconds(15)) {
+                if signal.path == alert {
+                    completed = true
+                    break
+                }
+            }
+            guard completed else { throw BenchmarkError("alert \(alert) never completed") }
+            _ = try await heard(monitor, after: monotonicNanoseconds(), what: "restored after an alert") { $0 > threshold }
+            if round >= warmup { lowered.append(Self.milliseconds(from: replied, to: down)) }
+        }
+        return lowered
+    }
+
+    /// What the peer rounds' own libpipewire client saw, dated as it arrived.
+    private struct Sightings: Sendable {
+        var nodes: [(id: UInt32, application: String, at: UInt64)] = []
+        var links: [(output: UInt32, at: UInt64)] = []
+    }
+
+    private func peerRounds(pipewire: PipeWireTestSystem, monitor: MonitorLevels) async throws
+        -> (nodeToLink: [Double], startToLink: [Double], linkToSound: [Double], nodeToSound: [Double]) {
+        let sightings = Locked(Sightings())
+        let known = Locked<Set<UInt32>>([])
+        let remote = pipewire.runtimeDirectory.appendingPathComponent("pipewire-0").path
+        let watcher = try PipeWireMixer(remote: remote, clientName: "earshot-bench", followLinks: true) { event in
+            let now = monotonicNanoseconds()
+            switch event {
+            case .node(let node) where node.kind == .playback:
+                guard known.withLock({ $0.insert(node.id).inserted }) else { return }
+                sightings.withLock { $0.nodes.append((node.id, node.application, now)) }
+            case .nodeRemoved(let id):
+                _ = known.withLock { $0.remove(id) }
+            case .link(_, let output, _):
+                sightings.withLock { $0.links.append((output, now)) }
+            default:
+                break
+            }
+        }
+        defer { watcher.close() }
+        let tone = try pipewire.tone(hertz: Self.peerHertz, amplitude: 0.5, seconds: 0.4)
+        try await Task.sleep(for: .milliseconds(300))  // the watcher reads the registry
+        var nodeToLink: [Double] = [], startToLink: [Double] = [], linkToSound: [Double] = [], nodeToSound: [Double] = []
+        for round in 0..<(warmup + rounds) {
+            try await Task.sleep(for: .milliseconds(100))
+            let started = monotonicNanoseconds()
+            let player = try pipewire.play(tone, role: "Music", latency: Self.quantum)
+            guard let sound = try await monitor.first(tone: 1, after: started, timeout: .seconds(3), { $0 > -20 }) else {
+                player.signal(SIGKILL)
+                throw BenchmarkError("a new pw-play stream was not heard within 3 s:\n\(pipewire.log("pw-play.log"))")
+            }
+            // The node and its link are seen before the sound; allow for late reports.
+            var found: (node: UInt64, link: UInt64)?
+            let deadline = ContinuousClock.now + .seconds(2)
+            while found == nil, ContinuousClock.now < deadline {
+                found = sightings.withLock { seen -> (UInt64, UInt64)? in
+                    guard let node = seen.nodes.last(where: { $0.at >= started && $0.application == "pw-play" }),
+                          let link = seen.links.first(where: { $0.output == node.id && $0.at >= started }) else { return nil }
+                    return (node.at, link.at)
+                }
+                if found == nil { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            guard let found else { throw BenchmarkError("the new stream's node or link was not seen") }
+            _ = await player.waitForExit(timeout: .seconds(5))
+            if player.isRunning { player.signal(SIGKILL) }
+            if round >= warmup {
+                nodeToLink.append(Self.milliseconds(from: found.node, to: found.link))
+                startToLink.append(Self.milliseconds(from: started, to: found.link))
+                linkToSound.append(Self.milliseconds(from: found.link, to: sound))
+                nodeToSound.append(Self.milliseconds(from: found.node, to: sound))
+            }
+        }
+        return (nodeToLink, startToLink, linkToSound, nodeToSound)
+    }
+}

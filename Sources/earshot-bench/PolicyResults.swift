@@ -1,0 +1,67 @@
+import Foundation
+
+/// What `earshot-bench policy` measured, in milliseconds.
+struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
+    static let goalMilliseconds = 50.0
+
+    let processors: Int
+    let rounds: Int
+    let warmupRounds: Int
+    let quantumSamples: Int
+    let radioLevelDB: Double
+    let alertPriority: String
+    /// From the Activate reply to the radio ducked at the speakers' monitor.
+    let activateToDucked: Figures
+    /// From the Deactivate reply to the radio back at its level.
+    let deactivateToRestored: Figures
+    /// From the PresentAlert reply to the radio lowered.
+    let alertToLowered: Figures
+    /// WirePlumber: a new stream's node seen, to the link it made from it.
+    let peerNodeToLink: Figures
+    /// pw-play started, to its link.
+    let peerStartToLink: Figures
+    /// The link, to the stream's first sound at the monitor (the graph's path).
+    let peerLinkToSound: Figures
+    /// The node seen, to its first sound: the peer's whole path, as the rows above it.
+    let peerNodeToSound: Figures
+
+    var goalMet: Bool {
+        [activateToDucked, deactivateToRestored, alertToLowered].allSatisfy { $0.p99 < Self.goalMilliseconds }
+    }
+
+    func table() -> String {
+        let widths = [-44, 8, 8, 8, 8, 8, 8]
+        var lines: [String] = []
+        let quantum = Double(quantumSamples) / 48
+        lines.append("""
+            earshot-session and earshot-alerts on PipeWire (null sink), \(processors) processors; \(rounds) rounds of each kind \
+            after \(warmupRounds) warm-up rounds; monitor windows and graph quantum \(quantumSamples) samples \
+            (\(TableFormat.fixed(quantum, 1)) ms); the radio at \(TableFormat.fixed(radioLevelDB, 1)) dB
+            """)
+        lines.append(TableFormat.row(["ms", "samples", "p50", "p99", "mean", "min", "max"], widths: widths))
+        let rows: [(String, Figures)] = [
+            ("Activate reply → radio ducked", activateToDucked),
+            ("Deactivate reply → radio restored", deactivateToRestored),
+            ("PresentAlert (\(alertPriority)) reply → radio lowered", alertToLowered),
+            ("peer: new stream's node → WirePlumber's link", peerNodeToLink),
+            ("peer: pw-play started → link", peerStartToLink),
+            ("peer: link → first sound at the monitor", peerLinkToSound),
+            ("peer: node → first sound at the monitor", peerNodeToSound),
+        ]
+        for (name, figures) in rows {
+            lines.append(TableFormat.row([name, String(figures.samples), TableFormat.fixed(figures.p50, 1), TableFormat.fixed(figures.p99, 1),
+                                          TableFormat.fixed(figures.mean, 1), TableFormat.fixed(figures.min, 1),
+                                          TableFormat.fixed(figures.max, 1)], widths: widths))
+        }
+        lines.append("""
+            p99 against the peer's node → first sound: activate \(ratio(activateToDucked)), deactivate \(ratio(deactivateToRestored)), \
+            alert \(ratio(alertToLowered))
+            """)
+        lines.append("goal: p99 under \(Int(Self.goalMilliseconds)) ms for Activate, Deactivate and the alert's start: \(goalMet ? "met" : "NOT met")")
+        return lines.joined(separator: "\n")
+    }
+
+    private func ratio(_ figures: Figures) -> String {
+        peerNodeToSound.p99 > 0 ? TableFormat.fixed(figures.p99 / peerNodeToSound.p99, 2) : "n/a"
+    }
+}
