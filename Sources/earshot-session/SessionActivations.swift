@@ -124,7 +124,7 @@ extension SessionService {
             }
         }
         if reapplyAfterInterruption { reapply("interruption") }
-        enforceFocus()
+        enforceFocus(confirmed: true)
     }
 
     private func path(of id: UInt64) -> ObjectPath {

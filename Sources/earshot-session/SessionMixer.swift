@@ -179,8 +179,10 @@ extension SessionService {
 
     /// Brings every stream to what the live activations ask of it, and publishes
     /// `Streams`. Call only on the worker, after any change of activations, streams,
-    /// processes or `DuckLevel`.
-    func enforceFocus() {
+    /// processes or `DuckLevel`. With `confirmed`, returns once the daemon has the changes
+    /// (at most 100 ms), so that a client told its activation is applied can start its
+    /// audio after the other streams have been lowered.
+    func enforceFocus(confirmed: Bool = false) {
         guard let mixer = mixer.withLock({ $0 }) else { return }
         let roles = settings.roles
         let (commands, ledgerChanged) = state.withLock { state -> ([MixerCommand], Bool) in
@@ -202,6 +204,9 @@ extension SessionService {
         }
         if ledgerChanged { saveLedger() }
         send(commands, to: mixer)
+        if confirmed, !commands.isEmpty, !mixer.sync(timeout: .milliseconds(100)) {
+            logger.warning("the system mixer did not confirm \(commands.count) change(s) within 100 ms")
+        }
         publish()
     }
 
