@@ -105,17 +105,17 @@ public final class PipeWireTestSystem: Sendable {
         try await ToolRun.run(["/usr/bin/" + arguments[0]] + arguments.dropFirst(), environment: daemonEnvironment, timeout: timeout)
     }
 
-    /// A sine of `hertz` at `amplitude` (0..1), 48 kHz stereo, `seconds` long, as a WAV file.
-    public func tone(hertz: Double, amplitude: Double, seconds: Double) throws -> URL {
-        let url = directory.appendingPathComponent("tone-\(Int(hertz)).wav")
+    /// A sine of `hertz` at `amplitude` (0..1), 48 kHz, `seconds` long, on `channels`
+    /// channels, as a WAV file.
+    public func tone(hertz: Double, amplitude: Double, seconds: Double, channels: Int = 2) throws -> URL {
+        let url = directory.appendingPathComponent("tone-\(Int(hertz))-\(channels).wav")
         let frames = Int(48000 * seconds)
-        var samples = [Int16](repeating: 0, count: frames * 2)
+        var samples = [Int16](repeating: 0, count: frames * channels)
         for frame in 0..<frames {
             let value = Int16(clamping: Int((amplitude * sin(2 * .pi * hertz * Double(frame) / 48000) * 32767).rounded()))
-            samples[2 * frame] = value
-            samples[2 * frame + 1] = value
+            for channel in 0..<channels { samples[channels * frame + channel] = value }
         }
-        try PCMWaveFile.data(samples: samples, rate: 48000, channels: 2).write(to: url)
+        try PCMWaveFile.data(samples: samples, rate: 48000, channels: UInt16(channels)).write(to: url)
         return url
     }
 
@@ -152,12 +152,26 @@ public final class PipeWireTestSystem: Sendable {
         }
     }
 
-    /// Plays `file` into the virtual microphone.
-    public func speakIntoMicrophone(_ file: URL) throws -> ChildProcess {
-        let player = try ChildProcess(["/usr/bin/pw-play", "--target", "mic", file.path], environment: daemonEnvironment,
-                                      logPath: directory.appendingPathComponent("pw-play-mic.log").path)
+    /// Plays `file` (mono) into the virtual microphone: WirePlumber links playback streams
+    /// to sinks only, so the stream starts unlinked and is linked to `mic`'s input here.
+    /// Returns once the link is made.
+    public func speakIntoMicrophone(_ file: URL) async throws -> ChildProcess {
+        let name = "earshot-test-voice"
+        let player = try ChildProcess(["/usr/bin/pw-play", "--target", "0", "-P", "{ node.name=\(name) }", file.path],
+                                      environment: daemonEnvironment, logPath: directory.appendingPathComponent("pw-play-mic.log").path)
         processes.withLock { $0.append(player) }
-        return player
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let ports = try await tool(["pw-link", "--output"]).split(separator: "\n").map(String.init).filter { $0.hasPrefix(name + ":") }
+            if let port = ports.first {
+                try await tool(["pw-link", port, "mic:input_MONO"])
+                return player
+            }
+            guard player.isRunning, ContinuousClock.now < deadline else {
+                throw HarnessError("the microphone's voice never showed its port: \(log("pw-play-mic.log"))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Records what the speakers play for `seconds` (the sink's monitor) as 48 kHz stereo

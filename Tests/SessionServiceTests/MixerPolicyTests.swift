@@ -193,6 +193,9 @@ import Testing
                                                    bus: rig.session.bus, busName: "org.earshot.Capture1",
                                                    environment: rig.pipewire.environment)
             defer { capture.stop() }
+            // Someone speaking: a 1 kHz tone played into the virtual microphone.
+            let voice = try await rig.pipewire.speakIntoMicrophone(try rig.pipewire.tone(hertz: 1000, amplitude: 0.5, seconds: 30, channels: 1))
+            defer { voice.signal(SIGKILL) }
             let signals = try await rig.session.client.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru"))
             _ = try await rig.session.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
                                                   member: "PerformAudioPassThru", [.vardict([
@@ -207,10 +210,14 @@ import Testing
                     break
                 }
             }
-            // A second of 48 kHz mono from the virtual source, through ALSA's pipewire PCM
-            // (the null source is silent: what it carries is not checked).
+            // A second of 48 kHz mono from the virtual source, through ALSA's pipewire PCM,
+            // holding the voice at its level (-6 dB) and nothing else of note.
             #expect(audio.count >= 48000 * 2 * 9 / 10)
             #expect(audio.count <= 48000 * 2 * 11 / 10)
+            let samples = stride(from: 0, to: audio.count - 1, by: 2).map { Double(Int16(bitPattern: UInt16(audio[$0]) | UInt16(audio[$0 + 1]) << 8)) / 32768 }
+            let voiceLevel = PipeWireTestSystem.toneLevel(samples, hertz: 1000)
+            #expect(abs(voiceLevel - 20 * log10(0.5)) <= 1.5, "the voice at \(voiceLevel) dB in what was captured")
+            #expect(PipeWireTestSystem.toneLevel(samples, hertz: 3000) < -40)
         }
     }
 
