@@ -13,6 +13,7 @@
  *         type earshot_unpluggable
  *         infile "/path/to/audio.raw"       # raw interleaved PCM in the format asked for
  *         presence "/path/to/present"       # remove it to unplug the device
+ *         exclusive true                    # optional: one open at a time, others get -EBUSY
  *     }
  *
  * The device is not real time: a period is ready whenever it is asked for. It accepts
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 typedef struct {
@@ -40,6 +42,8 @@ typedef struct {
     int input;
     /* Always readable: the device always has a period to give. */
     int ready;
+    /* With `exclusive`: the presence file, locked (flock) for as long as the PCM is open. */
+    int lock;
     /* Frames handed to the application since the last prepare. */
     snd_pcm_uframes_t transferred;
 } unpluggable_t;
@@ -119,6 +123,7 @@ static snd_pcm_sframes_t unpluggable_transfer(snd_pcm_ioplug_t *io, const snd_pc
 static void release(unpluggable_t *device) {
     if (device->input >= 0) close(device->input);
     if (device->ready >= 0) close(device->ready);
+    if (device->lock >= 0) close(device->lock);
     free(device->presence);
     free(device);
 }
@@ -152,12 +157,21 @@ static int set_constraints(snd_pcm_ioplug_t *io) {
 SND_PCM_PLUGIN_DEFINE_FUNC(earshot_unpluggable) {
     (void)root;
     const char *infile = NULL, *presence = NULL;
+    int exclusive = 0;
     snd_config_iterator_t position, next;
     snd_config_for_each(position, next, conf) {
         snd_config_t *entry = snd_config_iterator_entry(position);
         const char *id;
         if (snd_config_get_id(entry, &id) < 0) continue;
         if (strcmp(id, "comment") == 0 || strcmp(id, "type") == 0 || strcmp(id, "hint") == 0) continue;
+        if (strcmp(id, "exclusive") == 0) {
+            exclusive = snd_config_get_bool(entry);
+            if (exclusive < 0) {
+                SNDERR("exclusive must be a boolean");
+                return -EINVAL;
+            }
+            continue;
+        }
         if (strcmp(id, "infile") == 0 || strcmp(id, "presence") == 0) {
             const char *value;
             if (snd_config_get_string(entry, &value) < 0) {
@@ -184,10 +198,20 @@ SND_PCM_PLUGIN_DEFINE_FUNC(earshot_unpluggable) {
     if (device == NULL) return -ENOMEM;
     device->input = -1;
     device->ready = -1;
+    device->lock = -1;
     device->presence = strdup(presence);
     if (device->presence == NULL) {
         release(device);
         return -ENOMEM;
+    }
+    if (exclusive) {
+        /* As a hardware device open elsewhere: busy until that user closes it. */
+        device->lock = open(presence, O_RDONLY | O_CLOEXEC);
+        if (device->lock < 0 || flock(device->lock, LOCK_EX | LOCK_NB) < 0) {
+            int error = (errno == EWOULDBLOCK) ? -EBUSY : -errno;
+            release(device);
+            return error;
+        }
     }
     device->input = open(infile, O_RDONLY | O_CLOEXEC);
     if (device->input < 0) {

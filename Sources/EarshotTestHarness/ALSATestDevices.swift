@@ -25,6 +25,19 @@ public struct ALSATestDevices: Sendable {
         definitions.append("pcm.\(name) { type file slave.pcm \(slave) file \"/dev/null\" infile \"\(infile.path)\" format \"raw\" }")
     }
 
+    /// A capture PCM `name` returning the bytes of `infile` that only one user may open at
+    /// a time, as hardware: others get `-EBUSY` while it is open (the `earshot_unpluggable`
+    /// plugin, `libEarshotUnpluggablePCM.so` from the build, with `exclusive`; its presence
+    /// file is made next to the configuration).
+    public mutating func exclusiveMicrophone(_ name: String, infile: URL, library: URL) throws {
+        let presence = configPath.deletingLastPathComponent().appendingPathComponent(name + ".present")
+        guard FileManager.default.fileExists(atPath: presence.path) || FileManager.default.createFile(atPath: presence.path, contents: nil) else {
+            throw HarnessError("cannot create \(presence.path)")
+        }
+        definitions.append("pcm_type.earshot_unpluggable { lib \"\(library.path)\" }")
+        definitions.append("pcm.\(name) { type earshot_unpluggable infile \"\(infile.path)\" presence \"\(presence.path)\" exclusive true }")
+    }
+
     /// A playback PCM `name` writing what it plays to `outfile` (`raw` or `wav`).
     public mutating func speaker(_ name: String, outfile: URL, format: String = "raw") {
         definitions.append("pcm.\(name) { type file slave.pcm \"null\" file \"\(outfile.path)\" format \"\(format)\" }")

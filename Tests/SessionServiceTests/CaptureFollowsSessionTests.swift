@@ -68,6 +68,44 @@ import Testing
         }
     }
 
+    /// A pass-thru holds the session's input open, so probing it says busy (-EBUSY): a
+    /// rescan meanwhile must not take it for gone.
+    @Test func aBusyInputIsNotReportedGone() async throws {
+        try await SessionFixture.with { session in
+            let routes = try await session.subscribe("RouteChanged")
+            try session.rewriteDevices(extra: [], exclusive: ["busy_mic"])
+            #expect(try await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
+            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("busy_mic")])
+            #expect(try await routes.next(timeout: .seconds(5))?.body.first == .string("Override"))
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
+                                                   bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
+            defer { capture.stop() }
+            let signals = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
+            let path = try await perform(session.client, maxMs: 4000, mute: false)
+            var chunk: DBusMessage?
+            while let signal = await signals.next(timeout: .seconds(5)), chunk == nil {
+                if signal.path == path, signal.member == "AudioPassThru" { chunk = signal }
+            }
+            #expect(chunk != nil)
+            #expect(capture.logText.contains("on busy_mic (the session's input)"))
+            // It is busy indeed: another user cannot open it now.
+            let arecord = try? await ToolRun.run(["/usr/bin/arecord", "-D", "busy_mic", "-f", "S16_LE", "-r", "16000", "-d", "1", "/dev/null"],
+                                                 environment: SessionFixture.environment(of: session.bus))
+            #expect(arecord == nil)
+
+            // A microphone plugged in while the pass-thru records: a rescan.
+            try session.rewriteDevices(extra: [("hotplug_mic", 1)], exclusive: ["busy_mic"])
+            let change = try #require(await routes.next(timeout: .seconds(10)))
+            #expect(change.body.first == .string("NewDeviceAvailable"))
+            #expect(await routes.next(timeout: .milliseconds(500)) == nil)  // and no OldDeviceUnavailable
+            let names = try await session.inputs().compactMap { $0.string("Name") }
+            #expect(names.contains("busy_mic") && names.contains("hotplug_mic"), "\(names)")
+            let route = try #require(try await session.property("Route")?.stringKeyedValue)
+            #expect(route.string("Input") == "busy_mic")
+            await capture.shutdown()
+        }
+    }
+
     @Test func withoutTheSessionServiceItUsesItsOwnDevice() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }

@@ -49,9 +49,15 @@ struct SessionFixture {
 
     var stateFile: URL { Self.stateFileURL(of: bus) }
 
-    /// Rewrites the ALSA configuration with `extra` microphones besides the two.
-    func rewriteDevices(extra: [(String, Int)]) throws {
-        try Self.devices(of: bus, extra: extra).write()
+    /// Rewrites the ALSA configuration with `extra` microphones besides the two, and
+    /// `exclusive` ones that one user at a time may open (others get -EBUSY, as hardware).
+    func rewriteDevices(extra: [(String, Int)], exclusive: [String] = []) throws {
+        var devices = Self.devices(of: bus, extra: extra)
+        for name in exclusive {
+            try devices.exclusiveMicrophone(name, infile: Self.microphoneInput(of: bus),
+                                            library: ServiceProcess.productsDirectory.appendingPathComponent("libEarshotUnpluggablePCM.so"))
+        }
+        try devices.write()
     }
 
     func setDesiredState(_ desired: [String: DBusValue], on connection: DBusConnection? = nil) async throws {
