@@ -38,7 +38,7 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
             is the graph's path to the monitor, which every figure above includes too.
 
             Goal: p99 under 50 ms for 1 and 2 (reported, not enforced). A default run takes about \
-            two minutes.
+            a minute.
             """)
 
     @Option(help: "Measured rounds of each kind.")
@@ -146,6 +146,7 @@ struct PolicyBenchmark: Sendable {
             if showLogs { progress("earshot-session's log:\n\(session.logText)\nearshot-alerts' log:\n\(alerts.logText)") }
             return PolicyBenchmarkResults(processors: ProcessInfo.processInfo.activeProcessorCount, rounds: rounds, warmupRounds: warmup,
                                           quantumSamples: Self.quantum, radioLevelDB: full, alertPriority: alertPriority,
+                                          activateRoundTrip: Figures(activations.roundTrips),
                                           activateToDucked: Figures(activations.ducked), deactivateToRestored: Figures(activations.restored),
                                           alertToLowered: Figures(alertStarts), peerNodeToLink: Figures(peer.nodeToLink),
                                           peerStartToLink: Figures(peer.startToLink), peerLinkToSound: Figures(peer.linkToSound),
@@ -185,10 +186,10 @@ struct PolicyBenchmark: Sendable {
     }
 
     private func activationRounds(bus: PrivateBus, monitor: MonitorLevels, threshold: Double,
-                                  check: @Sendable () throws -> Void) async throws -> (ducked: [Double], restored: [Double]) {
+                                  check: @Sendable () throws -> Void) async throws -> (ducked: [Double], restored: [Double], roundTrips: [Double]) {
         let music = try await bus.connect()
         defer { music.close() }
-        var ducked: [Double] = [], restored: [Double] = []
+        var ducked: [Double] = [], restored: [Double] = [], roundTrips: [Double] = []
         for round in 0..<(warmup + rounds) {
             try check()
             try await Task.sleep(for: .milliseconds(150))
@@ -208,9 +209,10 @@ struct PolicyBenchmark: Sendable {
             if round >= warmup {
                 ducked.append(Self.milliseconds(from: replied, to: lowered))
                 restored.append(Self.milliseconds(from: left, to: back))
+                roundTrips.append(Self.milliseconds(from: sent, to: replied))
             }
         }
-        return (ducked, restored)
+        return (ducked, restored, roundTrips)
     }
 
     private func alertRounds(bus: PrivateBus, client: DBusConnection, monitor: MonitorLevels, threshold: Double,

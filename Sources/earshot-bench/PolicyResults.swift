@@ -10,6 +10,8 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
     let quantumSamples: Int
     let radioLevelDB: Double
     let alertPriority: String
+    /// The Activate call itself: the session applies it and the daemon confirms before it replies.
+    let activateRoundTrip: Figures
     /// From the Activate reply to the radio ducked at the speakers' monitor.
     let activateToDucked: Figures
     /// From the Deactivate reply to the radio back at its level.
@@ -40,6 +42,7 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
             """)
         lines.append(TableFormat.row(["ms", "samples", "p50", "p99", "mean", "min", "max"], widths: widths))
         let rows: [(String, Figures)] = [
+            ("Activate round trip (applied and confirmed)", activateRoundTrip),
             ("Activate reply → radio ducked", activateToDucked),
             ("Deactivate reply → radio restored", deactivateToRestored),
             ("PresentAlert (\(alertPriority)) reply → radio lowered", alertToLowered),
