@@ -76,8 +76,10 @@ let package = Package(
 
         // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
         .target(name: "CaptureCore", dependencies: ["ContractCore", "CSpeexDSP"]),
+        // Opening a file with a bus caller's file-system identity (fsuid, on one thread).
+        .target(name: "CFileAccess"),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService",
+            "CaptureCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

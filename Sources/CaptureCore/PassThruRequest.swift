@@ -15,6 +15,9 @@ public struct PassThruRequest: Sendable, Equatable {
     /// The pass-thru goes on when its owner leaves the bus (scripts whose client exits
     /// right after the call); nobody receives its chunks then, but its result stays readable.
     public var outliveOwner = false
+    /// Also write the captured audio to this file, as WAV (for scripts that cannot take
+    /// signals or a pipe).
+    public var outputPath: String?
 
     public init(samplingRate: UInt32, bitsPerSample: UInt32, maxDurationMs: UInt32) {
         self.samplingRate = samplingRate
@@ -70,6 +73,15 @@ public enum PassThruRules {
     public static func audioType(_ type: String) throws(RuleViolation) -> String {
         guard audioTypes.contains(type) else { throw .invalidData("AudioType", "'\(type)' is not PCM") }
         return type
+    }
+
+    /// An absolute path to a file (not a directory), at most `PATH_MAX` bytes.
+    public static func outputPath(_ path: String) throws(RuleViolation) -> String {
+        guard path.hasPrefix("/") else { throw .invalidData("OutputPath", "'\(path)' is not an absolute path") }
+        guard !path.hasSuffix("/") else { throw .invalidData("OutputPath", "'\(path)' names a directory, not a file") }
+        guard !path.utf8.contains(0) else { throw .invalidData("OutputPath", "the path holds a NUL byte") }
+        guard path.utf8.count < 4096 else { throw .invalidData("OutputPath", "\(path.utf8.count) bytes, at most 4095") }
+        return path
     }
 
     public static func displayText(_ text: String, field: String) throws(RuleViolation) -> String {

@@ -46,6 +46,9 @@ public enum FuzzCorpus {
                 FuzzCall(manager, busName, "PerformAudioPassThru", [dict(base.merging([
                     "InitialPrompt": chunks([("TEXT", "Go"), ("SILENCE", "50")]), "OutliveOwner": .boolean(true),
                 ]) { $1 })]),
+                FuzzCall(manager, busName, "PerformAudioPassThru", [dict(base.merging([
+                    "OutputPath": .string(material.exportPaths[0]),
+                ]) { $1 })]),
                 FuzzCall(manager, busName, "EndAudioPassThru"),
             ]
         case "org.earshot.Alerts1":

@@ -45,7 +45,7 @@ public struct FuzzMaterial: Sendable {
     static let words = [
         // keys
         "SamplingRate", "BitsPerSample", "AudioType", "MaxDuration", "MuteAudio", "InitialPrompt", "DisplayText1",
-        "DisplayText2", "ChunkMs", "EndOnSilenceMs", "OutliveOwner", "Text", "SecondaryText", "TertiaryText",
+        "DisplayText2", "ChunkMs", "EndOnSilenceMs", "OutliveOwner", "OutputPath", "Text", "SecondaryText", "TertiaryText",
         "Timeout", "Audio", "PlayTone", "ShowWaitIndicator", "SoftButtons", "Id", "Image", "Type", "Highlighted",
         "SystemAction", "Icon", "Priority", "Title", "Description", "LengthMicroseconds", "Tempo",
         "LoopStartMicroseconds", "LoopEndMicroseconds", "TimeSignatureUpper", "TimeSignatureLower", "BasedOn",

@@ -88,10 +88,16 @@ final class CaptureService: Sendable {
             defer { s.nextID += 1 }
             return s.nextID
         }
+        var output: WaveOutput?
         do {
             let input = await currentInput()
             request.channels = input.channels
-            let session = try PassThruSession(id: id, request: request, owner: call.sender, input: input, service: self)
+            if let path = request.outputPath {
+                // Created with the caller's permissions (its uid on the bus).
+                output = try WaveOutput(path: path, uid: try await call.caller().uid, rate: request.samplingRate,
+                                        channels: request.channels, bitsPerSample: request.bitsPerSample)
+            }
+            let session = try PassThruSession(id: id, request: request, owner: call.sender, input: input, output: output, service: self)
             state.withLock {
                 $0.active = session
                 $0.starting = false
@@ -102,6 +108,7 @@ final class CaptureService: Sendable {
             return session.path
         } catch {
             state.withLock { $0.starting = false }
+            output?.abandon()
             throw error
         }
     }

@@ -20,14 +20,18 @@ final class PassThruSession: Sendable {
     private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
+    /// `OutputPath`'s file, when asked for.
+    private let output: WaveOutput?
     private let watcher = Locked<Task<Void, Never>?>(nil)
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
-    init(id: UInt64, request: PassThruRequest, owner: String, input: CaptureService.Input, service: CaptureService) throws(DBusError) {
+    init(id: UInt64, request: PassThruRequest, owner: String, input: CaptureService.Input, output: WaveOutput?,
+         service: CaptureService) throws(DBusError) {
         self.id = id
         self.request = request
         self.owner = owner
+        self.output = output
         self.service = service
         path = try CaptureInterfaces.managerPath.appending("PassThru").appending(String(id))
         core = Locked(PassThru(request: request))
@@ -72,6 +76,7 @@ final class PassThruSession: Sendable {
 
     /// Starts watching the owner, speaks the prompt if there is one, then records.
     func begin() {
+        output?.start()
         let owner = self.owner
         if !request.outliveOwner { watchOwner(owner) }
         guard !request.initialPrompt.isEmpty else {
@@ -195,9 +200,11 @@ final class PassThruSession: Sendable {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }
         }
+        let pipesOpen = pipes.withLock { !$0.isEmpty }
+        guard pipesOpen || output != nil else { return }
+        let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
+        output?.append(bytes)
         pipes.withLock { list in
-            guard !list.isEmpty else { return }
-            let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
             for index in list.indices { list[index].write(bytes) }
         }
     }
@@ -222,6 +229,9 @@ final class PassThruSession: Sendable {
             }
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
+        // The file is complete before anyone hears of the end.
+        let outputError = output?.finish()
+        if let outputError { logger.warning("pass-thru \(id): OutputPath: \(outputError)") }
         let endedUs = monotonicMicroseconds()
         // The device and the service's one slot are free before `Finished` goes out, so a
         // client may start its next pass-thru as soon as it hears this one end.
@@ -234,7 +244,8 @@ final class PassThruSession: Sendable {
                 try object.emit("Finished", [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
                                              .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),
                                                        "Reason": .string(outcome.reason.rawValue),
-                                                       "MonotonicUs": .uint64(endedUs)])])
+                                                       "MonotonicUs": .uint64(endedUs)]
+                                                 .merging(outputError.map { ["OutputError": .string($0)] } ?? [:]) { $1 })])
             } catch {
                 logger.warning("pass-thru \(id): Finished not sent: \(error)")
             }

@@ -22,6 +22,7 @@ enum RequestReader {
             request.chunkMs = try options.get("ChunkMs", .uint32(PassThruRules.chunkMs, unit: "ms")) ?? 100
             request.endOnSilenceMs = try options.get("EndOnSilenceMs", .uint32(PassThruRules.endOnSilenceMs, unit: "ms")) ?? 0
             request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
+            request.outputPath = try options.get("OutputPath", .string).map(PassThruRules.outputPath)
             if let prompt = try options.get("InitialPrompt", .exactly(.array(.structure([.string, .string])))) {
                 request.initialPrompt = try PassThruRules.initialPrompt(try prompt.speechPairs(field: "InitialPrompt"))
             }

@@ -32,6 +32,15 @@ import Testing
         }
     }
 
+    @Test func outputPaths() throws {
+        #expect(try PassThruRules.outputPath("/tmp/take.wav") == "/tmp/take.wav")
+        for bad in ["take.wav", "", "/tmp/", "/tmp/a\u{0}b", "/" + String(repeating: "x", count: 4095)] {
+            let error = #expect(throws: RuleViolation.self) { try PassThruRules.outputPath(bad) }
+            #expect(error?.errorName == "InvalidData")
+            #expect(error?.field == "OutputPath")
+        }
+    }
+
     @Test func promptChunks() throws {
         let chunks = try PassThruRules.initialPrompt([("TEXT", "Speak now"), ("PRE_RECORDED", "LISTEN_JINGLE"), ("SILENCE", "")])
         #expect(chunks.map(\.kind) == [.text, .preRecorded, .silence])
