@@ -22,6 +22,8 @@ public struct AlertEnd: Sendable, Equatable {
     public var pressedButton: UInt16?
     /// For rejections: milliseconds until the same request would be accepted.
     public var tryAgainMs: UInt32?
+    /// A `STEAL_FOCUS` button ended it: the owner's app should bring itself forward.
+    public var focusRequested = false
 
     public init(_ reason: AlertEndReason, pressedButton: UInt16? = nil, tryAgainMs: UInt32? = nil) {
         self.reason = reason

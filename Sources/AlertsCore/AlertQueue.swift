@@ -36,6 +36,9 @@ public struct AlertQueue: Sendable {
         case presented(UInt64)
         /// The alert is done (it was queued or presented); stop whatever it was doing.
         case completed(UInt64, AlertEnd)
+        /// A `KEEP_CONTEXT` or `STEAL_FOCUS` button of the presented alert was pressed:
+        /// tell its owner (before any completion that follows).
+        case buttonPressed(UInt64, UInt16)
     }
 
     public enum Placement: Sendable, Equatable {
@@ -44,7 +47,7 @@ public struct AlertQueue: Sendable {
 
     private struct Presenting: Sendable {
         let entry: Entry
-        let deadline: UInt64
+        var deadline: UInt64
         var audioEnded: Bool
     }
 
@@ -119,10 +122,24 @@ public struct AlertQueue: Sendable {
         end(id, AlertEnd(.cancelled), now: now)
     }
 
-    /// The user pressed a button of the presented alert (the caller checked that it has it).
-    public mutating func pressButton(_ id: UInt64, button: UInt16, now: UInt64) -> [Event] {
-        guard current?.entry.id == id else { return [] }
-        return end(id, AlertEnd(.button, pressedButton: button), now: now)
+    /// The user pressed a button of the presented alert (the caller checked that it has
+    /// it), as SDL's `SystemAction` says: `DEFAULT_ACTION` ends the alert with the press;
+    /// `KEEP_CONTEXT` reports the press and leaves the alert up, its timeout started anew;
+    /// `STEAL_FOCUS` reports the press and ends the alert asking for its app to come forward.
+    public mutating func pressButton(_ id: UInt64, button: UInt16, action: SoftButton.SystemAction = .defaultAction,
+                                     now: UInt64) -> [Event] {
+        guard let presented = current, presented.entry.id == id else { return [] }
+        switch action {
+        case .defaultAction:
+            return end(id, AlertEnd(.button, pressedButton: button), now: now)
+        case .keepContext:
+            current?.deadline = now + presented.entry.durationMs
+            return [.buttonPressed(id, button)]
+        case .stealFocus:
+            var how = AlertEnd(.button, pressedButton: button)
+            how.focusRequested = true
+            return [.buttonPressed(id, button)] + end(id, how, now: now)
+        }
     }
 
     /// Another client's non-mixable activation interrupted the alert's audio: it ends

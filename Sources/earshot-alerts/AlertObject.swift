@@ -66,6 +66,16 @@ final class AlertObject: Sendable {
     }
 
     /// Sets the final properties and emits `Completed` (once).
+    /// A `KEEP_CONTEXT` or `STEAL_FOCUS` button was pressed: `ButtonPressed`, broadcast.
+    func buttonPressed(_ button: UInt16) {
+        do {
+            try object?.emit("ButtonPressed", [.uint16(button)])
+        } catch {
+            service.logger.warning("alert \(id): ButtonPressed not sent: \(error)")
+        }
+        service.logger.info("alert \(id): button \(button) pressed")
+    }
+
     func complete(_ end: AlertEnd) {
         let first = finished.withLock { done -> Bool in
             defer { done = true }
@@ -80,6 +90,7 @@ final class AlertObject: Sendable {
         if end.reason != .fileNotFound { info["Reason"] = .string(end.reason.rawValue) }
         if let tryAgain = end.tryAgainMs { info["TryAgainTimeMs"] = .uint32(tryAgain) }
         if let button = end.pressedButton { info["PressedButton"] = .uint16(button) }
+        if end.focusRequested { info["FocusRequested"] = .boolean(true) }
         if !warnings.isEmpty { info["Warnings"] = .strings(warnings) }
         do {
             try object?.emit("Completed", [.boolean(end.success), .string(code.rawValue), .vardict(info)])
@@ -106,8 +117,9 @@ final class AlertObject: Sendable {
         guard request.softButtons.contains(where: { $0.id == button }) else {
             throw DBusError.earshot("InvalidData", "id: the alert has no button \(button) (it has \(request.softButtons.map { String($0.id) }.joined(separator: ", ").nonEmpty ?? "none"))")
         }
+        let action = request.softButtons.first { $0.id == button }?.systemAction ?? .defaultAction
         try service.act(on: self, call: "PressButton", presentedOnly: true) { queue, now in
-            queue.pressButton(self.id, button: button, now: now)
+            queue.pressButton(self.id, button: button, action: action, now: now)
         }
     }
 

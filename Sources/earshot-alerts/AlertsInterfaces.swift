@@ -53,6 +53,7 @@ enum AlertsInterfaces {
         ], signals: [
             DBusSignal("Completed", [DBusArgument("success", "b"), DBusArgument("resultCode", "s"),
                                      DBusArgument("info", "a{sv}")]),
+            DBusSignal("ButtonPressed", [DBusArgument("id", "q")]),
         ])
     }
 }

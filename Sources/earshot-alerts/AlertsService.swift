@@ -217,6 +217,8 @@ final class AlertsService: Sendable {
                     }
                 }
                 for observer in observers.withLock({ $0 }) { observer.presented(alert) }
+            case .buttonPressed(let id, let button):
+                s.alerts[id]?.buttonPressed(button)
             case .completed(let id, let end):
                 s.playbacks.removeValue(forKey: id)?.stop()
                 sessionClaims.release(for: id)

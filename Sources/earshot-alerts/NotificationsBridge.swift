@@ -100,9 +100,9 @@ final class NotificationsBridge: AlertObserver {
         switch signal.member {
         case "ActionInvoked":
             guard let alert = state.withLock({ $0.shown[id] }), let key = signal.body.dropFirst().first?.stringValue,
-                  let button = UInt16(key), alert.request.softButtons.contains(where: { $0.id == button }) else { return }
+                  let button = UInt16(key), let pressed = alert.request.softButtons.first(where: { $0.id == button }) else { return }
             try? service.act(on: alert, call: "PressButton", presentedOnly: true) { queue, now in
-                queue.pressButton(alert.id, button: button, now: now)
+                queue.pressButton(alert.id, button: button, action: pressed.systemAction, now: now)
             }
         case "NotificationClosed":
             guard let alert = state.withLock({ $0.shown.removeValue(forKey: id) }) else { return }

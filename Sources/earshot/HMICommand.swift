@@ -72,7 +72,12 @@ struct HMICommand: ClientCommand {
             let index = Int(key - UInt8(ascii: "1"))
             guard index < alert.buttons.count else { return "the alert has no button \(character)" }
             let button = alert.buttons[index]
-            return await perform("pressed [\(character)] \(button.text)") {
+            let outcome = switch button.action {
+            case "KEEP_CONTEXT": "; the alert stays (KEEP_CONTEXT)"
+            case "STEAL_FOCUS": "; its app is asked to come forward (STEAL_FOCUS)"
+            default: ""
+            }
+            return await perform("pressed [\(character)] \(button.text)\(outcome)") {
                 _ = try await client.call(.alerts, "PressButton", [.uint16(button.id)], path: alert.path, interface: RequestInterface.alert)
             }
         case "x":

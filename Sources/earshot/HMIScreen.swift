@@ -5,6 +5,16 @@ import Foundation
 enum HMIScreen {
     static let rule = String(repeating: "─", count: 60)
 
+    /// What a button does besides ending the alert: KEEP_CONTEXT keeps it up, STEAL_FOCUS
+    /// also brings its app forward.
+    static func mark(_ action: String) -> String {
+        switch action {
+        case "KEEP_CONTEXT": " (stays)"
+        case "STEAL_FOCUS": " (→ app)"
+        default: ""
+        }
+    }
+
     static func lines(_ snapshot: HMISnapshot, message: String) -> [String] {
         var lines = ["Earshot HMI    keys: 1-4 button  x dismiss  d done  c cancel  r retry  q quit", rule]
         if !snapshot.alertsRunning {
@@ -14,8 +24,8 @@ enum HMIScreen {
                          + (alert.showWaitIndicator ? "  (waiting…)" : ""))
             lines += alert.lines.map { "  " + $0 }
             if !alert.buttons.isEmpty {
-                lines.append("  " + alert.buttons.enumerated().map { "[\($0.offset + 1)] \($0.element.text)" }.joined(separator: "   ")
-                             + "    [x] dismiss")
+                lines.append("  " + alert.buttons.enumerated().map { "[\($0.offset + 1)] \($0.element.text)\(mark($0.element.action))" }
+                    .joined(separator: "   ") + "    [x] dismiss")
             } else {
                 lines.append("  [x] dismiss")
             }

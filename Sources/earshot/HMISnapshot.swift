@@ -6,14 +6,16 @@ struct HMISnapshot: Equatable {
     struct Alert: Equatable {
         var path: ObjectPath
         var lines: [String]
-        var buttons: [(id: UInt16, text: String)]
+        /// `action`: the button's SDL `SystemAction`.
+        var buttons: [(id: UInt16, text: String, action: String)]
         var priority: String
         var state: String
         var showWaitIndicator: Bool
 
         static func == (a: Alert, b: Alert) -> Bool {
             a.path == b.path && a.lines == b.lines && a.buttons.map(\.id) == b.buttons.map(\.id)
-                && a.buttons.map(\.text) == b.buttons.map(\.text) && a.priority == b.priority && a.state == b.state
+                && a.buttons.map(\.text) == b.buttons.map(\.text) && a.buttons.map(\.action) == b.buttons.map(\.action)
+                && a.priority == b.priority && a.state == b.state
                 && a.showWaitIndicator == b.showWaitIndicator
         }
     }
@@ -49,7 +51,7 @@ struct HMISnapshot: Equatable {
             snapshot.alert = Alert(
                 path: current, lines: values["Lines"]?.stringArrayValue ?? [],
                 buttons: (values["SoftButtons"]?.arrayValue ?? []).compactMap(\.stringKeyedValue).map { button in
-                    (button["Id"]?.uint16Value ?? 0, button["Text"]?.stringValue ?? "")
+                    (button["Id"]?.uint16Value ?? 0, button["Text"]?.stringValue ?? "", button["SystemAction"]?.stringValue ?? "DEFAULT_ACTION")
                 },
                 priority: values["Priority"]?.stringValue ?? "", state: values["State"]?.stringValue ?? "",
                 showWaitIndicator: values["ShowWaitIndicator"]?.boolValue ?? false)
@@ -72,7 +74,9 @@ struct HMISnapshot: Equatable {
         let alert: JSONValue = self.alert.map { alert in
             .object([("path", .string(alert.path.rawValue)), ("state", .string(alert.state)), ("priority", .string(alert.priority)),
                      ("lines", .array(alert.lines.map(JSONValue.string))),
-                     ("buttons", .array(alert.buttons.map { .object([("id", .uint(UInt64($0.id))), ("text", .string($0.text))]) })),
+                     ("buttons", .array(alert.buttons.map {
+                         .object([("id", .uint(UInt64($0.id))), ("text", .string($0.text)), ("systemAction", .string($0.action))])
+                     })),
                      ("showWaitIndicator", .bool(alert.showWaitIndicator))])
         } ?? .null
         let passThru: JSONValue = self.passThru.map { passThru in

@@ -80,6 +80,24 @@ import Testing
         #expect(queue.advance(now: 64000) == [.completed(2, AlertEnd(.timeout))])
     }
 
+    @Test func systemActionsFollowSDL() {
+        var queue = AlertQueue()
+        _ = queue.submit(Self.entry(1, durationMs: 10000, buttons: true), now: 0, captureRemainingMs: nil)
+        _ = queue.submit(Self.entry(2, owner: ":1.2", durationMs: 10000, buttons: true), now: 0, captureRemainingMs: nil)
+        // KEEP_CONTEXT: reported, the alert stays, its timeout starts anew.
+        #expect(queue.pressButton(1, button: 3, action: .keepContext, now: 8000) == [.buttonPressed(1, 3)])
+        #expect(queue.currentID == 1)
+        #expect(queue.nextDeadline == 18000)
+        #expect(queue.advance(now: 10000) == [])
+        // STEAL_FOCUS: reported, then ended with the press, asking for focus.
+        var stolen = AlertEnd(.button, pressedButton: 4)
+        stolen.focusRequested = true
+        #expect(queue.pressButton(1, button: 4, action: .stealFocus, now: 12000) == [.buttonPressed(1, 4), .completed(1, stolen), .presented(2)])
+        #expect(stolen.resultCode(warnings: false) == .success)
+        // DEFAULT_ACTION: ended with the press, nothing more.
+        #expect(queue.pressButton(2, button: 1, action: .defaultAction, now: 13000) == [.completed(2, AlertEnd(.button, pressedButton: 1))])
+    }
+
     @Test func cancelWhileQueuedAndWhilePresented() {
         var queue = AlertQueue()
         _ = queue.submit(Self.entry(1), now: 0, captureRemainingMs: nil)

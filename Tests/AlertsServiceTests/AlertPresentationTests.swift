@@ -49,6 +49,48 @@ import Testing
         }
     }
 
+    /// SDL's soft-button actions: KEEP_CONTEXT reports the press and keeps the alert up (its
+    /// timeout started anew); STEAL_FOCUS reports it and ends the alert asking for focus.
+    @Test func buttonActionsFollowSDL() async throws {
+        try await AlertsFixture.with { f in
+            try await f.setProperty("ButtonTimeout", .double(3))
+            let completions = try await f.completions()
+            let presses = try await f.client.subscribe(MatchRule(sender: AlertsFixture.busName, interface: "org.earshot.Alerts1.Alert",
+                                                                 member: "ButtonPressed"))
+            let alert = try await f.present(["Text": .string("Traffic ahead"), "SoftButtons": .vardicts([
+                ["Id": .uint16(1), "Text": .string("OK")],
+                ["Id": .uint16(2), "Text": .string("Details"), "SystemAction": .string("KEEP_CONTEXT")],
+                ["Id": .uint16(3), "Text": .string("Open app"), "SystemAction": .string("STEAL_FOCUS")],
+            ])])
+            try await Task.sleep(for: .seconds(2))
+            try await f.call("PressButton", path: alert, [.uint16(2)])
+            let kept = try #require(await presses.next(timeout: .seconds(5)))
+            #expect(kept.path == alert && kept.body == [.uint16(2)])
+            // Past the first 3 s the alert is still up: the press started its timeout anew.
+            try await Task.sleep(for: .milliseconds(1800))
+            #expect(try await f.property("State", path: alert) == .string("presenting"))
+
+            try await f.call("PressButton", path: alert, [.uint16(3)])
+            #expect(try await presses.next(timeout: .seconds(5))?.body == [.uint16(3)])
+            let end = try await AlertsFixture.completion(of: alert, in: completions)
+            #expect(end.success && end.reason == "button")
+            #expect(end.info["PressedButton"] == .uint16(3))
+            #expect(end.info["FocusRequested"] == .boolean(true))
+
+            // KEEP_CONTEXT alone: the alert ends by its (restarted) timeout.
+            let second = try await f.present(["Text": .string("Again"), "SoftButtons": .vardicts([
+                ["Id": .uint16(2), "Text": .string("Details"), "SystemAction": .string("KEEP_CONTEXT")],
+            ])])
+            try await Task.sleep(for: .seconds(1))
+            try await f.call("PressButton", path: second, [.uint16(2)])
+            let pressedAt = ContinuousClock.now
+            let timedOut = try await AlertsFixture.completion(of: second, in: completions)
+            let after = ContinuousClock.now - pressedAt
+            #expect(timedOut.reason == "timeout" && timedOut.info["FocusRequested"] == nil)
+            #expect(after > .milliseconds(2500) && after < .milliseconds(4500), "ended \(after) after the press")
+        }
+    }
+
     @Test func higherPriorityPreempts() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()

@@ -48,11 +48,15 @@ struct HMITests {
                     destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1", interface: "org.earshot.Alerts1",
                     member: "PresentAlert", [.vardict([
                         "Text": .string("Call from Ann"), "SecondaryText": .string("mobile"),
-                        "SoftButtons": .vardicts([["Id": .uint16(7), "Text": .string("Answer")],
-                                                  ["Id": .uint16(9), "Text": .string("Decline")]]),
+                        "SoftButtons": .vardicts([["Id": .uint16(7), "Text": .string("Answer"), "SystemAction": .string("STEAL_FOCUS")],
+                                                  ["Id": .uint16(9), "Text": .string("Decline")],
+                                                  ["Id": .uint16(5), "Text": .string("Later"), "SystemAction": .string("KEEP_CONTEXT")]]),
                     ])])
                 let alert = try #require(reply.first?.objectPathValue)
-                try await tmux.waitForScreen([alert.rawValue, "Call from Ann", "mobile", "[1] Answer   [2] Decline"])
+                try await tmux.waitForScreen([alert.rawValue, "Call from Ann", "mobile", "[1] Answer (→ app)   [2] Decline   [3] Later (stays)"])
+                // KEEP_CONTEXT: the alert stays.
+                _ = try await tmux.run(["send-keys", "-t", "hmi", "3"])
+                try await tmux.waitForScreen(["> pressed [3] Later; the alert stays (KEEP_CONTEXT)", alert.rawValue])
                 _ = try await tmux.run(["send-keys", "-t", "hmi", "2"])
                 let completed = try #require(await completions.next(timeout: .seconds(5)))
                 #expect(completed.path == alert)
