@@ -14,6 +14,7 @@
  *         infile "/path/to/audio.raw"       # raw interleaved PCM in the format asked for
  *         presence "/path/to/present"       # remove it to unplug the device
  *         exclusive true                    # optional: one open at a time, others get -EBUSY
+ *         rate 16000                        # optional: the only rate it accepts
  *     }
  *
  * The device is not real time: a period is ready whenever it is asked for. It accepts
@@ -142,13 +143,16 @@ static const snd_pcm_ioplug_callback_t unpluggable_callbacks = {
     .prepare = unpluggable_prepare,
 };
 
-static int set_constraints(snd_pcm_ioplug_t *io) {
+static int set_constraints(snd_pcm_ioplug_t *io, long rate) {
     static const unsigned int accesses[] = {SND_PCM_ACCESS_RW_INTERLEAVED};
     static const unsigned int formats[] = {SND_PCM_FORMAT_U8, SND_PCM_FORMAT_S16_LE};
     int result = snd_pcm_ioplug_set_param_list(io, SND_PCM_IOPLUG_HW_ACCESS, 1, accesses);
     if (result >= 0) result = snd_pcm_ioplug_set_param_list(io, SND_PCM_IOPLUG_HW_FORMAT, 2, formats);
     if (result >= 0) result = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_CHANNELS, 1, 2);
-    if (result >= 0) result = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_RATE, 8000, 48000);
+    if (result >= 0) {
+        result = rate > 0 ? snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_RATE, (unsigned int)rate, (unsigned int)rate)
+                          : snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_RATE, 8000, 48000);
+    }
     if (result >= 0) result = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIOD_BYTES, 64, 1 << 20);
     if (result >= 0) result = snd_pcm_ioplug_set_param_minmax(io, SND_PCM_IOPLUG_HW_PERIODS, 2, 64);
     return result;
@@ -158,12 +162,20 @@ SND_PCM_PLUGIN_DEFINE_FUNC(earshot_unpluggable) {
     (void)root;
     const char *infile = NULL, *presence = NULL;
     int exclusive = 0;
+    long rate = 0;
     snd_config_iterator_t position, next;
     snd_config_for_each(position, next, conf) {
         snd_config_t *entry = snd_config_iterator_entry(position);
         const char *id;
         if (snd_config_get_id(entry, &id) < 0) continue;
         if (strcmp(id, "comment") == 0 || strcmp(id, "type") == 0 || strcmp(id, "hint") == 0) continue;
+        if (strcmp(id, "rate") == 0) {
+            if (snd_config_get_integer(entry, &rate) < 0 || rate < 8000 || rate > 48000) {
+                SNDERR("rate must be an integer in 8000..48000");
+                return -EINVAL;
+            }
+            continue;
+        }
         if (strcmp(id, "exclusive") == 0) {
             exclusive = snd_config_get_bool(entry);
             if (exclusive < 0) {
@@ -240,7 +252,7 @@ SND_PCM_PLUGIN_DEFINE_FUNC(earshot_unpluggable) {
         release(device);
         return result;
     }
-    result = set_constraints(&device->io);
+    result = set_constraints(&device->io, rate);
     if (result < 0) {
         snd_pcm_ioplug_delete(&device->io); /* calls unpluggable_close */
         return result;

@@ -29,13 +29,15 @@ public struct ALSATestDevices: Sendable {
     /// a time, as hardware: others get `-EBUSY` while it is open (the `earshot_unpluggable`
     /// plugin, `libEarshotUnpluggablePCM.so` from the build, with `exclusive`; its presence
     /// file is made next to the configuration).
-    public mutating func exclusiveMicrophone(_ name: String, infile: URL, library: URL) throws {
+    /// `rate`, when given, is the only sample rate it accepts.
+    public mutating func exclusiveMicrophone(_ name: String, infile: URL, library: URL, rate: Int? = nil) throws {
         let presence = configPath.deletingLastPathComponent().appendingPathComponent(name + ".present")
         guard FileManager.default.fileExists(atPath: presence.path) || FileManager.default.createFile(atPath: presence.path, contents: nil) else {
             throw HarnessError("cannot create \(presence.path)")
         }
         definitions.append("pcm_type.earshot_unpluggable { lib \"\(library.path)\" }")
-        definitions.append("pcm.\(name) { type earshot_unpluggable infile \"\(infile.path)\" presence \"\(presence.path)\" exclusive true }")
+        definitions.append("pcm.\(name) { type earshot_unpluggable infile \"\(infile.path)\" presence \"\(presence.path)\" exclusive true"
+                           + (rate.map { " rate \($0)" } ?? "") + " }")
     }
 
     /// A playback PCM `name` writing what it plays to `outfile` (`raw` or `wav`).

@@ -52,6 +52,7 @@ struct CaptureCommand: AsyncParsableCommand {
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()
             await service.watchInterruptions()
+            await service.followInput()
             return { service.shutdown() }
         }
     }

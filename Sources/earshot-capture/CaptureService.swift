@@ -39,6 +39,9 @@ final class CaptureService: Sendable {
     let sessionClaims: SessionClaims
     private let state = Locked(State())
     private let manager = Locked<ExportedObject?>(nil)
+    /// The input `Device` and `Capabilities` describe, and a count of refreshes started (a
+    /// slower, older refresh does not overwrite a newer one).
+    private let described = Locked<(device: String, generation: UInt64)>(("", 0))
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -56,6 +59,68 @@ final class CaptureService: Sendable {
                                                "Active": .objectPath(.root),
                                            ]])
         manager.withLock { $0 = object }
+        described.withLock { $0.device = settings.device }
+    }
+
+    /// Keeps `Device` and `Capabilities` on the input the next pass-thru will use: the
+    /// audio session's as its route changes and as that service comes and goes, else
+    /// `--device`. Call once, at start.
+    func followInput() async {
+        guard settings.followSession else { return }
+        let changes: SignalSubscription
+        let owners: AsyncStream<String?>
+        do {
+            changes = try await connection.subscribe(MatchRule(sender: SessionClient.busName, interface: "org.freedesktop.DBus.Properties",
+                                                               member: "PropertiesChanged", path: SessionClient.managerPath))
+            owners = try await connection.watchNameOwner(SessionClient.busName)
+        } catch {
+            logger.warning("cannot follow the audio session's input: \(error)")
+            return
+        }
+        Task { [weak self] in
+            for await message in changes {
+                let changed = message.body.dropFirst().first?.stringKeyedValue?.keys
+                guard let self, changed?.contains(where: { $0 == "Route" || $0 == "Channels" }) == true else { continue }
+                await self.describeInput()
+            }
+        }
+        Task { [weak self] in
+            for await _ in owners {
+                guard let self else { return }
+                await self.describeInput()
+            }
+        }
+    }
+
+    /// Probes the input in use now (off the cooperative pool) and publishes it when it
+    /// changed. An input the active pass-thru holds open cannot be probed: what it was
+    /// last found to do stands.
+    private func describeInput() async {
+        let input = await currentInput()
+        guard let generation = described.withLock({ state -> UInt64? in
+            guard state.device != input.device else { return nil }
+            state.generation += 1
+            return state.generation
+        }) else { return }
+        let logger = self.logger
+        let (capabilities, busy) = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let capabilities = Self.capabilities(of: input.device, logger: logger)
+                let busy = capabilities.arrayValue?.isEmpty == true && CaptureDevice.isBusy(input.device)
+                continuation.resume(returning: (capabilities, busy))
+            }
+        }
+        // Busy: probed again when the pass-thru ends.
+        let current = !busy && described.withLock { state -> Bool in
+            guard state.generation == generation else { return false }
+            state.device = input.device
+            return true
+        }
+        guard current else { return }
+        try? manager.withLock {
+            try $0?.setProperties(["Device": .string(input.device), "Capabilities": capabilities], interface: CaptureInterfaces.manager)
+        }
+        logger.info("the next pass-thru records from \(input.device)\(input.fromSession ? " (the session's input)" : "")")
     }
 
     /// What the device accepts, as SDL's AudioPassThruCapabilities: one entry per
@@ -153,6 +218,7 @@ final class CaptureService: Sendable {
     /// Called once by a session when it has finished.
     func finished(_ session: PassThruSession) {
         sessionClaims.release(for: session.id)
+        if settings.followSession { Task { await describeInput() } }
         state.withLock { if $0.active === session { $0.active = nil } }
         try? manager.withLock { try $0?.set("Active", .objectPath(.root)) }
         let linger = settings.linger

@@ -106,6 +106,41 @@ import Testing
         }
     }
 
+    /// `Device` and `Capabilities` describe the input the next pass-thru will use, as the
+    /// session's route changes.
+    @Test func capabilitiesFollowTheSessionsInput() async throws {
+        try await SessionFixture.with { session in
+            let routes = try await session.subscribe("RouteChanged")
+            try session.rewriteDevices(extra: [], exclusive: ["narrow_mic"], rates: ["narrow_mic": 16000])
+            #expect(try await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null"],
+                                                   bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
+            defer { capture.stop() }
+            let changes = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: "org.freedesktop.DBus.Properties",
+                                                                       member: "PropertiesChanged", path: "/org/earshot/Capture1"))
+            func described(_ device: String) async throws -> [[String: DBusValue]] {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline, let change = await changes.next(timeout: deadline - ContinuousClock.now) {
+                    let values = change.body[1].stringKeyedValue ?? [:]
+                    if values["Device"] == .string(device) { return values["Capabilities"]?.arrayValue?.compactMap(\.stringKeyedValue) ?? [] }
+                }
+                throw HarnessError("Device never became \(device)")
+            }
+            func rates(_ capabilities: [[String: DBusValue]]) -> Set<UInt32> { Set(capabilities.compactMap { $0["SamplingRate"]?.uint32Value }) }
+
+            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("narrow_mic")])
+            let narrow = try await described("narrow_mic")
+            #expect(rates(narrow) == [16000])
+            #expect(Set(narrow.compactMap { $0["BitsPerSample"]?.uint32Value }) == [8, 16])
+            #expect(try await session.client.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: "org.freedesktop.DBus.Properties",
+                                                  member: "Get", [.string(Self.capture), .string("Device")]).first?.variantValue == .string("narrow_mic"))
+
+            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("stereo_mic")])
+            #expect(rates(try await described("stereo_mic")) == [8000, 16000, 22050, 44100, 48000])
+            await capture.shutdown()
+        }
+    }
+
     @Test func withoutTheSessionServiceItUsesItsOwnDevice() async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }

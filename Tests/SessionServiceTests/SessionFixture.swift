@@ -50,12 +50,14 @@ struct SessionFixture {
     var stateFile: URL { Self.stateFileURL(of: bus) }
 
     /// Rewrites the ALSA configuration with `extra` microphones besides the two, and
-    /// `exclusive` ones that one user at a time may open (others get -EBUSY, as hardware).
-    func rewriteDevices(extra: [(String, Int)], exclusive: [String] = []) throws {
+    /// `exclusive` ones that one user at a time may open (others get -EBUSY, as hardware),
+    /// of which those in `rates` accept only that sample rate.
+    func rewriteDevices(extra: [(String, Int)], exclusive: [String] = [], rates: [String: Int] = [:]) throws {
         var devices = Self.devices(of: bus, extra: extra)
         for name in exclusive {
             try devices.exclusiveMicrophone(name, infile: Self.microphoneInput(of: bus),
-                                            library: ServiceProcess.productsDirectory.appendingPathComponent("libEarshotUnpluggablePCM.so"))
+                                            library: ServiceProcess.productsDirectory.appendingPathComponent("libEarshotUnpluggablePCM.so"),
+                                            rate: rates[name])
         }
         try devices.write()
     }
