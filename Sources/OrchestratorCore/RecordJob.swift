@@ -15,14 +15,15 @@ public enum JobEvent: Sendable, Equatable {
     case passThruStarted(prompting: Bool)
     case recordingStarted
     case framesCaptured(UInt64)
-    /// The capture service refused the pass-thru (its error name and message).
-    case passThruRefused(ResultCode, String)
+    /// The capture service refused the pass-thru (its error name and message); for a
+    /// `Rejected` (another pass-thru active), how long that one still runs, when it said.
+    case passThruRefused(ResultCode, String, tryAgainMs: UInt32? = nil)
     case passThruFinished(ResultCode, reason: String)
     case stored(pieceID: String)
     case storeFailed(String)
     case confirmationCompleted(ResultCode, tryAgainMs: UInt32?)
     case confirmationFailed(String)
-    /// The time to try the confirmation again has come.
+    /// The time to try the pass-thru or the confirmation again has come.
     case retryDue
     case cancel
     /// A service the job needs left the bus.
@@ -54,17 +55,23 @@ public enum JobCommand: Sendable, Equatable {
 }
 
 /// A `RecordPiece` job: activate the session, run a pass-thru (prompt, then record),
-/// store what it recorded as a piece, then confirm with an alert, retrying when the alert
-/// service says when to. Plain state: events in, commands out.
+/// store what it recorded as a piece, then confirm with an alert, retrying a pass-thru the
+/// capture service rejects while another one records, and a confirmation the alert
+/// service rejects, when they say to. Plain state: events in, commands out.
 public struct RecordJob: Sendable {
     /// Confirmation attempts before the job gives up on showing one (the piece stays).
     public static let maxConfirmationAttempts = 5
+    /// Pass-thru attempts before a job rejected by another pass-thru gives up.
+    public static let maxPassThruAttempts = 5
+    /// Added to the time another pass-thru has left: it frees the microphone as it ends.
+    public static let passThruRetryMarginMs: UInt32 = 50
 
     public private(set) var state: JobState = .preparing
     public private(set) var pieceID = ""
     public private(set) var resultCode: ResultCode?
     public private(set) var framesCaptured: UInt64 = 0
     public private(set) var confirmationAttempts = 0
+    public private(set) var passThruAttempts = 0
     private var cancelled = false
     private var warnings: [String] = []
 
@@ -77,10 +84,10 @@ public struct RecordJob: Sendable {
         guard state != .finished else { return [] }
         switch event {
         case .sessionReady:
-            return state == .preparing && !cancelled ? [.startPassThru] : []
+            return startPassThru()
         case .sessionRefused(let why):
             warnings.append("audio session: \(why)")
-            return state == .preparing && !cancelled ? [.startPassThru] : []
+            return startPassThru()
         case .passThruStarted(let prompting):
             if cancelled { return [.cancelPassThru] }
             state = prompting ? .prompting : .recording
@@ -91,7 +98,13 @@ public struct RecordJob: Sendable {
         case .framesCaptured(let frames):
             framesCaptured = max(framesCaptured, frames)
             return []
-        case .passThruRefused(let code, let why):
+        case .passThruRefused(let code, let why, let tryAgain):
+            if code == .rejected, let tryAgain, !cancelled {
+                guard passThruAttempts < Self.maxPassThruAttempts else {
+                    return finish(code, "capture refused the pass-thru \(passThruAttempts) times: \(why)")
+                }
+                return [.scheduleRetry(afterMs: tryAgain &+ Self.passThruRetryMarginMs)]  // still preparing
+            }
             return finish(code, "capture refused the pass-thru: \(why)")
         case .passThruFinished(let code, let reason):
             if cancelled || code == .aborted {
@@ -129,14 +142,24 @@ public struct RecordJob: Sendable {
             warnings.append("confirmation: \(why)")
             return finish(.warnings, warnings.joined(separator: "; "))
         case .retryDue:
-            guard state == .confirming else { return [] }
-            confirmationAttempts += 1
-            return [.presentConfirmation]
+            switch state {
+            case .preparing: return startPassThru()
+            case .confirming:
+                confirmationAttempts += 1
+                return [.presentConfirmation]
+            default: return []
+            }
         case .cancel:
             return cancel()
         case .serviceLost(let service):
             return lost(service)
         }
+    }
+
+    private mutating func startPassThru() -> [JobCommand] {
+        guard state == .preparing, !cancelled else { return [] }
+        passThruAttempts += 1
+        return [.startPassThru]
     }
 
     private mutating func cancel() -> [JobCommand] {

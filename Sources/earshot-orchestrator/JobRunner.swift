@@ -194,7 +194,8 @@ final class JobRunner: Sendable {
             case "org.earshot.Error.InvalidData"?: .invalidData
             default: .genericError
             }
-            events.yield(.passThruRefused(code, dbusError.map { "\($0.name): \($0.message)" } ?? String(describing: error)))
+            events.yield(.passThruRefused(code, dbusError.map { "\($0.name): \($0.message)" } ?? String(describing: error),
+                                          tryAgainMs: code == .rejected ? Self.remainingMs(in: dbusError?.message ?? "") ?? 100 : nil))
             return
         }
         defer { subscription.cancel() }
@@ -231,6 +232,14 @@ final class JobRunner: Sendable {
                 continue
             }
         }
+    }
+
+    /// The time another pass-thru still runs, as capture's `Rejected` says it: "… (PATH,
+    /// N ms remaining)".
+    static func remainingMs(in message: String) -> UInt32? {
+        guard let range = message.range(of: " ms remaining") else { return nil }
+        let digits = message[..<range.lowerBound].reversed().prefix { $0.isNumber }
+        return UInt32(String(digits.reversed()))
     }
 
     private func cancelPassThru() async {

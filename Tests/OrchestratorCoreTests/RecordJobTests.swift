@@ -80,6 +80,31 @@ import Testing
         #expect(refused.resultCode == .rejected)
     }
 
+    @Test func aPassThruRejectedByAnotherIsTriedAgainWhenThatOneEnds() {
+        var job = RecordJob()
+        _ = job.start()
+        _ = job.handle(.sessionReady)
+        #expect(job.handle(.passThruRefused(.rejected, "busy", tryAgainMs: 1200)) == [.scheduleRetry(afterMs: 1250)])
+        #expect(job.state == .preparing)
+        #expect(job.handle(.retryDue) == [.startPassThru])
+        #expect(job.passThruAttempts == 2)
+        // Bounded: after the last attempt the rejection ends the job.
+        for _ in 2..<RecordJob.maxPassThruAttempts {
+            #expect(job.handle(.passThruRefused(.rejected, "busy", tryAgainMs: 10)) == [.scheduleRetry(afterMs: 60)])
+            #expect(job.handle(.retryDue) == [.startPassThru])
+        }
+        let last = job.handle(.passThruRefused(.rejected, "busy", tryAgainMs: 10))
+        #expect(last.contains(.releaseSession))
+        #expect(job.resultCode == .rejected)
+        // A cancel while waiting ends the job; the retry then does nothing.
+        var waiting = RecordJob()
+        _ = waiting.start()
+        _ = waiting.handle(.sessionReady)
+        _ = waiting.handle(.passThruRefused(.rejected, "busy", tryAgainMs: 500))
+        #expect(waiting.handle(.cancel).last == .finish(.aborted, pieceID: "", reason: "cancelled"))
+        #expect(waiting.handle(.retryDue) == [])
+    }
+
     @Test func cancelInEveryState() {
         // preparing
         var (job, commands) = run([.cancel])

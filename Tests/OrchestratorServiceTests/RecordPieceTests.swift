@@ -42,6 +42,35 @@ import Testing
         }
     }
 
+    /// A job whose pass-thru capture rejects (another one records) waits in `preparing`
+    /// for the time the rejection names, then records.
+    @Test func aJobWaitsForAnotherPassThruToEnd() async throws {
+        try await Deployment.with { deployment in
+            let (finished, changes) = try await deployment.watch()
+            let other = try await deployment.bus.connect()
+            defer { other.close() }
+            let otherEnds = try await deployment.client.subscribe(MatchRule(sender: "org.earshot.Capture1",
+                                                                            interface: "org.earshot.Capture1.PassThru", member: "Finished"))
+            let competing = try #require(try await other.call(
+                destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
+                member: "PerformAudioPassThru", [.vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
+                                                           "AudioType": .string("PCM"), "MaxDuration": .uint32(1500),
+                                                           "MuteAudio": .boolean(false)])]).first?.objectPathValue)
+            let job = try await deployment.record(["Title": .string("Second in line"), "MaxDuration": .uint32(500)])
+            #expect(try await deployment.jobProperty(job, "State") == .string("preparing"))
+            let end = try #require(await otherEnds.next(timeout: .seconds(10)))
+            #expect(end.path == competing)
+            let outcome = try await Deployment.finished(finished, job, timeout: .seconds(30))
+            #expect(outcome.code == "SUCCESS", "\(outcome.info)")
+            #expect(try await deployment.jobProperty(job, "FramesCaptured") == .uint64(8000))
+            var states: [String] = []
+            while let signal = await changes.next(timeout: .milliseconds(50)) {
+                if signal.path == job, let state = signal.body[1].stringKeyedValue?["State"]?.stringValue { states.append(state) }
+            }
+            #expect(states.first == "recording", "\(states)")  // it never left preparing before the microphone was free
+        }
+    }
+
     @Test func cancelWhileRecordingLeavesNoPiece() async throws {
         try await Deployment.with { deployment in
             let (finished, changes) = try await deployment.watch()
