@@ -13,6 +13,15 @@ public enum CapturePeriod {
     /// The period for silence detection, in milliseconds.
     public static let silenceWatchMs: UInt32 = 100
 
+    /// When (µs, the same clock as `startUs`) a pass-thru whose device started capturing at
+    /// `startUs` ends by `MaxDuration`: reads complete a period at a time, so at the end of
+    /// the period that holds its last frame.
+    public static func endUs(startUs: UInt64, maxFrames: UInt64, periodFrames: UInt32, rate: UInt32) -> UInt64 {
+        let period = UInt64(max(1, periodFrames))
+        let periods = (maxFrames + period - 1) / period
+        return startUs + periods * period * 1_000_000 / UInt64(max(1, rate))
+    }
+
     /// Frames per period (at least 1) for `request`; `sessionLimitSeconds` is the session's
     /// buffer duration, if any.
     public static func frames(for request: PassThruRequest, sessionLimitSeconds: Double? = nil) -> UInt32 {

@@ -107,7 +107,7 @@ final class AlertsService: Sendable {
         where !button.image.isEmpty && !FileManager.default.isReadableFile(atPath: button.image) {
             warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image)")
         }
-        let captureRemaining = request.priority < .emergency && missingFile == nil ? await captureWatch.remainingMs() : nil
+        let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs() : nil
 
         let owner = call.sender
         let (alert, immediate) = try state.withLock { s throws(DBusError) -> (AlertObject, AlertEnd?) in

@@ -1,27 +1,20 @@
 import EarshotDBus
 import Logging
 
-/// Follows the capture service closely enough to say how much longer a microphone
-/// pass-thru records: its owner, its manager's `Active` object, and that object's `State`.
-///
-/// Remaining time = `MaxDuration` − the time recorded so far, where the time recorded so
-/// far is the larger of the time since recording started (as seen here) and the frames
-/// the pass-thru reports.
+/// Follows the capture service's `EndsAtMonotonicUs`: when the pass-thru recording now ends
+/// by its `MaxDuration`, on CLOCK_MONOTONIC as this process reads it (0: none records).
+/// The time left is then exact, whenever it is asked, however late the signals arrive: a
+/// request made at that time or after finds no capture in the way.
 final class CaptureWatch: Sendable {
     static let busName = "org.earshot.Capture1"
     static let managerPath: ObjectPath = "/org/earshot/Capture1"
-    static let passThru = "org.earshot.Capture1.PassThru"
     static let properties = "org.freedesktop.DBus.Properties"
-
-    private struct PassThru {
-        var path: ObjectPath
-        var maxDurationMs: UInt64 = 0
-        var recordingSinceMs: UInt64?
-    }
+    static let property = "EndsAtMonotonicUs"
 
     private let connection: DBusConnection
     private let logger: Logger
-    private let active = Locked<PassThru?>(nil)
+    /// µs; 0 when nothing records (or the capture service is absent).
+    private let endsAtUs = Locked<UInt64>(0)
     private let tasks = Locked<[Task<Void, Never>]>([])
 
     init(connection: DBusConnection, logger: Logger) {
@@ -31,18 +24,19 @@ final class CaptureWatch: Sendable {
 
     func start() async throws {
         let changes = try await connection.subscribe(MatchRule(sender: Self.busName, interface: Self.properties,
-                                                               member: "PropertiesChanged"))
+                                                               member: "PropertiesChanged", path: Self.managerPath))
         let owners = try await connection.watchNameOwner(Self.busName)
         let watching = Task { [weak self] in
             for await signal in changes {
-                await self?.changed(signal)
+                guard let values = signal.body.dropFirst().first?.stringKeyedValue, let end = values[Self.property]?.uint64Value else { continue }
+                self?.update(end)
             }
         }
         let following = Task { [weak self] in
             for await owner in owners {
                 guard let self else { return }
-                self.active.withLock { $0 = nil }
-                if owner != nil { await self.readActive() }
+                self.endsAtUs.withLock { $0 = 0 }
+                if owner != nil { await self.read() }
             }
         }
         tasks.withLock { $0 = [watching, following] }
@@ -52,67 +46,24 @@ final class CaptureWatch: Sendable {
         for task in tasks.withLock({ $0 }) { task.cancel() }
     }
 
-    /// How much longer the current pass-thru records, in ms; nil when none is recording.
-    func remainingMs() async -> UInt64? {
-        guard let known = active.withLock({ $0 }), let since = known.recordingSinceMs else { return nil }
-        let now = AlertsService.now()
-        var elapsed = now > since ? now - since : 0
-        // The frames captured so far, when the pass-thru can still be read.
-        if let values = try? await getAll(known.path),
-           let frames = values["FramesCaptured"]?.uint64Value, let rate = values["SamplingRate"]?.uint32Value, rate > 0 {
-            if values["State"]?.stringValue != "recording" { return nil }
-            elapsed = max(elapsed, frames * 1000 / UInt64(rate))
-        }
-        return known.maxDurationMs > elapsed ? known.maxDurationMs - elapsed : nil
+    /// How much longer the current pass-thru records, in whole ms rounded up; nil when
+    /// none records.
+    func remainingMs() -> UInt64? {
+        let end = endsAtUs.withLock { $0 }
+        let now = monotonicMicroseconds()
+        guard end > now else { return nil }
+        return (end - now + 999) / 1000
     }
 
-    private func changed(_ signal: DBusMessage) async {
-        guard signal.body.count >= 2, let interface = signal.body[0].stringValue,
-              let values = signal.body[1].stringKeyedValue, let path = signal.path else { return }
-        if path == Self.managerPath, interface == Self.busName, let activePath = values["Active"]?.objectPathValue {
-            await follow(activePath)
-        } else if interface == Self.passThru, let state = values["State"]?.stringValue {
-            active.withLock { known in
-                guard known?.path == path else { return }
-                if state == "recording", known?.recordingSinceMs == nil { known?.recordingSinceMs = AlertsService.now() }
-                if state == "finished" { known = nil }
-            }
-        }
+    private func update(_ end: UInt64) {
+        endsAtUs.withLock { $0 = end }
+        if end > 0 { logger.info("a capture pass-thru records until \(end) µs (monotonic), \((end - min(end, monotonicMicroseconds())) / 1000) ms from now") }
     }
 
-    private func readActive() async {
+    private func read() async {
         guard let reply = try? await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                                     member: "Get", [.string(Self.busName), .string("Active")]),
-              let path = reply.first?.variantValue?.objectPathValue else { return }
-        await follow(path)
-    }
-
-    private func follow(_ path: ObjectPath) async {
-        guard path != .root else {
-            active.withLock { $0 = nil }
-            return
-        }
-        let seen = AlertsService.now()
-        active.withLock { $0 = PassThru(path: path) }
-        guard let values = try? await getAll(path) else { return }
-        let maxDuration = UInt64(values["MaxDuration"]?.uint32Value ?? 0)
-        let rate = UInt64(values["SamplingRate"]?.uint32Value ?? 0)
-        let frames = values["FramesCaptured"]?.uint64Value ?? 0
-        let recording = values["State"]?.stringValue == "recording"
-        active.withLock { known in
-            guard known?.path == path else { return }
-            known?.maxDurationMs = maxDuration
-            if recording, known?.recordingSinceMs == nil {
-                let recorded = rate > 0 ? frames * 1000 / rate : 0
-                known?.recordingSinceMs = seen > recorded ? seen - recorded : 0
-            }
-        }
-        logger.info("capture pass-thru \(path) is \(recording ? "recording" : "prompting"), \(maxDuration) ms")
-    }
-
-    private func getAll(_ path: ObjectPath) async throws -> [String: DBusValue] {
-        let reply = try await connection.call(destination: Self.busName, path: path, interface: Self.properties,
-                                              member: "GetAll", [.string(Self.passThru)], timeout: .seconds(2))
-        return reply.first?.stringKeyedValue ?? [:]
+                                                     member: "Get", [.string(Self.busName), .string(Self.property)]),
+              let end = reply.first?.variantValue?.uint64Value else { return }
+        update(end)
     }
 }

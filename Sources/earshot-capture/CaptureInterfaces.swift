@@ -21,6 +21,8 @@ enum CaptureInterfaces {
             DBusProperty("Capabilities", "aa{sv}"),
             DBusProperty("Device", "s"),
             DBusProperty("Active", "o"),
+            // When the active pass-thru will end by its MaxDuration (CLOCK_MONOTONIC, µs); 0 when none records.
+            DBusProperty("EndsAtMonotonicUs", "t"),
         ])
     }
 
@@ -56,6 +58,8 @@ enum CaptureInterfaces {
             DBusProperty("DisplayText2", "s", emitsChangedSignal: .const),
             // Changes with every chunk: read it, or watch the chunks and `Finished`.
             DBusProperty("FramesCaptured", "t", emitsChangedSignal: .false),
+            // When it will end by its MaxDuration (CLOCK_MONOTONIC, µs); 0 until it records.
+            DBusProperty("EndsAtMonotonicUs", "t"),
             DBusProperty("ResultCode", "s"),
         ], signals: [
             DBusSignal("AudioPassThru", [DBusArgument("data", "ay"), DBusArgument("sequence", "t"),

@@ -57,6 +57,7 @@ final class CaptureService: Sendable {
                                                "Capabilities": Self.capabilities(of: settings.device, logger: logger),
                                                "Device": .string(settings.device),
                                                "Active": .objectPath(.root),
+                                               "EndsAtMonotonicUs": .uint64(0),
                                            ]])
         manager.withLock { $0 = object }
         described.withLock { $0.device = settings.device }
@@ -215,12 +216,25 @@ final class CaptureService: Sendable {
         session.end(.end)
     }
 
+    /// The active pass-thru's end by its MaxDuration, known once it records. Under the
+    /// state lock, as `finished` clears it: a pass-thru that has ended publishes nothing.
+    func publishEnd(_ monotonicUs: UInt64, of session: PassThruSession) {
+        state.withLock { s in
+            guard s.active === session else { return }
+            try? manager.withLock { try $0?.set("EndsAtMonotonicUs", .uint64(monotonicUs)) }
+        }
+    }
+
     /// Called once by a session when it has finished.
     func finished(_ session: PassThruSession) {
         sessionClaims.release(for: session.id)
         if settings.followSession { Task { await describeInput() } }
-        state.withLock { if $0.active === session { $0.active = nil } }
-        try? manager.withLock { try $0?.set("Active", .objectPath(.root)) }
+        state.withLock { s in
+            if s.active === session { s.active = nil }
+            try? manager.withLock {
+                try $0?.setProperties(["Active": .objectPath(.root), "EndsAtMonotonicUs": .uint64(0)], interface: CaptureInterfaces.manager)
+            }
+        }
         let linger = settings.linger
         let connection = self.connection
         Task {

@@ -20,6 +20,8 @@ final class PassThruSession: Sendable {
     private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
+    /// Its end by MaxDuration (µs, CLOCK_MONOTONIC), known from its first read; 0 before.
+    private let endsAtUs = Locked<UInt64>(0)
     /// `OutputPath`'s file, when asked for.
     private let output: WaveOutput?
     private let watcher = Locked<Task<Void, Never>?>(nil)
@@ -59,6 +61,7 @@ final class PassThruSession: Sendable {
                 "MaxDuration": .uint32(request.maxDurationMs),
                 "DisplayText1": .string(request.displayText1),
                 "DisplayText2": .string(request.displayText2),
+                "EndsAtMonotonicUs": .uint64(0),
             ]])
             let chunks = try exported.prepare("AudioPassThru", to: owner)
             objectBox.withLock { $0 = (exported, chunks) }
@@ -68,7 +71,14 @@ final class PassThruSession: Sendable {
         }
     }
 
-    var remainingMs: UInt32 { core.withLock { $0.remainingMs } }
+    /// Until its end by MaxDuration, rounded up: exact once it records (from the device's
+    /// start), the whole MaxDuration while it prompts.
+    var remainingMs: UInt32 {
+        let end = endsAtUs.withLock { $0 }
+        guard end > 0 else { return core.withLock { $0.remainingMs } }
+        let now = monotonicMicroseconds()
+        return end > now ? UInt32(clamping: (end - now + 999) / 1000) : 0
+    }
     var periodFrames: UInt32 { stream.grantedPeriodFrames }
     var bufferFrames: UInt32 { stream.grantedBufferFrames }
 
@@ -135,10 +145,23 @@ final class PassThruSession: Sendable {
 
     /// Audio from the reading thread.
     private func captured(_ bytes: [UInt8], monotonicUs: UInt64) {
-        let (outcome, frames) = core.withLock { state -> (PassThruOutcome?, UInt64) in
+        let (outcome, frames, first) = core.withLock { state -> (PassThruOutcome?, UInt64, Bool) in
+            let first = state.framesCaptured == 0 && state.phase == .recording
             let step = state.capture(bytes, monotonicUs: monotonicUs)
             send(step.chunks)
-            return (step.outcome, state.framesCaptured)
+            return (step.outcome, state.framesCaptured, first)
+        }
+        if first {
+            // The first read completes a period after the device started.
+            let readFrames = UInt64(bytes.count / max(1, request.bytesPerFrame))
+            let startUs = monotonicUs - min(monotonicUs, readFrames * 1_000_000 / UInt64(request.samplingRate))
+            let end = CapturePeriod.endUs(startUs: startUs, maxFrames: request.maxFrames, periodFrames: stream.grantedPeriodFrames,
+                                          rate: request.samplingRate)
+            endsAtUs.withLock { $0 = end }
+            if outcome == nil {
+                setProperty("EndsAtMonotonicUs", .uint64(end))
+                service.publishEnd(end, of: self)
+            }
         }
         setProperty("FramesCaptured", .uint64(frames))
         if let outcome { finish(outcome) }

@@ -7,11 +7,6 @@ import Testing
 /// truth, and the same request accepted once that time has passed.
 @Suite struct AlertRejectionTests {
     static let tolerance: Double = 50
-    /// For a recording pass-thru the alert service can only estimate: it learns from the
-    /// capture service's signals when recording began, and the pass-thru ends on a frame
-    /// count read a period (up to 100 ms) at a time. With a full test run's load on two
-    /// cores the two sides' views drift by up to a period.
-    static let captureTolerance: Double = 120
 
     /// Presents `alert`, expecting a rejection for `reason` whose try-again time is within
     /// `tolerance` of the truth, then the same alert accepted once that time has passed.
@@ -103,20 +98,35 @@ import Testing
             try await f.call("Cancel", path: emergency)
 
             let alert: [String: DBusValue] = ["Text": .string("during capture"), "Priority": .string("VOICECOM")]
+            // The capture service says when the pass-thru ends by its MaxDuration.
+            let endsAt = try #require(try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                                              interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                                              [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")])
+                .first?.variantValue?.uint64Value)
+            #expect(endsAt > monotonicMicroseconds())
             let refused = try await f.present(alert)
             let refusedAtUs = monotonicMicroseconds()
             let rejection = try await AlertsFixture.completion(of: refused, in: completions)
-            let tryAgain = Double(try #require(rejection.tryAgainMs))
+            let tryAgain = try #require(rejection.tryAgainMs)
             #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == "capture-active")
-            // The truth: when the pass-thru actually stopped recording, by its own clock
-            // (CLOCK_MONOTONIC, like ours), however late its Finished arrives here.
-            let end = try #require(await finished.next(timeout: .seconds(10)))
-            let endedUs = try #require(end.body.last?.stringKeyedValue?["MonotonicUs"]?.uint64Value)
-            let truthMs = (Double(endedUs) - Double(refusedAtUs)) / 1000
-            #expect(abs(tryAgain - truthMs) <= Self.captureTolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
-            try await Task.sleep(for: .milliseconds(Self.tolerance))
+            // Exact: from the moment the service decided (just before its reply) to that end.
+            let truthMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
+            #expect(Double(tryAgain) >= truthMs && Double(tryAgain) <= truthMs + Self.tolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
+            // The rule: 100 ms before that time the same request is refused again; at it, accepted.
+            func sleep(untilUs target: UInt64) async throws {
+                let now = monotonicMicroseconds()
+                if target > now { try await Task.sleep(for: .microseconds(Int64(target - now))) }
+            }
+            try await sleep(untilUs: refusedAtUs + (UInt64(tryAgain) - 100) * 1000)
+            let early = try await f.present(alert)
+            #expect(try await AlertsFixture.completion(of: early, in: completions).reason == "capture-active")
+            try await sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
             let accepted = try await f.present(alert)
             #expect(try await f.property("State", path: accepted) == .string("presenting"))
+            // And the published end was the pass-thru's true end, by its own clock.
+            let end = try #require(await finished.next(timeout: .seconds(10)))
+            let endedUs = try #require(end.body.last?.stringKeyedValue?["MonotonicUs"]?.uint64Value)
+            #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from EndsAtMonotonicUs")
             await capture.shutdown()
         }
     }

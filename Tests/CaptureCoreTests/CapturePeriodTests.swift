@@ -9,6 +9,14 @@ import Testing
         return request
     }
 
+    @Test func theEndByMaxDurationIsAtTheEndOfItsLastPeriod() {
+        // 1 s at 16 kHz in periods of 1600 frames: ten whole periods.
+        #expect(CapturePeriod.endUs(startUs: 5_000_000, maxFrames: 16000, periodFrames: 1600, rate: 16000) == 6_000_000)
+        // 1.05 s: the last frame is in the eleventh period, read at 1.1 s.
+        #expect(CapturePeriod.endUs(startUs: 0, maxFrames: 16800, periodFrames: 1600, rate: 16000) == 1_100_000)
+        #expect(CapturePeriod.endUs(startUs: 0, maxFrames: 1, periodFrames: 0, rate: 8000) == 125)
+    }
+
     @Test(arguments: [(UInt32(10), UInt32(160)), (100, 1600), (250, 4000), (1000, 16000)])
     func onePeriodPerChunk(chunkMs: UInt32, frames: UInt32) {
         #expect(CapturePeriod.frames(for: Self.request(chunkMs: chunkMs)) == frames)
