@@ -49,7 +49,13 @@ public struct AlertQueue: Sendable {
         let entry: Entry
         var deadline: UInt64
         var audioEnded: Bool
+        /// When its audio will have played out, once that is known.
+        var audioPlayedOut: UInt64?
     }
+
+    /// Added to a predicted audio end before the alert ends by it: the device's own
+    /// latency, so that the end of the audio is not cut off.
+    public static let playedOutMarginMs: UInt64 = 50
 
     private var current: Presenting?
     private var waiting: [Entry] = []
@@ -65,10 +71,15 @@ public struct AlertQueue: Sendable {
         return waiting.contains { $0.id == id } ? .queued : nil
     }
 
-    /// When `advance` next has something to do, if ever.
+    /// When `advance` next has something to do, if ever: for the presented alert, when it
+    /// ends unless a press, a cancel or a preemption ends it sooner. With buttons, its
+    /// button timeout; without, its timeout or, when later, its audio's end: known once the
+    /// audio has ended or been rendered to the end (its predicted end, plus a margin).
     public var nextDeadline: UInt64? {
         guard let current else { return nil }
-        return current.entry.hasAudio && !current.entry.hasButtons && !current.audioEnded ? nil : current.deadline
+        guard current.entry.hasAudio, !current.entry.hasButtons, !current.audioEnded else { return current.deadline }
+        guard let playedOut = current.audioPlayedOut else { return nil }
+        return max(current.deadline, playedOut + Self.playedOutMarginMs)
     }
 
     // MARK: Submitting
@@ -93,8 +104,9 @@ public struct AlertQueue: Sendable {
         }
         let preempts = current.map { entry.priority > $0.entry.priority } ?? true
         if !preempts, waiting.count >= Self.maxWaiting, let current {
-            // Room appears when the current alert ends and the first waiting one moves up.
-            let end = max(current.deadline, now + 1)
+            // Room appears when the current alert ends and the first waiting one moves up;
+            // while its audio's end is not known yet, its timeout is the best bound there is.
+            let end = max(nextDeadline ?? current.deadline, now + 1)
             refusals.append((.queueFull, end - now))
         }
         if let (reason, wait) = refusals.max(by: { $0.1 < $1.1 }) {
@@ -161,11 +173,22 @@ public struct AlertQueue: Sendable {
         return end(id, AlertEnd(.timeout), now: now)
     }
 
-    /// The presented alert's audio has finished playing.
+    /// The presented alert's audio has finished playing. When its end was predicted, the
+    /// alert stays until then (a device that plays faster than real time ends early).
     public mutating func audioEnded(_ id: UInt64, now: UInt64) -> [Event] {
-        guard current?.entry.id == id else { return [] }
+        guard let presented = current, presented.entry.id == id else { return [] }
+        if let playedOut = presented.audioPlayedOut {
+            current?.deadline = max(presented.deadline, playedOut + Self.playedOutMarginMs)
+        }
         current?.audioEnded = true
         return advance(now: now)
+    }
+
+    /// The presented alert's audio is rendered to its end, and will have played out at
+    /// `playedOut`: from now on its end is known (`nextDeadline`).
+    public mutating func audioWillEnd(_ id: UInt64, playedOut: UInt64) {
+        guard current?.entry.id == id, current?.audioEnded == false else { return }
+        current?.audioPlayedOut = playedOut
     }
 
     /// Everything `owner` has, queued or presented, ends with `owner-vanished` (but for

@@ -6,9 +6,12 @@ protocol AlertAudioOutput: Sendable {
     /// Starts playing on threads of its own and returns at once; `ended` is called once,
     /// with warnings about chunks that could not be rendered, when the audio has played
     /// out (not after `stop`). `role` is the `media.role` the audio carries where the
-    /// output is PipeWire. The output opens once `ready` has returned.
+    /// output is PipeWire. The output opens once `ready` has returned. `playedOut` is called
+    /// once everything is rendered, before `ended`, with when the last frame will have
+    /// played (CLOCK_MONOTONIC, µs; counted from the first frame at the output's rate).
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
+              playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback
 }
 

@@ -18,6 +18,7 @@ final class AlertObject: Sendable {
     private let service: AlertsService
     /// Cleared on unexport: an alert that has left the bus changes no property.
     private let objectBox = Locked<ExportedObject?>(nil)
+    private let endsAt = Locked<UInt64>(0)
     private let warnings: Locked<[String]>
     private let finished = Locked(false)
 
@@ -49,11 +50,22 @@ final class AlertObject: Sendable {
             "Icon": .string(request.icon),
             "ResultCode": .string(""),
             "TryAgainTimeMs": .uint32(0),
+            "EndsAtMonotonicUs": .uint64(0),
         ]])
         objectBox.withLock { $0 = object }
     }
 
     private var object: ExportedObject? { objectBox.withLock { $0 } }
+
+    /// When the presented alert ends unless something ends it sooner (`EndsAtMonotonicUs`,
+    /// µs; 0 while that is not known), set when it changes.
+    func ends(atMonotonicUs end: UInt64) {
+        guard endsAt.withLock({ known in
+            defer { known = end }
+            return known != end
+        }) else { return }
+        try? object?.set("EndsAtMonotonicUs", .uint64(end))
+    }
 
     var isFinished: Bool { finished.withLock { $0 } }
 

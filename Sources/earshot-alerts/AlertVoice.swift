@@ -38,6 +38,7 @@ final class AlertVoice: AlertAudioOutput {
     /// thread (the caller holds the service's lock).
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
+              playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
@@ -47,7 +48,8 @@ final class AlertVoice: AlertAudioOutput {
         Task {
             await ready()
             rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, format: format,
-                                          pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger) }
+                                          pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
+                                          playedOut: playedOut) }
         }
         return playback
     }
@@ -55,7 +57,7 @@ final class AlertVoice: AlertAudioOutput {
     /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
     private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device: String, format: PCMFormat,
                                pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk], tone: Bool,
-                               logger: Logger) {
+                               logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
         guard !playback.isStopped else { return }
         let stream: PlaybackStream
         do {
@@ -70,7 +72,9 @@ final class AlertVoice: AlertAudioOutput {
             stream.stop()
             return
         }
+        let firstFrameUs = Locked<UInt64?>(nil)
         stream.start(onFirstFrame: { writtenUs in
+            firstFrameUs.withLock { $0 = writtenUs }
             let latency = Double(writtenUs &- presentedUs) / 1000
             logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
         }, onEnd: { error in
@@ -83,15 +87,26 @@ final class AlertVoice: AlertAudioOutput {
         // Rendering runs at most a few seconds ahead of playback, so a long alert
         // holds little audio in memory.
         let ahead = Int(format.sampleRate) * Self.renderAheadSeconds
+        var frames: UInt64 = 0
         for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
             while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
             guard !playback.isStopped else { return }
             do {
-                _ = stream.enqueue(try renderer.render(part))
+                let samples = try renderer.render(part)
+                if stream.enqueue(samples) { frames += UInt64(samples.count) }  // mono
             } catch {
                 logger.warning("alert \(id): \(error); skipped")
                 playback.warn("audio: \(error); skipped")
             }
+        }
+        // Everything is rendered: its end is known once the first frames are out (at once,
+        // but for a slow device); told before `finish`, so before the stream can end.
+        for _ in 0..<400 where !playback.isStopped {
+            if let first = firstFrameUs.withLock({ $0 }) {
+                playedOut(first + frames * 1_000_000 / UInt64(format.sampleRate))
+                break
+            }
+            usleep(5_000)
         }
         stream.finish()
     }

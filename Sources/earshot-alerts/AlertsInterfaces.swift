@@ -50,6 +50,9 @@ enum AlertsInterfaces {
             DBusProperty("Icon", "s", emitsChangedSignal: .const),
             DBusProperty("ResultCode", "s"),
             DBusProperty("TryAgainTimeMs", "u"),
+            // When the presented alert ends unless a press, a cancel or a preemption ends it
+            // sooner (CLOCK_MONOTONIC, µs); 0 while not known (its audio not rendered yet).
+            DBusProperty("EndsAtMonotonicUs", "t"),
         ], signals: [
             DBusSignal("Completed", [DBusArgument("success", "b"), DBusArgument("resultCode", "s"),
                                      DBusArgument("info", "a{sv}")]),

@@ -127,7 +127,11 @@ final class AlertsService: Sendable {
             let entry = AlertQueue.Entry(id: id, owner: owner, priority: request.priority, durationMs: durationMs,
                                          hasButtons: !speechOnly && !request.softButtons.isEmpty, hasAudio: !audio.isEmpty,
                                          endsWithOwner: !request.outliveOwner)
-            switch s.queue.submit(entry, now: Self.now(), captureRemainingMs: captureRemaining) {
+            // An end that is due counts now, however late its timer runs: a request made at
+            // a try-again time finds the queue as that time promised.
+            let now = Self.now()
+            apply(s.queue.advance(now: now), to: &s)
+            switch s.queue.submit(entry, now: now, captureRemainingMs: captureRemaining) {
             case .rejected(let end):
                 return (alert, end)
             case .accepted(let events):
@@ -212,7 +216,8 @@ final class AlertsService: Sendable {
                     let claim = sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
                     s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone,
                                                   role: priority.mediaRole, logger: logger,
-                                                  after: { await SessionClaims.answer(of: claim, within: Self.focusWait) }) { [self] warnings in
+                                                  after: { await SessionClaims.answer(of: claim, within: Self.focusWait) },
+                                                  playedOut: { [self] end in self.audioWillEnd(id, playedOutUs: end) }) { [self] warnings in
                         Task { self.audioEnded(id, warnings: warnings) }
                     }
                 }
@@ -243,6 +248,7 @@ final class AlertsService: Sendable {
     private func rearm(_ s: inout State) {
         s.timer?.cancel()
         s.timer = nil
+        if let current = s.queue.currentID { s.alerts[current]?.ends(atMonotonicUs: (s.queue.nextDeadline ?? 0) * 1000) }
         guard let deadline = s.queue.nextDeadline else { return }
         let wait = deadline > Self.now() ? deadline - Self.now() : 0
         s.timer = Task { [weak self] in
@@ -262,6 +268,14 @@ final class AlertsService: Sendable {
                 logger.info("alert \(id): interrupted by another client's audio; it ends")
             }
             apply(events, to: &s)
+        }
+    }
+
+    /// Alert `id`'s audio is rendered to its end and will have played out at `playedOutUs`.
+    private func audioWillEnd(_ id: UInt64, playedOutUs: UInt64) {
+        state.withLock { s in
+            s.queue.audioWillEnd(id, playedOut: (playedOutUs + 999) / 1000)
+            apply([], to: &s)
         }
     }
 

@@ -80,6 +80,40 @@ import Testing
         #expect(queue.advance(now: 64000) == [.completed(2, AlertEnd(.timeout))])
     }
 
+    @Test func aPredictedAudioEndIsTheAlertsEndAndTheQueueFullTryAgain() {
+        var queue = AlertQueue()
+        // A Speak (no timeout) and an alert whose audio outlasts its 3 s timeout.
+        _ = queue.submit(Self.entry(1, durationMs: 0, audio: true), now: 0, captureRemainingMs: nil)
+        #expect(queue.nextDeadline == nil)  // not rendered yet
+        queue.audioWillEnd(1, playedOut: 2000)
+        #expect(queue.nextDeadline == 2000 + AlertQueue.playedOutMarginMs)
+        // A device faster than real time ends the audio early: the alert stays until then.
+        #expect(queue.audioEnded(1, now: 1500) == [])
+        #expect(queue.advance(now: 2049) == [])
+        #expect(queue.advance(now: 2050) == [.completed(1, AlertEnd(.timeout))])
+
+        _ = queue.submit(Self.entry(2, durationMs: 3000, audio: true), now: 3000, captureRemainingMs: nil)
+        queue.audioWillEnd(2, playedOut: 10000)
+        for index in 0..<UInt64(AlertQueue.maxWaiting) {
+            _ = queue.submit(Self.entry(10 + index, owner: ":1.\(10 + index)"), now: 3000, captureRemainingMs: nil)
+        }
+        #expect(queue.submit(Self.entry(99, owner: ":1.99"), now: 4000, captureRemainingMs: nil)
+                == .rejected(AlertEnd(.queueFull, tryAgainMs: 10050 - 4000)))
+        #expect(queue.advance(now: 10049) == [])
+        #expect(queue.advance(now: 10050).first == .completed(2, AlertEnd(.timeout)))
+
+        // Behind an alert with buttons: its button timeout, restarted by KEEP_CONTEXT.
+        var buttons = AlertQueue()
+        _ = buttons.submit(Self.entry(1, durationMs: 60000, buttons: true, audio: true), now: 0, captureRemainingMs: nil)
+        buttons.audioWillEnd(1, playedOut: 2000)
+        for index in 0..<UInt64(AlertQueue.maxWaiting) {
+            _ = buttons.submit(Self.entry(10 + index, owner: ":1.\(10 + index)"), now: 0, captureRemainingMs: nil)
+        }
+        _ = buttons.pressButton(1, button: 1, action: .keepContext, now: 5000)
+        #expect(buttons.submit(Self.entry(99, owner: ":1.99"), now: 6000, captureRemainingMs: nil)
+                == .rejected(AlertEnd(.queueFull, tryAgainMs: 65000 - 6000)))
+    }
+
     @Test func systemActionsFollowSDL() {
         var queue = AlertQueue()
         _ = queue.submit(Self.entry(1, durationMs: 10000, buttons: true), now: 0, captureRemainingMs: nil)

@@ -3,74 +3,131 @@ import EarshotTestHarness
 import Foundation
 import Testing
 
-/// Each rejection cause on the bus: REJECTED with a try-again time within 50 ms of the
-/// truth, and the same request accepted once that time has passed.
+/// Each rejection cause on the bus: REJECTED with a try-again time that is exact, by the
+/// rule: the same request 100 ms before that time is refused again, at that time accepted
+/// (nothing else changing in between).
 @Suite struct AlertRejectionTests {
     static let tolerance: Double = 50
 
-    /// Presents `alert`, expecting a rejection for `reason` whose try-again time is within
-    /// `tolerance` of the truth, then the same alert accepted once that time has passed.
-    /// The truth is `expectedMs`, or, with `cleared`, the time until `cleared` returns
-    /// (it waits for whatever blocks the alert to go away).
-    static func rejectedThenAccepted(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
-                                     reason: String, expectedMs: Double = 0, cleared: (() async throws -> Void)? = nil,
-                                     completions: SignalSubscription) async throws {
+    static func sleep(untilUs target: UInt64) async throws {
+        let now = monotonicMicroseconds()
+        if target > now { try await Task.sleep(for: .microseconds(Int64(target - now))) }
+    }
+
+    /// Presents `alert`, expecting a rejection for `reason`, then checks the rule; returns
+    /// the try-again time.
+    @discardableResult
+    static func ruleHolds(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
+                          reason: String, completions: SignalSubscription) async throws -> UInt32 {
+        let sentUs = monotonicMicroseconds()
         let refused = try await f.present(alert, on: connection)
-        let refusedAt = ContinuousClock.now
+        let repliedUs = monotonicMicroseconds()
         let rejection = try await AlertsFixture.completion(of: refused, in: completions)
-        let tryAgain = Double(try #require(rejection.tryAgainMs))
+        let tryAgain = try #require(rejection.tryAgainMs)
         #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason)
-        #expect(try await f.property("TryAgainTimeMs", path: refused) == .uint32(UInt32(tryAgain)))
-        if let cleared {
-            try await cleared()
-            let truth = refusedAt.duration(to: .now)
-            let truthMs = Double(truth.components.seconds) * 1000 + Double(truth.components.attoseconds) / 1e15
-            #expect(abs(tryAgain - truthMs) <= tolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
-        } else {
-            #expect(abs(tryAgain - expectedMs) <= tolerance, "TryAgainTimeMs \(tryAgain), truth \(expectedMs)")
-            // Before the time (with room for a slow run's late wake-ups): still refused.
-            try await Task.sleep(until: refusedAt + .milliseconds(max(0, tryAgain - 2000)))
-            let early = try await f.present(alert, on: connection)
-            #expect(try await AlertsFixture.completion(of: early, in: completions).resultCode == "REJECTED")
-            try await Task.sleep(until: refusedAt + .milliseconds(tryAgain + tolerance))
-        }
+        #expect(try await f.property("TryAgainTimeMs", path: refused) == .uint32(tryAgain))
+        // Timed from before the request (the service decided after it): still refused.
+        try await sleep(untilUs: sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000)
+        let early = try await f.present(alert, on: connection)
+        let again = try await AlertsFixture.completion(of: early, in: completions)
+        #expect(again.resultCode == "REJECTED" && again.reason == reason, "100 ms early: \(again.resultCode) \(again.reason ?? "")")
+        // Timed from its reply (the service decided before it): accepted.
+        try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
-        #expect(try await f.property("State", path: accepted) != .string("finished"))
+        #expect(try await f.property("State", path: accepted) != .string("finished"), "at TryAgainTimeMs (\(tryAgain) ms)")
+        return tryAgain
+    }
+
+    /// Five clients × 3 NORMAL alerts and one more: 16 waiting, within every rate limit.
+    static func fillQueue(_ f: AlertsFixture) async throws -> [DBusConnection] {
+        var clients: [DBusConnection] = []
+        for _ in 0..<6 { clients.append(try await f.bus.connect()) }
+        for index in 0..<16 {
+            _ = try await f.present(["Text": .string("waiting \(index)")], on: clients[index / 3])
+        }
+        #expect(try await f.property("QueueLength") == .uint32(16))
+        return clients
+    }
+
+    /// Waits until `alert` says when it ends (its audio rendered), and returns that (µs).
+    static func endOf(_ alert: ObjectPath, _ f: AlertsFixture) async throws -> UInt64 {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let end = try await f.property("EndsAtMonotonicUs", path: alert)?.uint64Value, end > 0 { return end }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("\(alert) never said when it ends")
     }
 
     @Test(.timeLimit(.minutes(3)))
     func fifthNormalAlertWithinAMinuteIsRateLimited() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            let start = ContinuousClock.now
+            let start = monotonicMicroseconds()
             for index in 0..<4 {
                 let path = try await f.present(["Text": .string("alert \(index)")])
                 try await f.call("Cancel", path: path)
             }
-            let elapsed = Double((ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000)
-                + Double((ContinuousClock.now - start).components.seconds) * 1000
             // The first of the four leaves the window 60 s after it was accepted.
-            try await Self.rejectedThenAccepted(f, ["Text": .string("fifth")], on: f.client, reason: "rate-limited",
-                                                expectedMs: 60_000 - elapsed, completions: completions)
+            let tryAgain = try await Self.ruleHolds(f, ["Text": .string("fifth")], on: f.client, reason: "rate-limited",
+                                                    completions: completions)
+            let sinceStart = Double(monotonicMicroseconds() - start) / 1000
+            #expect(Double(tryAgain) <= 60_000 && Double(tryAgain) > 60_000 - sinceStart - Self.tolerance)
         }
     }
 
-    @Test func fullQueueWaitsForThePresentedAlert() async throws {
+    @Test func fullQueueBehindAPlainAlert() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            // Five clients × 4 NORMAL alerts stay within every rate limit.
-            var clients: [DBusConnection] = []
-            for _ in 0..<5 { clients.append(try await f.bus.connect()) }
+            let owner = try await f.bus.connect()
+            defer { owner.close() }
+            let current = try await f.present(["Text": .string("current"), "Timeout": .double(4)], on: owner)
+            let end = try await Self.endOf(current, f)
+            let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            let current = try await f.present(["Text": .string("current"), "Timeout": .double(4)], on: clients[0])
-            for index in 1...16 {
-                _ = try await f.present(["Text": .string("waiting \(index)")], on: clients[index / 4])
-            }
-            #expect(try await f.property("QueueLength") == .uint32(16))
-            // Room appears when the presented alert times out.
-            try await Self.rejectedThenAccepted(f, ["Text": .string("one too many")], on: clients[4], reason: "queue-full",
-                                                cleared: { _ = try await AlertsFixture.completion(of: current, in: completions) },
-                                                completions: completions)
+            let before = monotonicMicroseconds()
+            let tryAgain = try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full",
+                                                    completions: completions)
+            #expect(abs(Double(tryAgain) - Double(end - before) / 1000) <= Self.tolerance)
+        }
+    }
+
+    @Test func fullQueueBehindASpeak() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let speech = try await f.speak([("TEXT", "Turn left at the next junction, then keep right for three hundred metres and follow the signs.")])
+            let end = try await Self.endOf(speech, f)
+            #expect(end > monotonicMicroseconds() + 2_000_000, "a speech of some seconds")
+            let clients = try await Self.fillQueue(f)
+            defer { clients.forEach { $0.close() } }
+            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+        }
+    }
+
+    @Test func fullQueueBehindAnAlertWhoseAudioOutlastsItsTimeout() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let presentedUs = monotonicMicroseconds()
+            let long = try await f.present(["Text": .string("Road works"), "Timeout": .double(3), "Audio": .array(.structure([.string, .string]), [
+                .structure([.string("TEXT"), .string("Road works ahead for the next five kilometres. Expect delays and keep to the right lane.")]),
+            ])])
+            let end = try await Self.endOf(long, f)
+            #expect(end > presentedUs + 3_500_000, "the audio outlasts the 3 s timeout")
+            let clients = try await Self.fillQueue(f)
+            defer { clients.forEach { $0.close() } }
+            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+        }
+    }
+
+    @Test func fullQueueBehindAnAlertWithButtons() async throws {
+        try await AlertsFixture.with { f in
+            try await f.setProperty("ButtonTimeout", .double(4))
+            let completions = try await f.completions()
+            let asking = try await f.present(["Text": .string("Reroute?"), "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("Yes")]])])
+            _ = try await Self.endOf(asking, f)
+            let clients = try await Self.fillQueue(f)
+            defer { clients.forEach { $0.close() } }
+            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
         }
     }
 
@@ -113,14 +170,10 @@ import Testing
             let truthMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
             #expect(Double(tryAgain) >= truthMs && Double(tryAgain) <= truthMs + Self.tolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
             // The rule: 100 ms before that time the same request is refused again; at it, accepted.
-            func sleep(untilUs target: UInt64) async throws {
-                let now = monotonicMicroseconds()
-                if target > now { try await Task.sleep(for: .microseconds(Int64(target - now))) }
-            }
-            try await sleep(untilUs: refusedAtUs + (UInt64(tryAgain) - 100) * 1000)
+            try await Self.sleep(untilUs: refusedAtUs + (UInt64(tryAgain) - 100) * 1000)
             let early = try await f.present(alert)
             #expect(try await AlertsFixture.completion(of: early, in: completions).reason == "capture-active")
-            try await sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
+            try await Self.sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
             let accepted = try await f.present(alert)
             #expect(try await f.property("State", path: accepted) == .string("presenting"))
             // And the published end was the pass-thru's true end, by its own clock.
