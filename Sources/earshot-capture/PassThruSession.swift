@@ -94,7 +94,9 @@ final class PassThruSession: Sendable {
             return
         }
         Task {
-            let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger)
+            let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger) { [weak self] end in
+                self?.promptWillEnd(atUs: end)
+            }
             let recording = core.withLock { state -> Bool in
                 state.promptFinished(spoken: spoken)
                 return state.phase == .recording
@@ -104,6 +106,26 @@ final class PassThruSession: Sendable {
             record()
         }
     }
+
+    /// The prompt ends at `promptEndUs`: until recording starts, the pass-thru's end is
+    /// that plus `recordingStartAllowanceUs` (the session's answer, the device's start)
+    /// plus `MaxDuration`, to the end of a period; its first read then says exactly.
+    private func promptWillEnd(atUs promptEndUs: UInt64) {
+        guard core.withLock({ $0.phase == .prompting }) else { return }
+        let end = CapturePeriod.endUs(startUs: promptEndUs + Self.recordingStartAllowanceUs, maxFrames: request.maxFrames,
+                                      periodFrames: stream.grantedPeriodFrames, rate: request.samplingRate)
+        let estimated = endsAtUs.withLock { known -> Bool in
+            guard known == 0 else { return false }  // recording has begun: it knows better
+            known = end
+            return true
+        }
+        guard estimated else { return }
+        setProperty("EndsAtMonotonicUs", .uint64(end))
+        service.publishEnd(end, of: self)
+    }
+
+    /// From a prompt's end to the device's start, at most (a session claim, opening).
+    static let recordingStartAllowanceUs: UInt64 = 100_000
 
     /// Ends the pass-thru with `owner-vanished` when its owner leaves the bus.
     private func watchOwner(_ owner: String) {

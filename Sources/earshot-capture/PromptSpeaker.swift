@@ -4,23 +4,44 @@ import Logging
 
 /// Speaks a pass-thru's `InitialPrompt` through `org.earshot.Alerts1.Speak` and waits
 /// for the alert's `Completed`. Returns whether it was spoken: false when the alert
-/// service is absent, refuses, fails or takes too long.
+/// service is absent, refuses, fails or takes too long. `ends` hears when the speech will
+/// end (`EndsAtMonotonicUs` of its alert object, µs) once the alert service knows.
 enum PromptSpeaker {
     static let busName = "org.earshot.Alerts1"
     static let path: ObjectPath = "/org/earshot/Alerts1"
     static let alertInterface = "org.earshot.Alerts1.Alert"
 
     static func speak(_ chunks: [SpeechChunk], on connection: DBusConnection, logger: Logger,
-                      limit: Duration = .seconds(120)) async -> Bool {
+                      limit: Duration = .seconds(120), ends: @escaping @Sendable (UInt64) -> Void = { _ in }) async -> Bool {
         do {
             // Subscribe first: a short prompt may complete before the reply is read.
             let completions = try await connection.subscribe(MatchRule(sender: busName, interface: alertInterface, member: "Completed"))
             defer { completions.cancel() }
+            let changes = try await connection.subscribe(MatchRule(sender: busName, interface: "org.freedesktop.DBus.Properties",
+                                                                   member: "PropertiesChanged"))
+            defer { changes.cancel() }
+            let speech = Locked<ObjectPath?>(nil)
+            let following = Task {
+                var pending: [(ObjectPath, UInt64)] = []  // changes seen before the reply named the alert
+                for await change in changes {
+                    guard let path = change.path, change.body.first?.stringValue == alertInterface,
+                          let end = change.body.dropFirst().first?.stringKeyedValue?["EndsAtMonotonicUs"]?.uint64Value, end > 0 else { continue }
+                    pending.append((path, end))
+                    guard let mine = speech.withLock({ $0 }) else { continue }
+                    if let known = pending.last(where: { $0.0 == mine }) {
+                        ends(known.1)
+                        return
+                    }
+                    pending.removeAll()
+                }
+            }
+            defer { following.cancel() }
             let audio = DBusValue.array(.structure([.string, .string]),
                                         chunks.map { .structure([.string($0.kind.rawValue), .string($0.text)]) })
             let reply = try await connection.call(destination: busName, path: path, interface: busName, member: "Speak",
                                                   [audio, .vardict([:])], timeout: .seconds(5))
             guard let alert = reply.first?.objectPathValue else { return false }
+            speech.withLock { $0 = alert }
             let deadline = ContinuousClock.now + limit
             while ContinuousClock.now < deadline {
                 guard let signal = await completions.next(timeout: deadline - ContinuousClock.now) else { break }

@@ -131,6 +131,45 @@ import Testing
         }
     }
 
+    /// While a pass-thru's prompt is spoken, capture-active counts the prompt too: the
+    /// pass-thru's end is the prompt's end, the recording's start and its MaxDuration.
+    @Test func aPromptingPassThruCountsThePrompt() async throws {
+        try await AlertsFixture.with(before: { bus, _ in
+            try Data(count: 16000 * 2 * 10).write(to: bus.directory.appendingPathComponent("microphone.raw"))
+        }) { f in
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", "realtime"],
+                                                   bus: f.bus, busName: "org.earshot.Capture1", environment: f.devices.environment)
+            defer { capture.stop() }
+            let completions = try await f.completions()
+            let recorder = try await f.bus.connect()
+            defer { recorder.close() }
+            let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                                interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
+                                                [.vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
+                                                           "AudioType": .string("PCM"), "MaxDuration": .uint32(1500),
+                                                           "InitialPrompt": .array(.structure([.string, .string]), [
+                                                               .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
+                                                           ])])])
+            let passThru = try #require(reply.first?.objectPathValue)
+            // Wait until capture knows when the prompt ends, while it still prompts.
+            var endsAt: UInt64 = 0
+            let deadline = ContinuousClock.now + .seconds(10)
+            while endsAt == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                endsAt = try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                                 interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                                 [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")]).first?.variantValue?.uint64Value ?? 0
+            }
+            #expect(try await f.client.call(destination: "org.earshot.Capture1", path: passThru, interface: "org.freedesktop.DBus.Properties",
+                                             member: "Get", [.string("org.earshot.Capture1.PassThru"), .string("State")]).first?.variantValue
+                    == .string("prompting"))
+            #expect(endsAt > monotonicMicroseconds() + 1_500_000, "the prompt and then 1.5 s")
+            try await Self.ruleHolds(f, ["Text": .string("during the prompt"), "Priority": .string("VOICECOM")], on: f.client,
+                                     reason: "capture-active", completions: completions)
+            await capture.shutdown()
+        }
+    }
+
     @Test func recordingPassThruRejectsAllButEmergency() async throws {
         // A file microphone with 10 s of silence, paced in real time.
         try await AlertsFixture.with(before: { bus, _ in
