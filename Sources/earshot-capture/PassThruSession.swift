@@ -20,7 +20,8 @@ final class PassThruSession: Sendable {
     private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
-    /// Its end by MaxDuration (µs, CLOCK_MONOTONIC), known from its first read; 0 before.
+    /// Its end by MaxDuration (µs, CLOCK_MONOTONIC): exact from its first read, estimated
+    /// from its prompt's end while it prompts; 0 while not known.
     private let endsAtUs = Locked<UInt64>(0)
     /// `OutputPath`'s file, when asked for.
     private let output: WaveOutput?
@@ -72,7 +73,8 @@ final class PassThruSession: Sendable {
     }
 
     /// Until its end by MaxDuration, rounded up: exact once it records (from the device's
-    /// start), the whole MaxDuration while it prompts.
+    /// start), from the prompt's end while it prompts, the whole MaxDuration before that
+    /// end is known.
     var remainingMs: UInt32 {
         let end = endsAtUs.withLock { $0 }
         guard end > 0 else { return core.withLock { $0.remainingMs } }
