@@ -1,0 +1,180 @@
+import ArgumentParser
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+
+/// `earshot-bench footprint`: what each service costs a small board at rest and at work.
+struct FootprintBenchmarkCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "footprint",
+        abstract: "Measure each service's start time and idle and busy memory beside systemd-hostnamed.",
+        discussion: """
+            Needs the release builds of the five services next to this binary (swift build -c \
+            release). Starts a private dbus-daemon and, one after the other, each service with the \
+            test stack's embedded defaults (a file microphone, the null speaker, data in the bus's \
+            temporary directory), then systemd-hostnamed on the same bus (as its system bus) as the \
+            peer. For each: the start time (from the spawn to its name's NameOwnerChanged arriving \
+            at a client), VmRSS idle (--idle-seconds after start), VmRSS busy (right after \
+            --busy-seconds of the load benchmark's scenario with --clients clients; for hostnamed, \
+            GetAll calls) and VmHWM. Ratios are against hostnamed's figures.
+            """)
+
+    @Option(help: "Seconds to wait after the name is owned before the idle sample.")
+    var idleSeconds = 2.0
+
+    @Option(help: "Seconds of work before the busy sample.")
+    var busySeconds = 5.0
+
+    @Option(help: "Concurrent clients during the busy phase.")
+    var clients = 4
+
+    @Flag(help: "Print the results as JSON instead of tables.")
+    var json = false
+
+    static let hostnamed = "/lib/systemd/systemd-hostnamed"
+
+    func validate() throws {
+        guard idleSeconds >= 0, busySeconds > 0, clients >= 1 else {
+            throw ValidationError("--idle-seconds must not be negative; --busy-seconds and --clients must be positive")
+        }
+    }
+
+    func run() async throws {
+        for service in ServiceStack.services { _ = try builtService(service.executable) }
+        guard FileManager.default.isExecutableFile(atPath: Self.hostnamed) else {
+            throw BenchmarkError("\(Self.hostnamed) is missing: install systemd")
+        }
+        let (idle, busy, clients) = (idleSeconds, busySeconds, clients)
+        let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
+            try await FootprintBenchmark(idle: .milliseconds(Int(idle * 1000)), busy: .milliseconds(Int(busy * 1000)),
+                                         clients: clients).run()
+        }
+        try results.print(json: json)
+    }
+}
+
+struct FootprintBenchmark: Sendable {
+    let idle: Duration
+    let busy: Duration
+    let clients: Int
+
+    struct Row: Encodable, Sendable {
+        let name: String
+        let startMilliseconds: Double
+        let idleRssKiB: UInt64
+        let busyRssKiB: UInt64
+        let hwmKiB: UInt64
+    }
+
+    func run() async throws -> FootprintResults {
+        try await ServiceStack.with([]) { stack in
+            var rows: [Row] = []
+            for service in ServiceStack.services {
+                progress("\(service.executable): start, idle, busy")
+                rows.append(try await measure(service.busName, on: stack, start: {
+                    try await stack.launch(service.executable).pid
+                }, work: { try await busyPhase(service.busName, stack: stack) }))
+                await stack.process(service.executable)?.shutdown()
+            }
+            progress("systemd-hostnamed: start, idle, busy")
+            let peer = Locked<ChildProcess?>(nil)
+            defer { peer.withLock { $0?.stop() } }
+            let hostname = try await measure("org.freedesktop.hostname1", on: stack, start: {
+                let process = try ChildProcess([FootprintBenchmarkCommand.hostnamed], environment: ["DBUS_SYSTEM_BUS_ADDRESS": stack.bus.address],
+                                               logPath: stack.file("hostnamed.log").path)
+                peer.withLock { $0 = process }
+                return process.pid
+            }, work: { try await hostnameCalls(stack: stack) })
+            return FootprintResults(processors: ProcessInfo.processInfo.activeProcessorCount, idleSeconds: seconds(idle),
+                                    busySeconds: seconds(busy), clients: clients, services: rows, peer: hostname)
+        }
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Starts a process with `start` (returning its pid), times its name's arrival, samples
+    /// it idle, runs `work`, samples it busy.
+    private func measure(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32,
+                         work: () async throws -> Void) async throws -> Row {
+        let owners = try await stack.client.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                                member: "NameOwnerChanged"))
+        defer { owners.cancel() }
+        let arrived = Task { () -> UInt64? in
+            while let signal = await owners.next(timeout: .seconds(30)) {
+                if signal.body.first?.stringValue == busName, signal.body.last?.stringValue?.isEmpty == false { return monotonicNanoseconds() }
+            }
+            return nil
+        }
+        let spawned = monotonicNanoseconds()
+        let pid = try await start()
+        guard let owned = await arrived.value else { throw BenchmarkError("\(busName) was never owned") }
+        try await Task.sleep(for: idle)
+        let idleRss = try ProcessSample.take(pid).rssKiB
+        try await work()
+        let busySample = try ProcessSample.take(pid)
+        return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleRss,
+                   busyRssKiB: busySample.rssKiB, hwmKiB: busySample.hwmKiB)
+    }
+
+    /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
+    private func busyPhase(_ busName: String, stack: ServiceStack) async throws {
+        let material = try FuzzMaterial(directory: stack.file("footprint-\(busName)"))
+        guard let scenario = LoadScenarios.scenario(for: busName, wave: material.wave),
+              let pid = stack.process(ServiceStack.services.first { $0.busName == busName }?.executable ?? "")?.pid else {
+            throw BenchmarkError("no load scenario for \(busName)")
+        }
+        _ = try await LoadRunner.run(bus: .address(stack.bus.address), scenario: scenario, clients: clients, duration: busy, pid: pid,
+                                     settle: .zero)
+    }
+
+    /// `GetAll` on hostnamed's object from `clients` clients for `busy`.
+    private func hostnameCalls(stack: ServiceStack) async throws {
+        let deadline = ContinuousClock.now + busy
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<clients {
+                group.addTask {
+                    let client = try await stack.bus.connect()
+                    defer { client.close() }
+                    while ContinuousClock.now < deadline {
+                        _ = try await client.call(destination: "org.freedesktop.hostname1", path: "/org/freedesktop/hostname1",
+                                                  interface: "org.freedesktop.DBus.Properties", member: "GetAll",
+                                                  [.string("org.freedesktop.hostname1")])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+struct FootprintResults: BenchmarkReport, Sendable {
+    let processors: Int
+    let idleSeconds: Double
+    let busySeconds: Double
+    let clients: Int
+    let services: [FootprintBenchmark.Row]
+    let peer: FootprintBenchmark.Row
+
+    func table() -> String {
+        let widths = [-26, 10, 10, 10, 10, 9, 9, 9]
+        var lines = ["""
+            each service alone on a private bus, \(processors) processors; idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; \
+            busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load scenario, \(clients) clients; ratios against systemd-hostnamed
+            """]
+        lines.append(TableFormat.row(["", "start ms", "idle MiB", "busy MiB", "HWM MiB", "start ×", "idle ×", "busy ×"], widths: widths))
+        func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
+        func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
+        for row in services + [peer] {
+            lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1), mib(row.idleRssKiB), mib(row.busyRssKiB),
+                                          mib(row.hwmKiB), ratio(row.startMilliseconds, peer.startMilliseconds),
+                                          ratio(Double(row.idleRssKiB), Double(peer.idleRssKiB)),
+                                          ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB))], widths: widths))
+        }
+        let total = services.reduce(0) { $0 + $1.idleRssKiB }
+        lines.append("the five services idle: \(mib(total)) MiB in all")
+        return lines.joined(separator: "\n")
+    }
+}
