@@ -140,8 +140,7 @@ public final class PipeWireTestSystem: Sendable {
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         defer { close(ends[1]) }
         do {
-            let recorder = try ChildProcess(["/usr/bin/pw-record", "--target", "speakers", "-P", "{ stream.capture.sink=true }",
-                                             "--latency", String(latency), "--rate", "48000", "--channels", "1", "--format", "s16", "-"],
+            let recorder = try ChildProcess(Self.monitorRecorder(channels: 1, options: ["--latency", String(latency)], to: "-"),
                                             environment: daemonEnvironment, stdout: ends[1],
                                             logPath: directory.appendingPathComponent("pw-record.log").path)
             processes.withLock { $0.append(recorder) }
@@ -174,13 +173,19 @@ public final class PipeWireTestSystem: Sendable {
         }
     }
 
+    /// `pw-record` of the speakers' monitor, 48 kHz 16-bit on `channels`, into `output`
+    /// (a file, or `-` for stdout, raw), with further `options`.
+    private static func monitorRecorder(channels: Int, options: [String] = [], to output: String) -> [String] {
+        ["/usr/bin/pw-record", "--target", "speakers", "-P", "{ stream.capture.sink=true }", "--rate", "48000",
+         "--channels", String(channels), "--format", "s16"] + options + [output]
+    }
+
     /// Records what the speakers play for `seconds` (the sink's monitor) as 48 kHz stereo
     /// 16-bit samples, left channel only.
     public func listen(seconds: Double) async throws -> [Double] {
         let url = directory.appendingPathComponent("monitor-\(UUID().uuidString.prefix(6)).wav")
-        _ = try? await ToolRun.run(["/usr/bin/timeout", String(seconds), "/usr/bin/pw-record", "--target", "speakers",
-                                    "-P", "{ stream.capture.sink=true }", "--rate", "48000", "--channels", "2", "--format", "s16",
-                                    url.path], environment: daemonEnvironment, timeout: Duration.seconds(seconds + 10))
+        _ = try? await ToolRun.run(["/usr/bin/timeout", String(seconds)] + Self.monitorRecorder(channels: 2, to: url.path),
+                                   environment: daemonEnvironment, timeout: Duration.seconds(seconds + 10))
         let samples = try PCMWaveFile.samples(of: url)
         try? FileManager.default.removeItem(at: url)
         return stride(from: 0, to: samples.count - 1, by: 2).map { Double(samples[$0]) / 32768 }

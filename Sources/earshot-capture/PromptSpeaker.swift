@@ -22,17 +22,11 @@ enum PromptSpeaker {
             defer { changes.cancel() }
             let speech = Locked<ObjectPath?>(nil)
             let following = Task {
-                var pending: [(ObjectPath, UInt64)] = []  // changes seen before the reply named the alert
                 for await change in changes {
-                    guard let path = change.path, change.body.first?.stringValue == alertInterface,
+                    guard let path = change.path, path == speech.withLock({ $0 }), change.body.first?.stringValue == alertInterface,
                           let end = change.body.dropFirst().first?.stringKeyedValue?["EndsAtMonotonicUs"]?.uint64Value, end > 0 else { continue }
-                    pending.append((path, end))
-                    guard let mine = speech.withLock({ $0 }) else { continue }
-                    if let known = pending.last(where: { $0.0 == mine }) {
-                        ends(known.1)
-                        return
-                    }
-                    pending.removeAll()
+                    ends(end)
+                    return
                 }
             }
             defer { following.cancel() }
@@ -42,6 +36,12 @@ enum PromptSpeaker {
                                                   [audio, .vardict([:])], timeout: .seconds(5))
             guard let alert = reply.first?.objectPathValue else { return false }
             speech.withLock { $0 = alert }
+            // A change sent before the reply named the alert was passed over: read it.
+            if let end = try? await connection.call(destination: busName, path: alert, interface: "org.freedesktop.DBus.Properties",
+                                                    member: "Get", [.string(alertInterface), .string("EndsAtMonotonicUs")])
+                .first?.variantValue?.uint64Value, end > 0 {
+                ends(end)
+            }
             let deadline = ContinuousClock.now + limit
             while ContinuousClock.now < deadline {
                 guard let signal = await completions.next(timeout: deadline - ContinuousClock.now) else { break }

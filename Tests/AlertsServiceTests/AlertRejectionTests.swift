@@ -131,34 +131,53 @@ import Testing
         }
     }
 
-    /// While a pass-thru's prompt is spoken, capture-active counts the prompt too: the
-    /// pass-thru's end is the prompt's end, the recording's start and its MaxDuration.
-    @Test func aPromptingPassThruCountsThePrompt() async throws {
+    /// The alert service with the real capture service beside it, on a file microphone of
+    /// 10 s of silence paced in real time; `body` gets the fixture and a recorder's connection.
+    static func withCapture(_ body: (AlertsFixture, DBusConnection) async throws -> Void) async throws {
         try await AlertsFixture.with(before: { bus, _ in
             try Data(count: 16000 * 2 * 10).write(to: bus.directory.appendingPathComponent("microphone.raw"))
         }) { f in
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", "realtime"],
                                                    bus: f.bus, busName: "org.earshot.Capture1", environment: f.devices.environment)
             defer { capture.stop() }
-            let completions = try await f.completions()
             let recorder = try await f.bus.connect()
             defer { recorder.close() }
-            let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
-                                                interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
-                                                [.vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
-                                                           "AudioType": .string("PCM"), "MaxDuration": .uint32(1500),
-                                                           "InitialPrompt": .array(.structure([.string, .string]), [
-                                                               .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
-                                                           ])])])
-            let passThru = try #require(reply.first?.objectPathValue)
+            try await body(f, recorder)
+            await capture.shutdown()
+        }
+    }
+
+    /// A 16 kHz 16-bit pass-thru of `maxMs` (and `extra` keys) started by `recorder`.
+    static func passThru(maxMs: UInt32, _ extra: [String: DBusValue] = [:], on recorder: DBusConnection) async throws -> ObjectPath {
+        let request: [String: DBusValue] = ["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
+                                            "MaxDuration": .uint32(maxMs)]
+        let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                            interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
+                                            [.vardict(request.merging(extra) { $1 })])
+        return try #require(reply.first?.objectPathValue)
+    }
+
+    /// The capture service's `EndsAtMonotonicUs` (0: nothing records, or not known yet).
+    static func captureEndsAt(_ f: AlertsFixture) async throws -> UInt64 {
+        try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+                                interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")]).first?.variantValue?.uint64Value ?? 0
+    }
+
+    /// While a pass-thru's prompt is spoken, capture-active counts the prompt too: the
+    /// pass-thru's end is the prompt's end, the recording's start and its MaxDuration.
+    @Test func aPromptingPassThruCountsThePrompt() async throws {
+        try await Self.withCapture { f, recorder in
+            let completions = try await f.completions()
+            let passThru = try await Self.passThru(maxMs: 1500, ["InitialPrompt": .array(.structure([.string, .string]), [
+                .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
+            ])], on: recorder)
             // Wait until capture knows when the prompt ends, while it still prompts.
             var endsAt: UInt64 = 0
             let deadline = ContinuousClock.now + .seconds(10)
             while endsAt == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
-                endsAt = try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
-                                                 interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                 [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")]).first?.variantValue?.uint64Value ?? 0
+                endsAt = try await Self.captureEndsAt(f)
             }
             #expect(try await f.client.call(destination: "org.earshot.Capture1", path: passThru, interface: "org.freedesktop.DBus.Properties",
                                              member: "Get", [.string("org.earshot.Capture1.PassThru"), .string("State")]).first?.variantValue
@@ -166,26 +185,13 @@ import Testing
             #expect(endsAt > monotonicMicroseconds() + 1_500_000, "the prompt and then 1.5 s")
             try await Self.ruleHolds(f, ["Text": .string("during the prompt"), "Priority": .string("VOICECOM")], on: f.client,
                                      reason: "capture-active", completions: completions)
-            await capture.shutdown()
         }
     }
 
     @Test func recordingPassThruRejectsAllButEmergency() async throws {
-        // A file microphone with 10 s of silence, paced in real time.
-        try await AlertsFixture.with(before: { bus, _ in
-            try Data(count: 16000 * 2 * 10).write(to: bus.directory.appendingPathComponent("microphone.raw"))
-        }) { f in
-            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", "realtime"],
-                                                   bus: f.bus, busName: "org.earshot.Capture1", environment: f.devices.environment)
-            defer { capture.stop() }
+        try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
-            let recorder = try await f.bus.connect()
-            defer { recorder.close() }
-            let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
-                                                interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
-                                                [.vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
-                                                           "AudioType": .string("PCM"), "MaxDuration": .uint32(3000)])])
-            let passThru = try #require(reply.first?.objectPathValue)
+            let passThru = try await Self.passThru(maxMs: 3000, on: recorder)
             let finished = try await recorder.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru",
                                                                   member: "Finished", path: passThru))
             try await Task.sleep(for: .milliseconds(500))
@@ -195,10 +201,7 @@ import Testing
 
             let alert: [String: DBusValue] = ["Text": .string("during capture"), "Priority": .string("VOICECOM")]
             // The capture service says when the pass-thru ends by its MaxDuration.
-            let endsAt = try #require(try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
-                                                              interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                              [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")])
-                .first?.variantValue?.uint64Value)
+            let endsAt = try await Self.captureEndsAt(f)
             #expect(endsAt > monotonicMicroseconds())
             let refused = try await f.present(alert)
             let refusedAtUs = monotonicMicroseconds()
@@ -219,7 +222,6 @@ import Testing
             let end = try #require(await finished.next(timeout: .seconds(10)))
             let endedUs = try #require(end.body.last?.stringKeyedValue?["MonotonicUs"]?.uint64Value)
             #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from EndsAtMonotonicUs")
-            await capture.shutdown()
         }
     }
 }
