@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // C libraries from the system, found through pkg-config.
@@ -96,7 +97,7 @@ let package = Package(
         // and its executable (ALSA inputs, route watching, the state file).
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
-            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService",
+            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -105,10 +106,17 @@ let package = Package(
         // through GRDB, content-addressed files) and the executable.
         .target(name: "PiecesCore", dependencies: ["ContractCore"]),
         .target(name: "PieceStore", dependencies: [
-            "PiecesCore", "ContractCore", "EarshotMedia", .product(name: "GRDB", package: "GRDB.swift"),
+            "PiecesCore", "ContractCore", "EarshotMedia", "EarshotSync", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        // The shared catalogue: the same store on a PostgreSQL server many hosts use.
+        .target(name: "PostgresPieceStore", dependencies: [
+            "PieceStore", "PiecesCore", "ContractCore", "EarshotMedia",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
-            "PiecesCore", "PieceStore", "ContractCore", "EarshotMedia", "EarshotDBus", "EarshotService",
+            "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotMedia", "EarshotDBus", "EarshotService",
+            "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -116,7 +124,7 @@ let package = Package(
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
-            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotDBus", "EarshotService",
+            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -163,7 +171,7 @@ let package = Package(
         .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
         // Private bus daemons and service processes for tests and benchmarks.
-        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotDBus"]),
+        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotDBus", "EarshotSync"]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
@@ -174,7 +182,9 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
-        .testTarget(name: "PiecesServiceTests", dependencies: ["EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "PiecesServiceTests", dependencies: [
+            "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",
+        ]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),
         .testTarget(name: "ClientTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),

@@ -26,6 +26,12 @@ public struct ObjectStore: Sendable {
         public let path: String
         public let hash: String
         public let size: UInt64
+
+        public init(path: String, hash: String, size: UInt64) {
+            self.path = path
+            self.hash = hash
+            self.size = size
+        }
     }
 
     public enum IngestError: Error, Sendable {

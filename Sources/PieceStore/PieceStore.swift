@@ -189,7 +189,7 @@ public final class PieceStore: Sendable {
     }
 
     /// Kind order, the dropped asset before transcodes, then by format.
-    static func assetOrder(_ a: StoredAsset, _ b: StoredAsset) -> Bool {
+    public static func assetOrder(_ a: StoredAsset, _ b: StoredAsset) -> Bool {
         let kindA = AssetKind.allCases.firstIndex(of: a.kind) ?? 0, kindB = AssetKind.allCases.firstIndex(of: b.kind) ?? 0
         if kindA != kindB { return kindA < kindB }
         if a.dropped != b.dropped { return a.dropped }
@@ -256,6 +256,11 @@ public final class PieceStore: Sendable {
             }
             return (try walk(from: "piece_id", to: "parent_id"), try walk(from: "parent_id", to: "piece_id"))
         }
+    }
+
+    /// Every piece's id, oldest first (a piece comes after those it is based on).
+    public func idsOldestFirst() throws -> [String] {
+        try pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM piece ORDER BY created_at, id") }
     }
 
     /// Every object hash any piece names.

@@ -42,8 +42,11 @@ struct PiecesBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Measured drops of the 10 MiB WAV.")
     var drops = 10
 
-    @Option(help: "Pieces in the store for the List phase.")
+    @Option(help: "Pieces in the store for the List phase (default 100 000; 1 000 000 with --database).")
     var pieces = 100_000
+
+    /// Whether --pieces was given (its default differs with --database).
+    var piecesGiven: Bool { CommandLine.arguments.contains { $0 == "--pieces" || $0.hasPrefix("--pieces=") } }
 
     @Option(help: "Measured List calls.")
     var lists = 1000
@@ -51,16 +54,31 @@ struct PiecesBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Measured transcodes of each format.")
     var transcodes = 3
 
+    @Option(help: ArgumentHelp("Measure the shared catalogue instead: a postgresql://user@host:port/database URL (emptied by nobody: use a new database), or `local` for a throwaway server started here. Then: the 10 MiB drop on PostgreSQL next to SQLite, drop on one host → PieceDropped on another, drops per second from three hosts, and List over --pieces pieces (default then 1 000 000).", valueName: "url"))
+    var database: String?
+
+    @Option(help: "With --database: seconds of drops from three hosts at once.")
+    var seconds = 10
+
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
     func validate() throws {
-        guard drops >= 1, pieces >= 1, lists >= 1, transcodes >= 1 else {
+        guard drops >= 1, pieces >= 1, lists >= 1, transcodes >= 1, seconds >= 1 else {
             throw ValidationError("--drops, --pieces, --lists and --transcodes must be at least 1")
         }
     }
 
     func run() async throws {
+        if let database {
+            let benchmark = SharedPiecesBenchmark(database: database, drops: drops, pieces: piecesGiven ? pieces : 1_000_000,
+                                                  lists: lists, seconds: seconds)
+            let results = try await runInterruptibly(interrupted: "the buses, the services and the temporary files are gone") {
+                try await benchmark.run()
+            }
+            try results.print(json: json)
+            return
+        }
         let benchmark = PiecesBenchmark(drops: drops, pieces: pieces, lists: lists, transcodes: transcodes)
         let results = try await runInterruptibly(interrupted: "the bus, the service and the temporary files are gone") { try await benchmark.run() }
         try results.print(json: json)

@@ -1,5 +1,6 @@
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import Foundation
 import Logging
 import OrchestratorCore

@@ -14,7 +14,7 @@ extension PiecesService {
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
         let asset = try await resolve(id, kind: kind, format: format)
-        return .unixFD(try openObject(asset))
+        return .unixFD(try await openObject(asset))
     }
 
     func openAttachment(_ call: MethodCall) async throws -> [DBusValue] {
@@ -22,7 +22,7 @@ extension PiecesService {
         let id = try call.string(0)
         let piece = try await piece(id)
         let asset = try await resolve(id, kind: .attachment, format: nil)
-        return [.unixFD(try openObject(asset)), .string(piece.draft.attachmentMimeType ?? "application/octet-stream")]
+        return [.unixFD(try await openObject(asset)), .string(piece.draft.attachmentMimeType ?? "application/octet-stream")]
     }
 
     /// `Export…(id, [format,] path)`: a copy at `path`, made with the caller's rights.
@@ -33,7 +33,7 @@ extension PiecesService {
         let path = try call.string(kind.isAudio ? 2 : 1)
         let caller = try await call.caller()
         let asset = try await resolve(id, kind: kind, format: format)
-        let source = store.objects.path(of: asset.hash)
+        let source = try await inStore { try await self.store.localPath(of: asset) }
         let systemBus = settings.systemBus
         try await onDisk {
             let fd = try FileAccess.createForWriting(path, caller: caller, checkPermissions: systemBus)
@@ -45,9 +45,10 @@ extension PiecesService {
         return [.string(try await piece(id).draft.attachmentMimeType ?? "application/octet-stream")]
     }
 
-    private func openObject(_ asset: StoredAsset) throws(DBusError) -> UnixFD {
-        let fd = Glibc.open(store.objects.path(of: asset.hash), O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .failed("cannot open a stored asset: \(String(cString: strerror(errno)))") }
+    private func openObject(_ asset: StoredAsset) async throws -> UnixFD {
+        let path = try await inStore { try await self.store.localPath(of: asset) }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DBusError.failed("cannot open a stored asset: \(String(cString: strerror(errno)))") }
         return UnixFD(taking: fd)
     }
 
@@ -73,7 +74,7 @@ extension PiecesService {
         let key = "\(piece.id)/\(kind.rawValue)/\(format.rawValue)"
         let task = transcodes.withLock { running -> Task<StoredAsset, any Error> in
             if let task = running[key] { return task }
-            let task = Task { try await self.onDisk { try self.produce(piece, kind: kind, format: format) } }
+            let task = Task { try await self.produce(piece, kind: kind, format: format) }
             running[key] = task
             return task
         }
@@ -83,14 +84,26 @@ extension PiecesService {
 
     /// Transcodes on the disk queue and records the result. Like a drop, a transcode keeps
     /// clear of the store's reserved free space; one that cannot be kept leaves nothing.
-    private func produce(_ piece: StoredPiece, kind: AssetKind, format: MediaFormat) throws -> StoredAsset {
+    private func produce(_ piece: StoredPiece, kind: AssetKind, format: MediaFormat) async throws -> StoredAsset {
         guard let source = piece.dropped(kind) else { throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(piece.id) has none") }
         let started = ContinuousClock.now
+        let input = try await inStore { try await self.store.localPath(of: source) }
+        let staged = try await onDisk { try self.transcode(input, of: piece, kind: kind, to: format) }
+        let asset = StoredAsset(kind: kind, format: format.rawValue, hash: staged.hash, size: staged.size, dropped: false)
+        guard try await inStore({ try await self.store.addTranscode(asset, object: staged, of: piece.id) }) else {
+            throw DBusError.earshot("PieceNotFound", "Id: piece \(piece.id) was deleted")
+        }
+        logger.info("piece \(piece.id): \(kind.rawValue) transcoded to \(format.rawValue) in \(started.duration(to: .now)) (\(asset.size) B)")
+        return asset
+    }
+
+    /// The blocking part of a transcode: the file `input` transcoded and staged.
+    private func transcode(_ input: String, of piece: StoredPiece, kind: AssetKind, to format: MediaFormat) throws -> ObjectStore.Staged {
         let what = "the \(format.rawValue) transcode of \(kind.key)"
-        try store.objects.checkRoom(for: what)
-        let output = store.objects.stagingPath(extension: format.fileExtension)
+        try store.files.checkRoom(for: what)
+        let output = store.files.stagingPath(extension: format.fileExtension)
         do {
-            try Transcoder.transcode(from: store.objects.path(of: source.hash), to: output, format: format)
+            try Transcoder.transcode(from: input, to: output, format: format)
         } catch {
             unlink(output)
             if error.kind == .io, let exhaustion = StorageSpace.exhaustion(quotedIn: error.message) {
@@ -98,35 +111,11 @@ extension PiecesService {
             }
             throw DBusError.failed("cannot transcode \(kind.key) of \(piece.id) to \(format.rawValue): \(error.message)")
         }
-        let staged: ObjectStore.Staged
         do {
-            staged = try store.objects.stage(writtenAt: output)
+            return try store.files.stage(writtenAt: output)
         } catch {
             throw Self.storing(what, error)
         }
-        do {
-            try store.objects.checkRoom(for: what)
-            try store.objects.commit(staged)
-        } catch {
-            store.objects.discard(staged)
-            if let error = error as? ObjectStore.IngestError { throw Self.storing(what, error) }
-            throw error
-        }
-        let asset = StoredAsset(kind: kind, format: format.rawValue, hash: staged.hash, size: staged.size, dropped: false)
-        let recorded: Bool
-        do {
-            recorded = try store.addTranscode(asset, of: piece.id)
-        } catch {
-            // Not recorded: the object stays only if something else names it.
-            if (try? store.isReferenced(asset.hash)) == false { store.objects.remove(asset.hash) }
-            throw error
-        }
-        guard recorded else {
-            if try !store.isReferenced(asset.hash) { store.objects.remove(asset.hash) }
-            throw DBusError.earshot("PieceNotFound", "Id: piece \(piece.id) was deleted")
-        }
-        logger.info("piece \(piece.id): \(kind.rawValue) transcoded to \(format.rawValue) in \(started.duration(to: .now)) (\(asset.size) B)")
-        return asset
     }
 }
 

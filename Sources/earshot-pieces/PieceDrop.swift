@@ -14,12 +14,13 @@ extension PiecesService {
         try inFlight.admit(call)
         let request = try DropRequest.read(call)
         let caller = try await call.caller()
-        let missing = try await onDisk { try self.store.missing(request.draft.basedOn) }
+        let missing = try await inStore { try await self.store.missing(request.draft.basedOn) }
         if let first = missing.first {
             throw DBusError.earshot("BasedOnNotFound", "BasedOn: no piece \(first)")
         }
         let started = ContinuousClock.now
-        let piece = try await onDisk { try self.assemble(request, caller: caller) }
+        let (piece, staged) = try await onDisk { try self.assemble(request, caller: caller) }
+        try await inStore { try await self.store.insert(piece, objects: staged) }
         let sizes = piece.assets.map { "\($0.kind.rawValue) \($0.size) B" }.joined(separator: ", ")
         logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(caller.userName) in \(started.duration(to: .now)): \(sizes)")
         emit("PieceDropped", [.string(piece.id), PieceValues.summary(piece)])
@@ -27,11 +28,12 @@ extension PiecesService {
         return piece.id
     }
 
-    /// The blocking part of `Drop`. Run on the disk queue.
-    func assemble(_ request: DropRequest, caller: CallerIdentity) throws -> StoredPiece {
+    /// The blocking part of `Drop`, run on the disk queue: the piece and its staged files,
+    /// ready for the catalogue.
+    func assemble(_ request: DropRequest, caller: CallerIdentity) throws -> (StoredPiece, [ObjectStore.Staged]) {
         var staged: [AssetKind: ObjectStore.Staged] = [:]
-        var committed = false
-        defer { if !committed { staged.values.forEach(store.objects.discard) } }
+        var handedOver = false
+        defer { if !handedOver { staged.values.forEach(store.files.discard) } }
         for kind in AssetKind.allCases {
             guard let source = request.sources[kind] else { continue }
             staged[kind] = try stage(source, kind: kind, caller: caller)
@@ -58,24 +60,17 @@ extension PiecesService {
         draft.lengthMicroseconds = try draft.validate(measuredMicroseconds: analysis.durationMicroseconds)
 
         // What is staged already takes its room: what is left must not eat into the reserve.
-        try store.objects.checkRoom(for: "Drop")
-        for file in staged.values { try commit(file) }
-        committed = true
+        try store.files.checkRoom(for: "Drop")
         let assets = AssetKind.allCases.compactMap { kind in
             staged[kind].map { StoredAsset(kind: kind, format: formats[kind] ?? "", hash: $0.hash, size: $0.size, dropped: true) }
         }
         let piece = StoredPiece(id: UUID().uuidString.lowercased(), draft: draft, createdAt: PieceValues.now(),
-                                author: caller.userName, authorUID: caller.uid,
+                                author: store.author(of: caller.userName), authorUID: caller.uid,
                                 facts: MixStemFacts(sampleRate: analysis.sampleRate, channels: analysis.channels,
                                                     loudnessLufs: analysis.loudnessLufs, truePeakDbtp: analysis.truePeakDbtp),
                                 assets: assets)
-        do {
-            try store.insert(piece)
-        } catch {
-            for asset in assets where (try? store.isReferenced(asset.hash)) == false { store.objects.remove(asset.hash) }
-            throw error
-        }
-        return piece
+        handedOver = true
+        return (piece, Array(staged.values))
     }
 
     private func stage(_ source: AssetSource, kind: AssetKind, caller: CallerIdentity) throws -> ObjectStore.Staged {
@@ -91,7 +86,7 @@ extension PiecesService {
         }
         defer { if opened { close(fd) } }
         do {
-            return try store.objects.stage(from: fd, limit: kind.maxBytes)
+            return try store.files.stage(from: fd, limit: kind.maxBytes)
         } catch {
             switch error {
             case .tooLarge(let limit) where kind == .attachment:
@@ -114,14 +109,6 @@ extension PiecesService {
             let message = error.message.replacingOccurrences(of: "'\(staged.path)' is ", with: "")
                 .replacingOccurrences(of: staged.path, with: field)
             throw DBusError.earshot("InvalidAudio", "\(field): \(message)")
-        }
-    }
-
-    private func commit(_ staged: ObjectStore.Staged) throws {
-        do {
-            try store.objects.commit(staged)
-        } catch {
-            throw Self.storing("an asset", error)
         }
     }
 }

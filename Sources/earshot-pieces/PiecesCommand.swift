@@ -3,6 +3,9 @@ import EarshotDBus
 import EarshotService
 import Foundation
 import Glibc
+import Logging
+import PieceStore
+import PostgresPieceStore
 
 @main
 struct PiecesCommand: AsyncParsableCommand {
@@ -10,35 +13,134 @@ struct PiecesCommand: AsyncParsableCommand {
         commandName: "earshot-pieces",
         abstract: "The store of audio pieces with musical metadata (org.earshot.Pieces1).",
         discussion: """
-            Keeps pieces after the Allihoopa model: metadata checked against Allihoopa's rules in \
-            SQLite (WAL), assets as content-addressed files (SHA-256), the mix stem decoded and \
-            measured at drop time (EBU R128 loudness and true peak), and audio delivered as WAV, \
-            Ogg Vorbis, FLAC or AAC in M4A, transcoded on first request and kept. A piece is \
-            visible only when complete; what an interrupted run leaves is swept at start.
-            """)
+            Keeps pieces after the Allihoopa model: metadata checked against Allihoopa's rules, \
+            assets content-addressed (SHA-256), the mix stem decoded and measured at drop time (EBU \
+            R128 loudness and true peak), and audio delivered as WAV, Ogg Vorbis, FLAC or AAC in M4A, \
+            transcoded on first request and kept. A piece is visible only when complete; what an \
+            interrupted run leaves is swept at start.
 
-    @OptionGroup var bus: BusOptions
+            The catalogue is private by default (SQLite and files under --data-dir); with \
+            --database postgresql://… it is shared by every host that names the same database, \
+            with their drops and deletions announced on each host's bus.
+            """,
+        subcommands: [Serve.self, Migrate.self],
+        defaultSubcommand: Serve.self)
+}
 
-    @Option(help: ArgumentHelp("Where the store lives (default: $XDG_DATA_HOME/earshot/pieces).", valueName: "dir"))
+/// Where the catalogue is: `--data-dir`, `--database`, `--database-password-file`, `--host-name`.
+struct CatalogueOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Where the private store lives, and where a shared catalogue stages and caches files on this host (default: $XDG_DATA_HOME/earshot/pieces).", valueName: "dir"))
     var dataDir: String?
+
+    @Option(help: ArgumentHelp("The catalogue: absent or sqlite: for the private store under --data-dir, or postgresql://user@host:port/database for one shared with other hosts (the password from $PGPASSWORD or --database-password-file, never in the URL).", valueName: "url"))
+    var database: String?
+
+    @Option(help: ArgumentHelp("A file whose first line is the database password.", valueName: "file"))
+    var databasePasswordFile: String?
+
+    @Option(help: ArgumentHelp("This host's name in a shared catalogue: authors are user@host (default: the machine's hostname).", valueName: "name"))
+    var hostName: String?
 
     func validate() throws {
         if let dataDir, dataDir.isEmpty { throw ValidationError("--data-dir must not be empty") }
+        if let hostName, hostName.isEmpty || hostName.contains("@") || hostName.contains(" ") {
+            throw ValidationError("--host-name must be a name without '@' or spaces")
+        }
+        if database.map(Self.isLocal) ?? true, databasePasswordFile != nil {
+            throw ValidationError("--database-password-file needs a postgresql:// --database")
+        }
+        if let database, !Self.isLocal(database) { _ = try sharedConfiguration(database) }
     }
 
-    func run() async throws {
+    static func isLocal(_ database: String) -> Bool { database == "sqlite:" || database.hasPrefix("sqlite:") }
+
+    var directory: URL {
         let environment = ProcessInfo.processInfo.environment
-        let directory = dataDir ?? ((environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/share") + "/earshot/pieces")
-        let settings = PiecesService.Settings(dataDirectory: URL(fileURLWithPath: directory),
-                                              systemBus: bus.isSystemBus)
-        // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, refused like a full
-        // disk, instead of SIGXFSZ ending the process.
-        signal(SIGXFSZ, SIG_IGN)
-        await ServiceMain.run(executable: "earshot-pieces", busName: PiecesInterfaces.busName, options: bus) { connection, logger in
-            let service = try PiecesService(connection: connection, settings: settings, logger: logger)
-            try await service.start()
-            return { await service.shutdown() }
+        return URL(fileURLWithPath: dataDir ?? ((environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/share") + "/earshot/pieces"))
+    }
+
+    /// The shared catalogue's settings from `url`, the password file or `$PGPASSWORD`.
+    func sharedConfiguration(_ url: String) throws -> SharedCatalogueConfiguration {
+        var password = ProcessInfo.processInfo.environment["PGPASSWORD"]
+        if let databasePasswordFile {
+            guard let text = try? String(contentsOfFile: databasePasswordFile, encoding: .utf8) else {
+                throw ValidationError("--database-password-file: cannot read \(databasePasswordFile)")
+            }
+            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        var name = [CChar](repeating: 0, count: 256)
+        let machine = gethostname(&name, name.count) == 0 ? String(cString: name) : "localhost"
+        do {
+            return try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
+        } catch {
+            throw ValidationError("--database: \(error)")
+        }
+    }
+
+    /// The catalogue these options name.
+    func catalogue(logger: Logger) throws -> any PieceCatalogue {
+        guard let database, !Self.isLocal(database) else { return try LocalPieceCatalogue(directory: directory) }
+        return try SharedPieceCatalogue(configuration: try sharedConfiguration(database), directory: directory, logger: logger)
+    }
+}
+
+extension PiecesCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Serve org.earshot.Pieces1 on the bus (the default).")
+
+        @OptionGroup var bus: BusOptions
+        @OptionGroup var catalogue: CatalogueOptions
+
+        func run() async throws {
+            let settings = PiecesService.Settings(systemBus: bus.isSystemBus)
+            // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, refused like a full
+            // disk, instead of SIGXFSZ ending the process.
+            signal(SIGXFSZ, SIG_IGN)
+            let catalogue = self.catalogue
+            await ServiceMain.run(executable: "earshot-pieces", busName: PiecesInterfaces.busName, options: bus) { connection, logger in
+                let service = PiecesService(connection: connection, store: try catalogue.catalogue(logger: logger),
+                                            settings: settings, logger: logger)
+                try await service.start()
+                return { await service.shutdown() }
+            }
+        }
+    }
+
+    struct Migrate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a private store into a shared catalogue.",
+            discussion: """
+                Copies every piece of the store in --from-data-dir (metadata, lineage, assets and \
+                transcodes) into the catalogue --database names, oldest first, each piece in one \
+                transaction. Pieces already there are left alone, so running it twice copies \
+                nothing twice. Authors become user@host with this host's --host-name.
+                """)
+
+        @Option(help: ArgumentHelp("The private store to copy from.", valueName: "dir"))
+        var fromDataDir: String
+
+        @OptionGroup var catalogue: CatalogueOptions
+
+        func validate() throws {
+            guard let database = catalogue.database, !CatalogueOptions.isLocal(database) else {
+                throw ValidationError("--database must name a postgresql:// catalogue to copy into")
+            }
+        }
+
+        func run() async throws {
+            var logger = Logger(label: "earshot-pieces") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .warning
+            let source = try PieceStore(directory: URL(fileURLWithPath: fromDataDir))
+            let target = try SharedPieceCatalogue(configuration: try catalogue.sharedConfiguration(catalogue.database!),
+                                                  directory: catalogue.directory, logger: logger)
+            _ = try await target.open()
+            let report = try await target.migrate(from: source) { done, total in
+                FileHandle.standardError.write(Data("\r\(done)/\(total) pieces".utf8))
+            }
+            FileHandle.standardError.write(Data("\n".utf8))
+            print("copied \(report.copied) piece(s), \(report.present) already there, from \(fromDataDir) to \(target.location)")
+            await target.close()
         }
     }
 }

@@ -1,6 +1,7 @@
 import ContractCore
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import Foundation
 import Glibc
 import Logging
@@ -11,14 +12,13 @@ import PiecesCore
 /// blocking queue; handlers only read requests and shape replies.
 final class PiecesService: Sendable {
     struct Settings: Sendable {
-        var dataDirectory: URL
         var systemBus: Bool
     }
 
     let connection: DBusConnection
     let settings: Settings
     let logger: Logger
-    let store: PieceStore
+    let store: any PieceCatalogue
     let disk = BlockingQueue(label: "earshot-pieces.disk", concurrent: true)
     let manager = Locked<ExportedObject?>(nil)
     /// Transcodes under way, by piece, asset kind and format, so that concurrent requests
@@ -26,31 +26,57 @@ final class PiecesService: Sendable {
     let transcodes = Locked<[String: Task<StoredAsset, any Error>]>([:])
     /// Calls that write (drops, transcodes, exports, deletions), let finish on shutdown.
     let inFlight = InFlightCalls()
+    /// Following other hosts' changes.
+    let background = BackgroundTasks()
 
-    init(connection: DBusConnection, settings: Settings, logger: Logger) throws {
+    init(connection: DBusConnection, store: any PieceCatalogue, settings: Settings, logger: Logger) {
         self.connection = connection
+        self.store = store
         self.settings = settings
         self.logger = logger
-        store = try PieceStore(directory: settings.dataDirectory)
     }
 
     func start() async throws {
-        let swept = try await disk.run { try self.store.sweep() }
+        let swept = try await store.open()
         if swept.staged + swept.objects > 0 {
             logger.info("removed what an interrupted run left: \(swept.staged) staged file(s), \(swept.objects) unreferenced object(s)")
         }
-        let count = try await disk.run { try self.store.count() }
+        let count = try await store.count()
         let object = try connection.export(PiecesInterfaces.managerPath, interfaces: [PiecesInterfaces.managerInterface(self)],
                                            properties: [PiecesInterfaces.manager: ["Count": .uint32(UInt32(clamping: count))]])
         manager.withLock { $0 = object }
-        logger.info("\(count) piece(s) in \(settings.dataDirectory.path)")
+        logger.info("\(count) piece(s) in \(store.location)")
+        background.run { await self.follow(self.store.events) }
     }
 
-    /// Runs store work on the blocking queue; rule violations become their named errors,
-    /// a full store `NoSpace`, anything else `Failed`.
+    /// Other hosts' drops and deletions, announced here as if made here.
+    private func follow(_ events: AsyncStream<CatalogueEvent>) async {
+        for await event in events {
+            switch event {
+            case .dropped(let piece):
+                logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(piece.author) on another host")
+                emit("PieceDropped", [.string(piece.id), PieceValues.summary(piece)])
+            case .deleted(let id):
+                logger.info("piece \(id) deleted on another host")
+                emit("PieceDeleted", [.string(id)])
+            case .reconnected:
+                break
+            }
+            await updateCount()
+        }
+    }
+
+    /// Runs blocking work (staging, decoding, transcoding) on the blocking queue, its
+    /// errors as the bus shows them (`inStore`).
     func onDisk<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await inStore { try await self.disk.run(body) }
+    }
+
+    /// Runs catalogue work: rule violations become their named errors, a full store
+    /// `NoSpace`, an unreachable catalogue `StorageUnavailable`, anything else `Failed`.
+    func inStore<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
         do {
-            return try await disk.run(body)
+            return try await body()
         } catch let violation as RuleViolation {
             throw DBusError(violation)
         } catch let error as DBusError {
@@ -59,6 +85,12 @@ final class PiecesService: Sendable {
         } catch let error as OutOfSpace {
             logger.warning("\(error.description)")
             throw Self.noSpace(error.description)
+        } catch let error as StorageUnavailable {
+            logger.warning("\(error.description)")
+            throw DBusError(name: DBusError.earshotPrefix + "StorageUnavailable", message: error.description)
+        } catch let error as StoreFailure {
+            logger.error("store failure: \(error.description)")
+            throw DBusError.failed(error.description)
         } catch {
             logger.error("store failure: \(error)")
             throw DBusError.failed("the piece store failed: \(error)")
@@ -70,7 +102,7 @@ final class PiecesService: Sendable {
     /// `org.earshot.Error.NoSpace`: the store has no room for what was asked.
     static func noSpace(_ message: String) -> DBusError { DBusError(name: noSpaceError, message: message) }
 
-    /// The error for an object store failure while storing `what`.
+    /// The error for an object store failure while staging `what`.
     static func storing(_ what: String, _ error: ObjectStore.IngestError) -> DBusError {
         switch error {
         case .noSpace(let message): noSpace("cannot store \(what): the piece store is out of space (\(message))")
@@ -88,10 +120,12 @@ final class PiecesService: Sendable {
         if await !inFlight.drain(within: .seconds(5)) {
             logger.warning("\(inFlight.count) call(s) still under way at exit; what they staged is swept at the next start")
         }
+        background.cancelAll()
+        await store.close()
     }
 
     func updateCount() async {
-        guard let count = try? await disk.run({ try self.store.count() }) else { return }
+        guard let count = try? await store.count() else { return }
         try? manager.withLock { try $0?.set("Count", .uint32(UInt32(clamping: count))) }
     }
 
@@ -106,7 +140,7 @@ final class PiecesService: Sendable {
     // MARK: Reading
 
     func piece(_ id: String) async throws -> StoredPiece {
-        guard let piece = try await onDisk({ try self.store.piece(id) }) else {
+        guard let piece = try await inStore({ try await self.store.piece(id) }) else {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
         }
         return piece
@@ -118,17 +152,22 @@ final class PiecesService: Sendable {
 
     func list(_ call: MethodCall) async throws -> [DBusValue] {
         let query = try PieceQueryReader.read(call)
-        let caller = try await call.caller()
-        let (pieces, total) = try await onDisk { try self.store.list(query, viewerUID: caller.uid) }
+        let viewer = try await viewer(of: call)
+        let (pieces, total) = try await inStore { try await self.store.list(query, viewer: viewer) }
         return [.array(.dictionary(key: .string, value: .variant), pieces.map(PieceValues.summary)), .uint32(UInt32(clamping: total))]
     }
 
     func lineage(_ call: MethodCall) async throws -> [DBusValue] {
         let id = try call.string(0)
-        guard let lineage = try await onDisk({ try self.store.lineage(id) }) else {
+        guard let lineage = try await inStore({ try await self.store.lineage(id) }) else {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
         }
         return [.strings(lineage.ancestors), .strings(lineage.descendants)]
+    }
+
+    func viewer(of call: MethodCall) async throws -> Viewer {
+        let caller = try await call.caller()
+        return Viewer(uid: caller.uid, userName: caller.userName)
     }
 
     // MARK: Deleting
@@ -138,10 +177,10 @@ final class PiecesService: Sendable {
         let id = try call.string(0)
         let caller = try await call.caller()
         let existing = try await piece(id)
-        guard DeletePermission.allowed(callerUID: caller.uid, authorUID: existing.authorUID, serviceUID: getuid()) else {
+        guard store.mayDelete(existing, by: Viewer(uid: caller.uid, userName: caller.userName)) else {
             throw DBusError.earshot("Disallowed", "Delete: only the author \(existing.author), root or the service's user may delete \(id)")
         }
-        guard try await onDisk({ try self.store.delete(id) }) != nil else {
+        guard try await inStore({ try await self.store.delete(id) }) != nil else {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
         }
         logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))")

@@ -3,6 +3,7 @@ import EarshotALSA
 import EarshotDBus
 import EarshotPipeWire
 import EarshotService
+import EarshotSync
 import Foundation
 import Logging
 import SessionCore

@@ -8,8 +8,8 @@ import Testing
 /// kill -9 at random moments of a loop of drops: afterwards every piece is complete or
 /// absent, and no file is left that no piece names.
 @Suite struct CrashSafetyTests {
-    @Test func killedAtRandomMomentsDuringFiftyDrops() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func killedAtRandomMomentsDuringFiftyDrops(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             var generator = SeededGenerator(seed: 20261122)
             var service = pieces.service
             var expected: [String: (stem: String, attachment: String)] = [:]  // pieces whose Drop replied
@@ -63,7 +63,7 @@ import Testing
             // After a restart's sweep: exactly the named files, nothing staged.
             await service.shutdown()
             let final = try await pieces.restart()
-            let stored = pieces.storedObjects()
+            let stored = try await pieces.storedObjects()
             #expect(stored.objects == named)
             #expect(stored.staged.isEmpty)
             await final.shutdown()

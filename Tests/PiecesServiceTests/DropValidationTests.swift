@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 @Suite struct DropValidationTests {
-    @Test func everyBoundaryOverTheBus() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func everyBoundaryOverTheBus(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 1)).write(to: wav)
             let mix: [String: DBusValue] = ["MixStemPath": .string(wav.path)]
@@ -77,13 +77,13 @@ import Testing
             try await pieces.drop(piece(["AttachmentPath": .string(limit.path), "AttachmentMimeType": .string("application/zip")]))
             // Refusals left nothing behind: only the accepted pieces' files are stored.
             #expect(try await pieces.list([:]).total == 5)
-            #expect(pieces.storedObjects().staged.isEmpty)
-            #expect(pieces.storedObjects().objects.count == 3)  // the WAV, the JPEG and the 30 MiB attachment
+            #expect(try await pieces.storedObjects().staged.isEmpty)
+            #expect(try await pieces.storedObjects().objects.count == 3)  // the WAV, the JPEG and the 30 MiB attachment
         }
     }
 
-    @Test func twentyMinutesIsTheLongestPiece() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func twentyMinutesIsTheLongestPiece(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let frames = 8000 * 1200
             let exact = pieces.file("twenty.wav"), over = pieces.file("over.wav")
             try Data(TestMedia.longWav(frames: frames)).write(to: exact)

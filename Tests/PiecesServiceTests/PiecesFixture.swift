@@ -5,7 +5,18 @@ import Foundation
 import Glibc
 import Testing
 
-/// A private bus and the real earshot-pieces keeping its store in the bus directory.
+/// Where the service under test keeps its catalogue.
+enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// The private store: SQLite and files under the data directory.
+    case sqlite
+    /// The shared catalogue: a database of its own on the test process's PostgreSQL server.
+    case postgres
+
+    var description: String { rawValue }
+}
+
+/// A private bus and the real earshot-pieces keeping its store in the bus directory, or
+/// its catalogue in a new PostgreSQL database.
 struct PiecesFixture {
     static let busName = "org.earshot.Pieces1"
     static let path: ObjectPath = "/org/earshot/Pieces1"
@@ -13,12 +24,24 @@ struct PiecesFixture {
     let bus: PrivateBus
     let service: ServiceProcess
     let client: DBusConnection
+    let arguments: [String]
+    /// The shared catalogue's server and database, on `.postgres`.
+    let database: (server: PostgresTestServer, name: String)?
 
-    static func with<T>(_ body: (PiecesFixture) async throws -> T) async throws -> T {
-        try await ServiceSession.with("earshot-pieces", busName: busName, prepare: { bus in
+    static func with<T>(_ backend: Backend = .sqlite, _ body: (PiecesFixture) async throws -> T) async throws -> T {
+        var database: (server: PostgresTestServer, name: String)?
+        var arguments: [String] = []
+        if backend == .postgres {
+            let server = try await PostgresTestServer.sharedServer()
+            let url = try await server.createDatabase()
+            database = (server, String(url.split(separator: "/").last!))
+            arguments = ["--database", url, "--host-name", "host-a"]
+        }
+        return try await ServiceSession.with("earshot-pieces", arguments: arguments, busName: busName, prepare: { bus in
             ["XDG_DATA_HOME": bus.directory.path]
         }) { session in
-            try await body(PiecesFixture(bus: session.bus, service: session.service, client: session.client))
+            try await body(PiecesFixture(bus: session.bus, service: session.service, client: session.client,
+                                         arguments: arguments, database: database))
         }
     }
 
@@ -27,7 +50,7 @@ struct PiecesFixture {
 
     /// Starts the service again on the same bus and store (after it was killed).
     func restart() async throws -> ServiceProcess {
-        try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", dataDirectory.path], bus: bus, busName: Self.busName)
+        try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", dataDirectory.path] + arguments, bus: bus, busName: Self.busName)
     }
 
     @discardableResult
@@ -59,9 +82,15 @@ struct PiecesFixture {
         return .unixFD(UnixFD(taking: fd))
     }
 
-    /// Files in the object store, by name (their hashes), and in its staging directory.
-    func storedObjects() -> (objects: Set<String>, staged: [String]) {
+    /// The objects the store keeps, by name (their hashes), and the files in its staging
+    /// directory.
+    func storedObjects() async throws -> (objects: Set<String>, staged: [String]) {
         let manager = FileManager.default
+        let staged = (try? manager.contentsOfDirectory(atPath: dataDirectory.appendingPathComponent("tmp").path)) ?? []
+        if let database {
+            let hashes = try await database.server.psql("SELECT hash FROM object", database: database.name)
+            return (Set(hashes.split(separator: "\n").map(String.init)), staged)
+        }
         let objects = dataDirectory.appendingPathComponent("objects")
         var names: Set<String> = []
         for shard in (try? manager.contentsOfDirectory(atPath: objects.path)) ?? [] {
@@ -69,7 +98,6 @@ struct PiecesFixture {
                 names.insert(name)
             }
         }
-        let staged = (try? manager.contentsOfDirectory(atPath: dataDirectory.appendingPathComponent("tmp").path)) ?? []
         return (names, staged)
     }
 }

@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 @Suite struct QueryTests {
-    @Test func listFiltersSortsAndPages() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func listFiltersSortsAndPages(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 1)).write(to: wav)
             let major: DBusValue = .array(.boolean, [true, false, true, false, true, true, false, true, false, true, false, true].map { .boolean($0) })
@@ -66,8 +66,8 @@ import Testing
         }
     }
 
-    @Test func deleteRemovesThePieceAndItsFiles() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func deleteRemovesThePieceAndItsFiles(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav"), other = pieces.file("other.wav"), cover = pieces.file("cover.png")
             try Data(TestMedia.wav(seconds: 1)).write(to: wav)
             try Data(TestMedia.wav(seconds: 1, frequency: 880)).write(to: other)
@@ -83,7 +83,7 @@ import Testing
                                                                interface: "org.freedesktop.DBus.Properties", member: "Get",
                                                                [.string(PiecesFixture.busName), .string("Count")]).first?.variantValue }
             #expect(try await countProperty() == .uint32(2))
-            #expect(pieces.storedObjects().objects.count == 4)
+            #expect(try await pieces.storedObjects().objects.count == 4)
 
             _ = try await pieces.call("Delete", [.string(gone)])
             #expect(try await deleted.next(timeout: .seconds(5))?.body.first?.stringValue == gone)
@@ -91,7 +91,7 @@ import Testing
             await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await pieces.call("Delete", [.string(gone)]) }
             #expect(try await countProperty() == .uint32(1))
             // Only the shared mix stem is left; the kept piece still reads it.
-            #expect(pieces.storedObjects().objects == [TestMedia.sha256(Array(try Data(contentsOf: wav)))])
+            #expect(try await pieces.storedObjects().objects == [TestMedia.sha256(Array(try Data(contentsOf: wav)))])
             let stem = try readAll(try await pieces.call("OpenMixStem", [.string(keep), .string("wave")]).first)
             #expect(stem == Array(try Data(contentsOf: wav)))
         }

@@ -49,8 +49,8 @@ import Testing
         #expect(piece["AttachmentSize"]?.uint64Value == 11)
     }
 
-    @Test func everyFieldAndAssetByDescriptorAndByPath() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func everyFieldAndAssetByDescriptorAndByPath(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav"), flac = pieces.file("preview.flac"), cover = pieces.file("cover.png")
             let attachment = pieces.file("notes.txt")
             let wavBytes = TestMedia.wav(seconds: 2, channels: 2)
@@ -92,7 +92,7 @@ import Testing
                 #expect(try Data(contentsOf: exported) == Data("hello notes".utf8))
             }
             // Identical content is stored once.
-            let stored = pieces.storedObjects()
+            let stored = try await pieces.storedObjects()
             #expect(stored.objects.count == 4)
             #expect(stored.objects.contains(TestMedia.sha256(wavBytes)))
             #expect(stored.staged.isEmpty)
@@ -100,8 +100,8 @@ import Testing
         }
     }
 
-    @Test func everyTranscodeOpensWithTheRightDuration() async throws {
-        try await PiecesFixture.with { pieces in
+    @Test(arguments: Backend.allCases) func everyTranscodeOpensWithTheRightDuration(backend: Backend) async throws {
+        try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
             let id = try await pieces.drop(["Title": .string("Transcodes"), "MixStemPath": .string(wav.path)])

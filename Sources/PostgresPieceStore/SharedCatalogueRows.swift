@@ -1,0 +1,116 @@
+import Logging
+import PieceStore
+import PiecesCore
+import PostgresNIO
+
+/// Rows of the shared catalogue as pieces, and `List` requests as SQL.
+enum SharedCatalogueRows {
+    static func piece(_ row: PostgresRandomAccessRow, parents: [String: [String]], assets: [String: [StoredAsset]]) throws -> StoredPiece {
+        func column<T: PostgresDecodable>(_ name: String, _ type: T.Type = T.self) throws -> T { try row[name].decode(T.self) }
+        let id: String = try column("id")
+        let upper: Int? = try column("ts_upper"), lower: Int? = try column("ts_lower")
+        let root: Int? = try column("root")
+        let loopStart: Int? = try column("loop_start_us"), loopEnd: Int? = try column("loop_end_us")
+        var draft = PieceDraft(title: try column("title"), description: try column("description"),
+                               lengthMicroseconds: UInt64(try column("length_us", Int.self)), tempo: try column("tempo"),
+                               loopStart: loopStart.map(UInt64.init), loopEnd: loopEnd.map(UInt64.init),
+                               basedOn: parents[id] ?? [],
+                               tonality: Tonality.stored(name: try column("tonality"), scaleMask: try column("scale_mask"),
+                                                         root: root.map(UInt8.init)),
+                               listed: try column("listed"), attachmentMimeType: try column("attachment_mime"))
+        if let upper, let lower { draft.timeSignature = try? TimeSignature(upper: UInt8(upper), lower: UInt8(lower)) }
+        return StoredPiece(id: id, draft: draft, createdAt: try column("created_at"), author: try column("author"),
+                           authorUID: UInt32(truncatingIfNeeded: try column("author_uid", Int.self)),
+                           facts: MixStemFacts(sampleRate: UInt32(try column("sample_rate", Int.self)),
+                                               channels: UInt32(try column("channels", Int.self)),
+                                               loudnessLufs: try column("loudness_lufs"), truePeakDbtp: try column("true_peak_dbtp")),
+                           assets: (assets[id] ?? []).sorted(by: PieceStore.assetOrder))
+    }
+
+    /// A `WHERE` clause and its parameters.
+    struct Filter {
+        var conditions: [String] = []
+        var binds = PostgresBindings()
+
+        /// `$n` for `value`, added to the parameters.
+        mutating func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+
+        mutating func add<Value: PostgresDynamicTypeEncodable>(_ condition: (String) -> String, _ value: Value) {
+            conditions.append(condition(bind(value)))
+        }
+
+        var sql: String { conditions.joined(separator: " AND ") }
+    }
+
+    /// The pieces `query` selects that `viewer` may see: listed ones and their own (by user
+    /// name, on whichever host they dropped them).
+    static func filter(_ query: PieceQuery, viewer: Viewer) -> Filter {
+        var filter = Filter()
+        filter.add({ "(listed OR author_user = \($0))" }, viewer.userName)
+        if let text = query.titleContains {
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            // ILIKE: case-insensitive, as SQLite's LIKE is.
+            filter.add({ "title ILIKE \($0) ESCAPE '\\'" }, "%" + escaped + "%")
+        }
+        if let minimum = query.tempoMin { filter.add({ "tempo >= \($0)" }, minimum) }
+        if let maximum = query.tempoMax { filter.add({ "tempo <= \($0)" }, maximum) }
+        if let upper = query.timeSignatureUpper { filter.add({ "ts_upper = \($0)" }, Int(upper)) }
+        if let lower = query.timeSignatureLower { filter.add({ "ts_lower = \($0)" }, Int(lower)) }
+        if let tonality = query.tonality { filter.add({ "tonality = \($0)" }, tonality) }
+        if let root = query.root { filter.add({ "root = \($0)" }, Int(root)) }
+        if let parent = query.basedOn { filter.add({ "id IN (SELECT piece_id FROM based_on WHERE parent_id = \($0))" }, parent) }
+        if let author = query.author { filter.add({ "author = \($0)" }, author) }
+        if let after = query.createdAfter { filter.add({ "created_at > \($0)" }, after) }
+        if let before = query.createdBefore { filter.add({ "created_at < \($0)" }, before) }
+        return filter
+    }
+
+    static func binds(_ values: String...) -> PostgresBindings {
+        var binds = PostgresBindings()
+        values.forEach { binds.append($0) }
+        return binds
+    }
+}
+
+/// The server closed the connection before a query could be sent.
+struct ConnectionLost: Error, CustomStringConvertible {
+    var description: String { "the server closed the connection" }
+}
+
+extension PostgresFailure {
+    /// An error's text for a log: the server's message when it sent one.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+}
+
+extension PostgresConnection {
+    /// Every row `query` returns.
+    @discardableResult
+    func rows(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
+        // A query written to a connection the server has closed is never answered (its
+        // write fails unseen): refuse it here instead.
+        guard !isClosed else { throw ConnectionLost() }
+        let sequence: PostgresRowSequence = try await self.query(query, logger: logger)
+        return try await sequence.collect()
+    }
+
+    /// The first column of every row `query` returns.
+    func values<Value: PostgresDecodable>(_ query: PostgresQuery, _ type: Value.Type, _ logger: Logger) async throws -> [Value] {
+        try await rows(query, logger).map { try $0.decode(Value.self) }
+    }
+
+    /// Runs a statement whose rows do not matter.
+    func run(_ query: PostgresQuery, _ logger: Logger) async throws {
+        _ = try await rows(query, logger)
+    }
+}

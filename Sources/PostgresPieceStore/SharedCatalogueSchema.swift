@@ -1,0 +1,130 @@
+import Logging
+import PostgresNIO
+
+/// The shared catalogue's schema, in numbered migrations. Each host applies what is
+/// missing when it starts, in one transaction under an advisory lock, so that hosts
+/// starting at once wait for each other and every migration runs once.
+enum SharedCatalogueSchema {
+    /// Any number, the same on every host: the lock migrations are applied under.
+    static let migrationLock: Int64 = 0x6561_7273_686f_7431  // "earshot1"
+
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            // Text compared byte by byte (COLLATE "C"), as the private store does, whatever
+            // the database's locale: ids, titles and times sort the same on every host.
+            """
+            CREATE TABLE piece (
+                id text COLLATE "C" PRIMARY KEY,
+                title text COLLATE "C" NOT NULL,
+                description text NOT NULL,
+                length_us bigint NOT NULL,
+                tempo double precision,
+                loop_start_us bigint,
+                loop_end_us bigint,
+                ts_upper smallint,
+                ts_lower smallint,
+                tonality text COLLATE "C" NOT NULL,
+                scale_mask integer NOT NULL,
+                root smallint,
+                listed boolean NOT NULL,
+                attachment_mime text,
+                author text COLLATE "C" NOT NULL,
+                author_user text COLLATE "C" NOT NULL,
+                author_uid bigint NOT NULL,
+                created_at text COLLATE "C" NOT NULL,
+                sample_rate bigint NOT NULL,
+                channels bigint NOT NULL,
+                loudness_lufs double precision NOT NULL,
+                true_peak_dbtp double precision NOT NULL
+            )
+            """,
+            // Asset bytes, content-addressed, in chunks of at most 1 MiB stored uncompressed
+            // (audio does not compress, and a chunk is read whole).
+            "CREATE TABLE object (hash text COLLATE \"C\" PRIMARY KEY, size bigint NOT NULL)",
+            """
+            CREATE TABLE object_chunk (
+                hash text COLLATE "C" NOT NULL REFERENCES object (hash) ON DELETE CASCADE,
+                seq integer NOT NULL,
+                data bytea NOT NULL,
+                PRIMARY KEY (hash, seq)
+            )
+            """,
+            "ALTER TABLE object_chunk ALTER COLUMN data SET STORAGE EXTERNAL",
+            """
+            CREATE TABLE asset (
+                piece_id text COLLATE "C" NOT NULL REFERENCES piece (id) ON DELETE CASCADE,
+                kind text NOT NULL,
+                format text NOT NULL,
+                hash text COLLATE "C" NOT NULL REFERENCES object (hash),
+                size bigint NOT NULL,
+                dropped boolean NOT NULL,
+                PRIMARY KEY (piece_id, kind, format)
+            )
+            """,
+            """
+            CREATE TABLE based_on (
+                piece_id text COLLATE "C" NOT NULL REFERENCES piece (id) ON DELETE CASCADE,
+                parent_id text COLLATE "C" NOT NULL,
+                position integer NOT NULL,
+                PRIMARY KEY (piece_id, parent_id)
+            )
+            """,
+            // The piece count, kept in the transactions that add and delete pieces.
+            "CREATE TABLE piece_count (only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row), n bigint NOT NULL)",
+            "INSERT INTO piece_count (n) VALUES (0)",
+            "CREATE INDEX asset_hash ON asset (hash)",
+            "CREATE INDEX based_on_parent ON based_on (parent_id)",
+            "CREATE INDEX piece_created ON piece (created_at, id)",
+            "CREATE INDEX piece_title ON piece (title, id)",
+            "CREATE INDEX piece_tempo ON piece (tempo, id)",
+            "CREATE INDEX piece_length ON piece (length_us, id)",
+            "CREATE INDEX piece_author ON piece (author)",
+            "CREATE INDEX piece_time_signature ON piece (ts_upper, ts_lower)",
+            "CREATE INDEX piece_tonality_root ON piece (tonality, root)",
+            // The commonest List (a tonality, a tempo range, by creation) from one index.
+            "CREATE INDEX piece_list_tonality_tempo ON piece (tonality, tempo) INCLUDE (listed, author_user, created_at, id)",
+        ]),
+    ]
+
+    static var latest: Int { migrations.last?.version ?? 0 }
+
+    /// Applies the migrations `connection`'s database lacks; returns the versions applied.
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await connection.query("""
+                CREATE TABLE IF NOT EXISTS earshot_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var current = 0
+            for version in try await connection.values("SELECT coalesce(max(version), 0) FROM earshot_schema", Int.self, logger) {
+                current = version
+            }
+            guard current <= latest else {
+                throw SchemaTooNew(found: current, known: latest)
+            }
+            var applied: [Int] = []
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO earshot_schema (version) VALUES (\(migration.version))", logger: logger)
+                applied.append(migration.version)
+            }
+            try await connection.query("COMMIT", logger: logger)
+            return applied
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// The database was migrated by a newer Earshot.
+    struct SchemaTooNew: Error, CustomStringConvertible {
+        let found: Int
+        let known: Int
+        var description: String {
+            "the catalogue's schema is version \(found), newer than this earshot-pieces knows (\(known)): upgrade this host"
+        }
+    }
+}

@@ -1,0 +1,488 @@
+import ContractCore
+import EarshotMedia
+import EarshotSync
+import Foundation
+import Glibc
+import Logging
+import PieceStore
+import PiecesCore
+import PostgresNIO
+
+/// The shared catalogue: metadata, lineage and asset bytes in a PostgreSQL database that
+/// many hosts use. Each host stages incoming bytes under its data directory (where they
+/// are hashed and measured) and keeps a cache of objects it has read, each verified
+/// against its hash when it is fetched. Drops and deletions are announced to the other
+/// hosts with `NOTIFY`; while the server cannot be reached, calls fail at once with
+/// `StorageUnavailable`, and the catalogue reconnects by itself.
+public final class SharedPieceCatalogue: PieceCatalogue {
+    public let files: ObjectStore
+    public let configuration: SharedCatalogueConfiguration
+    let logger: Logger
+    let pool: PostgresConnections
+    /// This process among the catalogue's users: its own notifications are not news.
+    let instance = UUID().uuidString.lowercased()
+    /// Why the server is unreachable, while it is.
+    let unreachable = Locked<String?>(nil)
+    let listener = Locked<Task<Void, Never>?>(nil)
+    public let events: AsyncStream<CatalogueEvent>
+    let announce: AsyncStream<CatalogueEvent>.Continuation
+
+    static let channel = "earshot_pieces"
+    /// Bytes per stored chunk of an object.
+    static let chunkSize = 1 << 20
+
+    public init(configuration: SharedCatalogueConfiguration, directory: URL, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        files = try ObjectStore(directory: directory)
+        pool = PostgresConnections(configuration, limit: 8, logger: logger)
+        (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    public var location: String { configuration.description }
+
+    public func author(of userName: String) -> String { "\(userName)@\(configuration.hostName)" }
+
+    /// The author is a user name on any host: the same name may delete it from any host,
+    /// as may root and the service's own user.
+    public func mayDelete(_ piece: StoredPiece, by viewer: Viewer) -> Bool {
+        Self.user(of: piece.author) == viewer.userName || viewer.uid == 0 || viewer.uid == getuid()
+    }
+
+    static func user(of author: String) -> String {
+        author.split(separator: "@", maxSplits: 1).first.map(String.init) ?? author
+    }
+
+    // MARK: Opening and following
+
+    public func open() async throws -> (staged: Int, objects: Int) {
+        let applied: [Int]
+        do {
+            let connection = try await pool.lease()
+            do {
+                applied = try await SharedCatalogueSchema.migrate(connection, logger: logger)
+                await pool.release(connection, reusable: true)
+            } catch {
+                await pool.release(connection, reusable: false)
+                throw error
+            }
+        } catch {
+            throw report(error)
+        }
+        if !applied.isEmpty { logger.info("the catalogue at \(location) was migrated to schema version \(applied.last!)") }
+        // Staged files are this host's own; cached objects stay while some piece names them.
+        let referenced = try await transaction { connection in
+            try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
+        }
+        let swept = files.sweep(keeping: referenced)
+        try await startListening()
+        return swept
+    }
+
+    public func close() async {
+        listener.withLock { $0?.cancel() }
+        announce.finish()
+        await pool.close()
+    }
+
+    /// Listens for other hosts' changes on a connection of its own. Its end (the server
+    /// going away) marks the catalogue unreachable until a new one listens again.
+    func startListening() async throws {
+        let ready = AsyncStream<Void>.makeStream()
+        let task = Task {
+            var announced = false
+            while !Task.isCancelled {
+                do {
+                    let connection = try await pool.connectAlone()
+                    do {
+                        try await connection.listen(on: Self.channel) { notifications in
+                            if unreachable.withLock({ $0 }) != nil {
+                                unreachable.withLock { $0 = nil }
+                                await pool.dropIdle()
+                                logger.notice("the shared catalogue at \(location) is reachable again")
+                                announce.yield(.reconnected)
+                            }
+                            if !announced {
+                                announced = true
+                                ready.continuation.finish()
+                            }
+                            for try await notification in notifications { await self.handle(notification.payload) }
+                        }
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                    try? await connection.close()
+                    if !Task.isCancelled { markUnreachable("the server closed the connection") }
+                } catch {
+                    if Task.isCancelled { break }
+                    markUnreachable(PostgresFailure.describe(error))
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        listener.withLock { $0 = task }
+        for await _ in ready.stream {}
+        if let reason = unreachable.withLock({ $0 }) { throw StorageUnavailable("the shared catalogue at \(location) is unreachable: \(reason)") }
+    }
+
+    private func markUnreachable(_ reason: String) {
+        let first = unreachable.withLock { state -> Bool in
+            defer { state = reason }
+            return state == nil
+        }
+        if first { logger.warning("the shared catalogue at \(location) is unreachable (\(reason)); calls fail until it is back") }
+    }
+
+    /// `d <instance> <id>` (dropped) or `x <instance> <id>` (deleted).
+    private func handle(_ payload: String) async {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3, parts[1] != instance else { return }
+        let id = String(parts[2])
+        switch parts[0] {
+        case "d":
+            do {
+                if let piece = try await piece(id) { announce.yield(.dropped(piece)) }
+            } catch {
+                logger.warning("cannot read piece \(id) that another host dropped: \(error)")
+            }
+        case "x":
+            announce.yield(.deleted(id: id))
+        default:
+            break
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction on a pooled connection, again when another host's
+    /// transaction conflicted with it (at most four times in all); database errors as the
+    /// service reports them.
+    func transaction<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        var attempt = 0
+        while true {
+            attempt += 1
+            if let reason = unreachable.withLock({ $0 }) {
+                throw StorageUnavailable("the shared catalogue at \(location) is unreachable: \(reason)")
+            }
+            let connection: PostgresConnection
+            do {
+                connection = try await pool.lease()
+            } catch {
+                throw report(error)
+            }
+            do {
+                try await connection.rows("BEGIN", logger)
+                let value = try await body(connection)
+                try await connection.rows("COMMIT", logger)
+                await pool.release(connection, reusable: true)
+                return value
+            } catch {
+                let failure = PostgresFailure(error)
+                if failure.connectionReusable, !connection.isClosed { _ = try? await connection.rows("ROLLBACK", logger) }
+                await pool.release(connection, reusable: failure.connectionReusable)
+                if case .conflict = failure, attempt < 4 { continue }
+                throw failure.reported(error, location: location)
+            }
+        }
+    }
+
+    /// An error met outside a transaction (connecting, migrating) as the service reports it.
+    func report(_ error: any Error) -> any Error {
+        if error is StorageUnavailable { return error }
+        guard error is PSQLError else { return StorageUnavailable("the shared catalogue at \(location) is unreachable: \(error)") }
+        return PostgresFailure(error).reported(error, location: location)
+    }
+
+    // MARK: Counting and reading
+
+    public func count() async throws -> Int {
+        try await transaction { connection in
+            try await connection.values("SELECT n FROM piece_count", Int.self, self.logger).first ?? 0
+        }
+    }
+
+    public func missing(_ ids: [String]) async throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        return try await transaction { connection in try await self.missing(ids, connection) }
+    }
+
+    func missing(_ ids: [String], _ connection: PostgresConnection) async throws -> [String] {
+        let found = try await Set(connection.values("SELECT id FROM piece WHERE id = ANY(\(ids))", String.self, logger))
+        return ids.filter { !found.contains($0) }
+    }
+
+    public func piece(_ id: String) async throws -> StoredPiece? {
+        try await transaction { connection in try await self.pieces([id], connection).first }
+    }
+
+    /// The pieces with `ids`, in that order, in three queries.
+    func pieces(_ ids: [String], _ connection: PostgresConnection) async throws -> [StoredPiece] {
+        guard !ids.isEmpty else { return [] }
+        var parents: [String: [String]] = [:]
+        for (piece, parent) in try await connection.rows("""
+            SELECT piece_id, parent_id FROM based_on WHERE piece_id = ANY(\(ids)) ORDER BY position
+            """, logger).map({ try $0.decode((String, String).self) }) {
+            parents[piece, default: []].append(parent)
+        }
+        var assets: [String: [StoredAsset]] = [:]
+        for (piece, kind, format, hash, size, dropped) in try await connection.rows("""
+            SELECT piece_id, kind, format, hash, size, dropped FROM asset WHERE piece_id = ANY(\(ids))
+            """, logger).map({ try $0.decode((String, String, String, String, Int, Bool).self) }) {
+            guard let kind = AssetKind(rawValue: kind) else { continue }
+            assets[piece, default: []].append(StoredAsset(kind: kind, format: format, hash: hash, size: UInt64(size), dropped: dropped))
+        }
+        var pieces: [String: StoredPiece] = [:]
+        for row in try await connection.rows("SELECT * FROM piece WHERE id = ANY(\(ids))", logger) {
+            let piece = try SharedCatalogueRows.piece(row.makeRandomAccess(), parents: parents, assets: assets)
+            pieces[piece.id] = piece
+        }
+        return ids.compactMap { pieces[$0] }
+    }
+
+    public func list(_ query: PieceQuery, viewer: Viewer) async throws -> (pieces: [StoredPiece], total: Int) {
+        var filter = SharedCatalogueRows.filter(query, viewer: viewer)
+        let column = switch query.sortBy {
+        case .created: "created_at"
+        case .title: "title"
+        case .tempo: "tempo"
+        case .length: "length_us"
+        }
+        // As SQLite orders them: a piece without a tempo comes first going up, last going down.
+        let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS FIRST"
+        let countQuery = PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
+        let limit = filter.bind(Int(query.limit)), offset = filter.bind(Int(query.offset))
+        let pageQuery = PostgresQuery(unsafeSQL: """
+            SELECT id FROM piece WHERE \(filter.sql) ORDER BY \(column) \(direction), id \(query.descending ? "DESC" : "ASC")
+            LIMIT \(limit) OFFSET \(offset)
+            """, binds: filter.binds)
+        return try await transaction { connection in
+            let total = try await connection.rows(countQuery, self.logger).map { try $0.decode(Int.self) }.first ?? 0
+            let ids = try await connection.rows(pageQuery, self.logger).map { try $0.decode(String.self) }
+            return (try await self.pieces(ids, connection), total)
+        }
+    }
+
+    public func lineage(_ id: String) async throws -> (ancestors: [String], descendants: [String])? {
+        try await transaction { connection in
+            guard try await self.missing([id], connection).isEmpty else { return nil }
+            func walk(from: String, to: String) async throws -> [String] {
+                try await connection.rows(PostgresQuery(unsafeSQL: """
+                    WITH RECURSIVE walk(id, depth) AS (
+                        SELECT \(to), 1 FROM based_on WHERE \(from) = $1
+                        UNION
+                        SELECT b.\(to), walk.depth + 1 FROM based_on b JOIN walk ON b.\(from) = walk.id WHERE walk.depth < 10000
+                    )
+                    SELECT walk.id FROM walk JOIN piece ON piece.id = walk.id
+                    GROUP BY walk.id ORDER BY min(walk.depth), min(piece.created_at), walk.id
+                    """, binds: SharedCatalogueRows.binds(id)), self.logger).map { try $0.decode(String.self) }
+            }
+            return (try await walk(from: "piece_id", to: "parent_id"), try await walk(from: "parent_id", to: "piece_id"))
+        }
+    }
+
+    // MARK: Asset bytes
+
+    /// The cached copy of the object, fetched first when this host has none: written to
+    /// staging while hashed, compared with its name, then moved into the cache.
+    public func localPath(of asset: StoredAsset) async throws -> String {
+        let path = files.path(of: asset.hash)
+        if access(path, R_OK) == 0 { return path }
+        let staging = files.stagingPath(extension: "fetch")
+        let fd = Glibc.open(staging, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StoreFailure("cannot create \(staging): \(String(cString: strerror(errno)))") }
+        var kept = false
+        defer {
+            Glibc.close(fd)
+            if !kept { unlink(staging) }
+        }
+        let (hash, size) = try await transaction { connection in
+            var hasher = SHA256Hasher()
+            var size: UInt64 = 0
+            guard !connection.isClosed else { throw ConnectionLost() }
+            let chunks: PostgresRowSequence = try await connection.query(
+                "SELECT data FROM object_chunk WHERE hash = \(asset.hash) ORDER BY seq", logger: self.logger)
+            for try await chunk in chunks.decode(ByteBuffer.self) {
+                try chunk.withUnsafeReadableBytes { bytes in
+                    hasher.update(bytes)
+                    try Self.writeAll(fd, bytes, path: staging)
+                }
+                size += UInt64(chunk.readableBytes)
+            }
+            return (hasher.finalize(), size)
+        }
+        guard hash == asset.hash, size == asset.size else {
+            throw StoreFailure("object \(asset.hash) in the shared catalogue is damaged: its \(size) bytes hash to \(hash)")
+        }
+        guard fsync(fd) == 0 else { throw StoreFailure("cannot sync \(staging): \(String(cString: strerror(errno)))") }
+        do {
+            try files.commit(ObjectStore.Staged(path: staging, hash: hash, size: size))
+        } catch {
+            throw StoreFailure("cannot keep object \(hash) in the cache: \(error)")
+        }
+        kept = true
+        return path
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var written = 0
+        while written < bytes.count {
+            let result = write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else { throw StoreFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+            written += result
+        }
+    }
+
+    /// Makes the staged file an object of the catalogue within the transaction, unless it
+    /// is one already (then holds it against deletion until the transaction ends). Returns
+    /// whether it was uploaded.
+    @discardableResult
+    func upload(_ staged: ObjectStore.Staged, _ connection: PostgresConnection) async throws -> Bool {
+        while true {
+            let inserted = try await connection.rows("""
+                INSERT INTO object (hash, size) VALUES (\(staged.hash), \(Int(staged.size))) ON CONFLICT (hash) DO NOTHING RETURNING 1
+                """, logger)
+            if inserted.isEmpty {
+                let held = try await connection.rows("SELECT 1 FROM object WHERE hash = \(staged.hash) FOR KEY SHARE", logger)
+                if held.isEmpty { continue }  // deleted in between: store it again
+                return false
+            }
+            let fd = Glibc.open(staged.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw StoreFailure("cannot open \(staged.path): \(String(cString: strerror(errno)))") }
+            defer { Glibc.close(fd) }
+            var sequence = 0
+            var buffer = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
+            while true {
+                buffer.clear()
+                let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.chunkSize) { target -> Int in
+                    var filled = 0
+                    while filled < Self.chunkSize {
+                        let result = read(fd, target.baseAddress! + filled, Self.chunkSize - filled)
+                        if result < 0, errno == EINTR { continue }
+                        guard result >= 0 else { throw StoreFailure("cannot read \(staged.path): \(String(cString: strerror(errno)))") }
+                        if result == 0 { break }
+                        filled += result
+                    }
+                    return filled
+                }
+                if count == 0, sequence > 0 { break }
+                try await connection.rows("""
+                    INSERT INTO object_chunk (hash, seq, data) VALUES (\(staged.hash), \(sequence), \(buffer))
+                    """, logger)
+                sequence += 1
+                if count < Self.chunkSize { break }
+            }
+            return true
+        }
+    }
+
+    // MARK: Writing
+
+    public func insert(_ piece: StoredPiece, objects staged: [ObjectStore.Staged]) async throws {
+        do {
+            try await store(piece, objects: staged)
+        } catch {
+            staged.forEach(files.discard)
+            throw error
+        }
+        // This host has the bytes already: they become its cached objects.
+        for file in staged { (try? files.commit(file)) ?? files.discard(file) }
+    }
+
+    /// Adds `piece` and the objects in `files` (read, not consumed) in one transaction;
+    /// with `checkingParents`, only when every piece it is based on exists.
+    func store(_ piece: StoredPiece, objects files: [ObjectStore.Staged], checkingParents: Bool = true) async throws {
+        try await transaction { connection in
+            for file in Self.unique(files) { try await self.upload(file, connection) }
+            if checkingParents, let first = try await self.missing(piece.draft.basedOn, connection).first {
+                throw RuleViolation("BasedOnNotFound", field: "BasedOn", "no piece \(first)")
+            }
+            try await self.insertRows(piece, connection)
+            try await connection.rows("UPDATE piece_count SET n = n + 1", self.logger)
+            try await self.notify("d", piece.id, connection)
+        }
+    }
+
+    /// One staged file per object.
+    static func unique(_ staged: [ObjectStore.Staged]) -> [ObjectStore.Staged] {
+        var seen: Set<String> = []
+        return staged.filter { seen.insert($0.hash).inserted }
+    }
+
+    func insertRows(_ piece: StoredPiece, _ connection: PostgresConnection) async throws {
+        let draft = piece.draft
+        try await connection.rows("""
+            INSERT INTO piece (id, title, description, length_us, tempo, loop_start_us, loop_end_us, ts_upper, ts_lower,
+                               tonality, scale_mask, root, listed, attachment_mime, author, author_user, author_uid, created_at,
+                               sample_rate, channels, loudness_lufs, true_peak_dbtp)
+            VALUES (\(piece.id), \(draft.title), \(draft.description), \(Int(draft.lengthMicroseconds ?? 0)), \(draft.tempo),
+                    \(draft.loopStart.map { Int($0) }), \(draft.loopEnd.map { Int($0) }),
+                    \(draft.timeSignature.map { Int($0.upper) }), \(draft.timeSignature.map { Int($0.lower) }),
+                    \(draft.tonality.name), \(draft.tonality.scaleMask), \(draft.tonality.root.map { Int($0) }), \(draft.listed),
+                    \(draft.attachmentMimeType), \(piece.author), \(Self.user(of: piece.author)), \(Int(piece.authorUID)),
+                    \(piece.createdAt), \(Int(piece.facts.sampleRate)), \(Int(piece.facts.channels)),
+                    \(piece.facts.loudnessLufs), \(piece.facts.truePeakDbtp))
+            """, logger)
+        for asset in piece.assets {
+            try await connection.rows("""
+                INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
+                VALUES (\(piece.id), \(asset.kind.rawValue), \(asset.format), \(asset.hash), \(Int(asset.size)), \(asset.dropped))
+                """, logger)
+        }
+        for (position, parent) in draft.basedOn.enumerated() {
+            try await connection.rows("""
+                INSERT INTO based_on (piece_id, parent_id, position) VALUES (\(piece.id), \(parent), \(position)) ON CONFLICT DO NOTHING
+                """, logger)
+        }
+    }
+
+    func notify(_ event: String, _ id: String, _ connection: PostgresConnection) async throws {
+        try await connection.rows("SELECT pg_notify(\(Self.channel), \("\(event) \(instance) \(id)"))", logger)
+    }
+
+    public func addTranscode(_ asset: StoredAsset, object staged: ObjectStore.Staged, of id: String) async throws -> Bool {
+        let recorded: Bool
+        do {
+            recorded = try await transaction { connection in
+                // Held against deletion until this transaction ends.
+                let exists = try await connection.rows("SELECT 1 FROM piece WHERE id = \(id) FOR SHARE", self.logger)
+                guard !exists.isEmpty else { return false }
+                let uploaded = try await self.upload(staged, connection)
+                let inserted = try await connection.rows("""
+                    INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
+                    VALUES (\(id), \(asset.kind.rawValue), \(asset.format), \(asset.hash), \(Int(asset.size)), false)
+                    ON CONFLICT DO NOTHING RETURNING 1
+                    """, self.logger)
+                if inserted.isEmpty, uploaded {
+                    // Another host recorded its own transcode first: it is the one kept.
+                    try await connection.rows("DELETE FROM object WHERE hash = \(asset.hash)", self.logger)
+                }
+                return true
+            }
+        } catch {
+            files.discard(staged)
+            throw error
+        }
+        if recorded { (try? files.commit(staged)) ?? files.discard(staged) } else { files.discard(staged) }
+        return recorded
+    }
+
+    public func delete(_ id: String) async throws -> StoredPiece? {
+        let deleted = try await transaction { connection -> (StoredPiece, [String])? in
+            guard let piece = try await self.pieces([id], connection).first else { return nil }
+            try await connection.rows("DELETE FROM piece WHERE id = \(id)", self.logger)
+            let hashes = Array(Set(piece.assets.map(\.hash)))
+            let orphaned = try await connection.values("""
+                DELETE FROM object o WHERE o.hash = ANY(\(hashes)) AND NOT EXISTS (SELECT 1 FROM asset a WHERE a.hash = o.hash)
+                RETURNING o.hash
+                """, String.self, self.logger)
+            try await connection.run("UPDATE piece_count SET n = n - 1", self.logger)
+            try await self.notify("x", id, connection)
+            return (piece, orphaned)
+        }
+        guard let (piece, orphaned) = deleted else { return nil }
+        orphaned.forEach(files.remove)
+        return piece
+    }
+}

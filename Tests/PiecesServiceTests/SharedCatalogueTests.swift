@@ -1,0 +1,251 @@
+import EarshotDBus
+import EarshotTestHarness
+import EarshotTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// Hosts sharing one catalogue on a real PostgreSQL server: each an earshot-pieces on a
+/// private bus of its own, as on separate machines.
+struct SharedHosts {
+    let server: PostgresTestServer
+    let url: String
+    let hosts: [Host]
+
+    struct Host {
+        let name: String
+        let bus: PrivateBus
+        let client: DBusConnection
+        let arguments: [String]
+        var service: ServiceProcess
+
+        var pieces: PiecesFixture {
+            PiecesFixture(bus: bus, service: service, client: client, arguments: arguments, database: nil)
+        }
+
+        /// `PieceDropped` and `PieceDeleted` as they arrive on this host's bus.
+        func changes() async throws -> SignalSubscription {
+            try await client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.busName))
+        }
+    }
+
+    /// `count` hosts on `server` (the process's shared one unless given), sharing a new database.
+    static func with<T>(_ count: Int, server: PostgresTestServer? = nil, _ body: (SharedHosts) async throws -> T) async throws -> T {
+        let server = if let server { server } else { try await PostgresTestServer.sharedServer() }
+        let url = try await server.createDatabase()
+        var hosts: [Host] = []
+        defer {
+            for host in hosts {
+                host.service.stop()
+                host.client.close()
+                host.bus.stop()
+            }
+        }
+        for index in 0..<count {
+            let name = "host-\(Character(UnicodeScalar(UInt8(97 + index))))"
+            let bus = try await PrivateBus.start()
+            let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", url, "--host-name", name]
+            let service = try await ServiceProcess("earshot-pieces", arguments: arguments, bus: bus, busName: PiecesFixture.busName)
+            hosts.append(Host(name: name, bus: bus, client: try await bus.connect(), arguments: arguments, service: service))
+        }
+        return try await body(SharedHosts(server: server, url: url, hosts: hosts))
+    }
+
+    /// A 1 s WAV of `frequency` Hz in `host`'s bus directory.
+    static func stem(_ host: Host, _ name: String, frequency: Double) throws -> URL {
+        let url = host.bus.directory.appendingPathComponent(name + ".wav")
+        try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: url)
+        return url
+    }
+}
+
+@Suite struct SharedCatalogueTests {
+    /// The next signal named `member` about `id`, within `limit`.
+    static func next(_ member: String, about id: String, in signals: SignalSubscription, within limit: Duration = .seconds(1)) async -> DBusMessage? {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            guard let message = await signals.next(timeout: deadline - .now) else { return nil }
+            if message.member == member, message.body.first?.stringValue == id { return message }
+        }
+        return nil
+    }
+
+    @Test func whatOneHostDropsEveryHostSees() async throws {
+        try await SharedHosts.with(3) { shared in
+            let (a, b, c) = (shared.hosts[0], shared.hosts[1], shared.hosts[2])
+            let onB = try await b.changes(), onC = try await c.changes()
+            let parent = try await a.pieces.drop(["Title": .string("Riff"), "Tempo": .double(96),
+                                                   "MixStemPath": .string(try SharedHosts.stem(a, "riff", frequency: 330).path)])
+            // Every other host announces it within a second, with its summary.
+            for signals in [onB, onC] {
+                let dropped = await Self.next("PieceDropped", about: parent, in: signals)
+                #expect(dropped?.body.last?.stringKeyedValue?["Title"]?.stringValue == "Riff")
+            }
+            let seen = try await c.pieces.get(parent)
+            #expect(seen["Author"]?.stringValue == "root@host-a")
+            #expect(seen["Tempo"]?.doubleValue == 96)
+
+            // Built upon on another host; lineage seen from a third.
+            let child = try await b.pieces.drop(["Title": .string("Riff, extended"), "BasedOn": .strings([parent]),
+                                                  "MixStemPath": .string(try SharedHosts.stem(b, "extended", frequency: 440).path)])
+            let lineage = try await c.pieces.call("Lineage", [.string(child)])
+            #expect(lineage.first?.arrayValue?.compactMap(\.stringValue) == [parent])
+            let descendants = try await a.pieces.call("Lineage", [.string(parent)])
+            #expect(descendants.last?.arrayValue?.compactMap(\.stringValue) == [child])
+            #expect(try await a.pieces.list(["BasedOn": .string(parent)]).ids == [child])
+
+            // The same totals and Count everywhere.
+            for host in shared.hosts {
+                #expect(try await host.pieces.list([:]).total == 2)
+                let count = try await host.client.call(destination: PiecesFixture.busName, path: PiecesFixture.path,
+                                                       interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                                       [.string(PiecesFixture.busName), .string("Count")])
+                #expect(count.first?.variantValue?.uint32Value == 2, "\(host.name)")
+            }
+
+            // A transcode made on one host is the one every host delivers.
+            let ogg = try await c.pieces.call("OpenMixStem", [.string(parent), .string("oggVorbis")])
+            let fromC = try readAll(ogg.first)
+            let fromA = try readAll(try await a.pieces.call("OpenMixStem", [.string(parent), .string("oggVorbis")]).first)
+            #expect(!fromC.isEmpty && fromA == fromC)
+            #expect(try await shared.server.psql("SELECT count(*) FROM asset WHERE format = 'oggVorbis'",
+                                                 database: String(shared.url.split(separator: "/").last!)) == "1\n")
+
+            // The author deletes from another host; every host announces it.
+            let onA = try await a.changes()
+            _ = try await c.pieces.call("Delete", [.string(child)])
+            #expect(await Self.next("PieceDeleted", about: child, in: onA) != nil)
+            #expect(await Self.next("PieceDeleted", about: child, in: onB) != nil)
+            await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await a.pieces.get(child) }
+        }
+    }
+
+    @Test func threeHostsDroppingAtOnceLoseNothing() async throws {
+        try await SharedHosts.with(3) { shared in
+            // Half the drops share one mix stem, so hosts race to store the same object.
+            let ids = try await withThrowingTaskGroup(of: String.self) { group in
+                for (index, host) in shared.hosts.enumerated() {
+                    for round in 0..<6 {
+                        let stem = try SharedHosts.stem(host, "stem-\(round)", frequency: round % 2 == 0 ? 500 : 600 + Double(index * 10 + round))
+                        group.addTask {
+                            try await host.pieces.drop(["Title": .string("\(host.name) \(round)"), "MixStemPath": .string(stem.path)])
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(ids).count == 18)
+            for host in shared.hosts {
+                let listed = try await host.pieces.list(["Limit": .uint32(100)])
+                #expect(listed.total == 18)
+                #expect(Set(listed.ids) == Set(ids))
+            }
+            let database = String(shared.url.split(separator: "/").last!)
+            #expect(try await shared.server.psql("SELECT n FROM piece_count", database: database) == "18\n")
+            // One object for the shared stem, one for each other: 1 + 9.
+            #expect(try await shared.server.psql("SELECT count(*) FROM object", database: database) == "10\n")
+        }
+    }
+
+    @Test func aStoppedServerFailsCallsAtOnceAndIsRejoinedByItself() async throws {
+        let server = try await PostgresTestServer.start()
+        do {
+            try await Self.survive(server)
+            await server.remove()
+        } catch {
+            await server.remove()
+            throw error
+        }
+    }
+
+    static func survive(_ server: PostgresTestServer) async throws {
+        try await SharedHosts.with(2, server: server) { shared in
+            let (a, b) = (shared.hosts[0], shared.hosts[1])
+            let stem = try SharedHosts.stem(a, "steady", frequency: 700)
+            // Drops keep coming from a client while the server goes away and comes back.
+            let acknowledged = Locked<[String]>([])
+            let refused = Locked<[String]>([])
+            let load = Task {
+                let caller = try await a.bus.connect()
+                defer { caller.close() }
+                for round in 0..<400 {
+                    if Task.isCancelled { break }
+                    do {
+                        let id = try await a.pieces.drop(["Title": .string("steady \(round)"), "MixStemPath": .string(stem.path)], on: caller)
+                        acknowledged.withLock { $0.append(id) }
+                    } catch let error as DBusError {
+                        refused.withLock { $0.append(error.name) }
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            try await server.stopServer()
+            try await Task.sleep(for: .milliseconds(300))
+            let started = ContinuousClock.now
+            let error = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            #expect(ContinuousClock.now - started < .milliseconds(500), "a call while the server is down fails at once")
+            #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
+            try await Task.sleep(for: .milliseconds(700))
+            try await server.startServer()
+            // Both hosts reconnect by themselves.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var recovered = false
+            while ContinuousClock.now < deadline, !recovered {
+                recovered = (try? await b.pieces.list([:])) != nil
+                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(recovered)
+            let before = acknowledged.withLock { $0.count }
+            try await Task.sleep(for: .milliseconds(1500))
+            load.cancel()
+            _ = try? await load.value
+            let refusedNames = Set(refused.withLock { $0 })
+            #expect(refused.withLock { $0 }.count > 0, "drops were refused while the server was down")
+            #expect(refusedNames.isSubset(of: ["org.earshot.Error.StorageUnavailable"]), "\(refusedNames)")
+            // Nothing acknowledged is lost, and nothing refused was kept.
+            let ids = acknowledged.withLock { $0 }
+            #expect(ids.count > before, "drops are acknowledged again after the restart; host a's log:\n\(a.service.logText.suffix(3000))")
+            let listed = try await b.pieces.list(["Limit": .uint32(500)])
+            #expect(Set(ids).isSubset(of: Set(listed.ids)))
+            #expect(listed.total == UInt32(ids.count))
+        }
+    }
+
+    @Test func migrationCopiesAPrivateStoreOnce() async throws {
+        try await PiecesFixture.with(.sqlite) { local in
+            let stem = local.file("m.wav")
+            try Data(TestMedia.wav(seconds: 1, frequency: 550)).write(to: stem)
+            let first = try await local.drop(["Title": .string("Before"), "MixStemPath": .string(stem.path), "Listed": .boolean(false)])
+            let second = try await local.drop(["Title": .string("After"), "BasedOn": .strings([first]),
+                                               "MixStemPath": .string(stem.path)])
+            _ = try await local.call("OpenMixStem", [.string(second), .string("flac")])  // a transcode travels too
+            await local.service.shutdown()
+
+            let server = try await PostgresTestServer.sharedServer()
+            let url = try await server.createDatabase()
+            let command = [ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path, "migrate",
+                           "--from-data-dir", local.dataDirectory.path, "--database", url, "--host-name", "old-unit",
+                           "--data-dir", local.file("cache").path]
+            #expect(try await ToolRun.run(command).contains("copied 2 piece(s), 0 already there"))
+            #expect(try await ToolRun.run(command).contains("copied 0 piece(s), 2 already there"))
+
+            let bus = try await PrivateBus.start()
+            defer { bus.stop() }
+            let service = try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.path + "/p", "--database", url],
+                                                   bus: bus, busName: PiecesFixture.busName)
+            defer { service.stop() }
+            let client = try await bus.connect()
+            defer { client.close() }
+            let shared = PiecesFixture(bus: bus, service: service, client: client, arguments: [], database: nil)
+            #expect(try await shared.list([:]).total == 2)
+            #expect(try await shared.get(first)["Author"]?.stringValue == "root@old-unit")
+            #expect(try await shared.get(first)["Listed"]?.boolValue == false)
+            #expect(try await shared.call("Lineage", [.string(second)]).first?.arrayValue?.compactMap(\.stringValue) == [first])
+            let bytes = try readAll(try await shared.call("OpenMixStem", [.string(first), .string("wave")]).first)
+            #expect(bytes == Array(try Data(contentsOf: stem)))
+            let database = String(url.split(separator: "/").last!)
+            #expect(try await server.psql("SELECT count(*) FROM asset WHERE format = 'flac'", database: database) == "1\n")
+        }
+    }
+}
