@@ -165,11 +165,12 @@ struct SharedHosts {
             // Drops keep coming from a client while the server goes away and comes back.
             let acknowledged = Locked<[String]>([])
             let refused = Locked<[String]>([])
+            let stop = Locked(false)
             let load = Task {
                 let caller = try await a.bus.connect()
                 defer { caller.close() }
                 for round in 0..<400 {
-                    if Task.isCancelled { break }
+                    if stop.withLock({ $0 }) { break }
                     do {
                         let id = try await a.pieces.drop(["Title": .string("steady \(round)"), "MixStemPath": .string(stem.path)], on: caller)
                         acknowledged.withLock { $0.append(id) }
@@ -198,17 +199,19 @@ struct SharedHosts {
             #expect(recovered)
             let before = acknowledged.withLock { $0.count }
             try await Task.sleep(for: .milliseconds(1500))
-            load.cancel()
-            _ = try? await load.value
+            // The last drop under way ends before anything is counted.
+            stop.withLock { $0 = true }
+            try await load.value
             let refusedNames = Set(refused.withLock { $0 })
             #expect(refused.withLock { $0 }.count > 0, "drops were refused while the server was down")
             #expect(refusedNames.isSubset(of: ["org.earshot.Error.StorageUnavailable"]), "\(refusedNames)")
-            // Nothing acknowledged is lost, and nothing refused was kept.
+            // Nothing acknowledged is lost. (A drop refused because the server went away
+            // during its COMMIT may still have been kept: at most the refused ones.)
             let ids = acknowledged.withLock { $0 }
             #expect(ids.count > before, "drops are acknowledged again after the restart; host a's log:\n\(a.service.logText.suffix(3000))")
             let listed = try await b.pieces.list(["Limit": .uint32(500)])
             #expect(Set(ids).isSubset(of: Set(listed.ids)))
-            #expect(listed.total == UInt32(ids.count))
+            #expect(listed.total >= UInt32(ids.count) && listed.total <= UInt32(ids.count + refused.withLock { $0.count }))
         }
     }
 
