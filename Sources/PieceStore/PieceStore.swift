@@ -205,11 +205,7 @@ public final class PieceStore: Sendable {
             conditions.append(condition)
             arguments.append(contentsOf: values)
         }
-        if let text = query.titleContains {
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_")
-            add("title LIKE ? ESCAPE '\\'", "%" + escaped + "%")
-        }
+        if let text = query.titleContains { add("title LIKE ? ESCAPE '\\'", Self.containing(text)) }
         if let minimum = query.tempoMin { add("tempo >= ?", minimum) }
         if let maximum = query.tempoMax { add("tempo <= ?", maximum) }
         if let upper = query.timeSignatureUpper { add("ts_upper = ?", Int(upper)) }
@@ -221,12 +217,7 @@ public final class PieceStore: Sendable {
         if let after = query.createdAfter { add("created_at > ?", after) }
         if let before = query.createdBefore { add("created_at < ?", before) }
         let filter = conditions.joined(separator: " AND ")
-        let column = switch query.sortBy {
-        case .created: "created_at"
-        case .title: "title"
-        case .tempo: "tempo"
-        case .length: "length_us"
-        }
+        let column = Self.column(query.sortBy)
         let direction = query.descending ? "DESC" : "ASC"
         return try pool.read { db in
             let total = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM piece WHERE \(filter)",
@@ -237,6 +228,22 @@ public final class PieceStore: Sendable {
                 """, arguments: StatementArguments(arguments + [Int64(query.limit), Int64(query.offset)]))
             return (try Self.pieces(ids, db), total)
         }
+    }
+
+    /// The column a `List` sorts by (the same in every catalogue's schema).
+    public static func column(_ key: PieceQuery.SortKey) -> String {
+        switch key {
+        case .created: "created_at"
+        case .title: "title"
+        case .tempo: "tempo"
+        case .length: "length_us"
+        }
+    }
+
+    /// A `LIKE … ESCAPE '\'` pattern matching titles that contain `text` literally.
+    public static func containing(_ text: String) -> String {
+        "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
     }
 
     /// Ancestors and descendants of `id`, transitively, nearest first (then oldest first).

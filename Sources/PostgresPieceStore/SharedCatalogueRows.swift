@@ -50,12 +50,8 @@ enum SharedCatalogueRows {
     static func filter(_ query: PieceQuery, viewer: Viewer) -> Filter {
         var filter = Filter()
         filter.add({ "(listed OR author_user = \($0))" }, viewer.userName)
-        if let text = query.titleContains {
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_")
-            // ILIKE: case-insensitive, as SQLite's LIKE is.
-            filter.add({ "title ILIKE \($0) ESCAPE '\\'" }, "%" + escaped + "%")
-        }
+        // ILIKE: case-insensitive, as SQLite's LIKE is.
+        if let text = query.titleContains { filter.add({ "title ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(text)) }
         if let minimum = query.tempoMin { filter.add({ "tempo >= \($0)" }, minimum) }
         if let maximum = query.tempoMax { filter.add({ "tempo <= \($0)" }, maximum) }
         if let upper = query.timeSignatureUpper { filter.add({ "ts_upper = \($0)" }, Int(upper)) }

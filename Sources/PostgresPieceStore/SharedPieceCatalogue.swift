@@ -242,12 +242,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     public func list(_ query: PieceQuery, viewer: Viewer) async throws -> (pieces: [StoredPiece], total: Int) {
         var filter = SharedCatalogueRows.filter(query, viewer: viewer)
-        let column = switch query.sortBy {
-        case .created: "created_at"
-        case .title: "title"
-        case .tempo: "tempo"
-        case .length: "length_us"
-        }
+        let column = PieceStore.column(query.sortBy)
         // As SQLite orders them: a piece without a tempo comes first going up, last going down.
         let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS FIRST"
         let countQuery = PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)

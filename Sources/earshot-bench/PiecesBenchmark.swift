@@ -111,7 +111,7 @@ struct PiecesBenchmark: Sendable {
         let client = try await bus.connect()
         defer { client.close() }
         do {
-            let list = try await listTimes(client)
+            let list = try await Self.listTimes(client, lists: lists, over: pieces, seed: 11)
             let drop = try await dropTimes(client, bus: bus)
             let transcode = try await transcodeTimes(client, bus: bus)
             guard service.isRunning else { throw BenchmarkError("earshot-pieces exited during the run:\n\(service.logText)") }
@@ -193,8 +193,10 @@ struct PiecesBenchmark: Sendable {
         return Double(monotonicNanoseconds() - started) / 1e9
     }
 
-    private func listTimes(_ client: DBusConnection) async throws -> [Double] {
-        var generator = SeededGenerator(seed: 11)
+    /// `lists` List calls (after 50 unmeasured ones), each a random 20 BPM tempo range and
+    /// a tonality, 50 per page; their round trips in ms.
+    static func listTimes(_ client: DBusConnection, lists: Int, over pieces: Int, seed: UInt64) async throws -> [Double] {
+        var generator = SeededGenerator(seed: seed)
         var times: [Double] = []
         progress("\(lists) List calls over \(pieces) pieces")
         for index in 0..<(lists + 50) {

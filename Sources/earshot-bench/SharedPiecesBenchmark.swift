@@ -141,20 +141,7 @@ struct SharedPiecesBenchmark: Sendable {
         try await Self.fill(big, pieces: pieces, executable: executable, work: work)
         let fill = Double(monotonicNanoseconds() - fillStart) / 1e9
         let lister = try await Host.start(executable, arguments: ["--database", big, "--host-name", "host-a"])
-        var generator = SeededGenerator(seed: 20261123)
-        var listTimes: [Double] = []
-        progress("\(lists) List calls over \(pieces) pieces")
-        for index in 0..<(lists + 50) {
-            let low = 40 + Double(generator.next() % 160)
-            let query: [String: DBusValue] = ["TempoMin": .double(low), "TempoMax": .double(low + 20),
-                                              "Tonality": .string(["unknown", "atonal", "tonal"][Int(generator.next() % 3)]),
-                                              "Limit": .uint32(50)]
-            let start = monotonicNanoseconds()
-            let reply = try await lister.client.call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                     member: "List", [.vardict(query)])
-            if index >= 50 { listTimes.append(Double(monotonicNanoseconds() - start) / 1e6) }
-            guard reply.count == 2 else { throw BenchmarkError("List replied \(reply)") }
-        }
+        let listTimes = try await PiecesBenchmark.listTimes(lister.client, lists: lists, over: pieces, seed: 20261123)
         await lister.stop()
         return SharedPiecesResults(processors: ProcessInfo.processInfo.activeProcessorCount,
                                    dropSQLite: Figures(sqlite), dropPostgres: Figures(postgres), announced: Figures(announced),
