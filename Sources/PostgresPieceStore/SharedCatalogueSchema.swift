@@ -84,6 +84,12 @@ enum SharedCatalogueSchema {
             // The commonest List (a tonality, a tempo range, by creation) from one index.
             "CREATE INDEX piece_list_tonality_tempo ON piece (tonality, tempo) INCLUDE (listed, author_user, created_at, id)",
         ]),
+        (2, [
+            // Pieces without a tempo first going up and last going down, as List orders them,
+            // so that sorting by tempo reads the index either way.
+            "DROP INDEX piece_tempo",
+            "CREATE INDEX piece_tempo ON piece (tempo NULLS FIRST, id)",
+        ] + SharedCatalogueCount.schema),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }

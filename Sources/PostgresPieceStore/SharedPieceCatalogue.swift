@@ -157,8 +157,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     /// Runs `body` in a transaction on a pooled connection, again when another host's
     /// transaction conflicted with it (at most four times in all); database errors as the
-    /// service reports them.
-    func transaction<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+    /// service reports them. A `readOnly` one reads a single snapshot (repeatable read), so
+    /// that its several queries agree with each other.
+    func transaction<Value: Sendable>(readOnly: Bool = false,
+                                      _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
         var attempt = 0
         while true {
             attempt += 1
@@ -172,7 +174,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                 throw report(error)
             }
             do {
-                try await connection.rows("BEGIN", logger)
+                try await connection.rows(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger)
                 let value = try await body(connection)
                 try await connection.rows("COMMIT", logger)
                 await pool.release(connection, reusable: true)
@@ -213,7 +215,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     }
 
     public func piece(_ id: String) async throws -> StoredPiece? {
-        try await transaction { connection in try await self.pieces([id], connection).first }
+        try await transaction(readOnly: true) { connection in try await self.pieces([id], connection).first }
     }
 
     /// The pieces with `ids`, in that order, in three queries.
@@ -243,15 +245,17 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     public func list(_ query: PieceQuery, viewer: Viewer) async throws -> (pieces: [StoredPiece], total: Int) {
         var filter = SharedCatalogueRows.filter(query, viewer: viewer)
         let column = PieceStore.column(query.sortBy)
+        var direction = query.descending ? "DESC" : "ASC"
         // As SQLite orders them: a piece without a tempo comes first going up, last going down.
-        let direction = query.descending ? "DESC NULLS LAST" : "ASC NULLS FIRST"
-        let countQuery = PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
+        // (Only tempo may be missing; saying so of another column would keep its index unused.)
+        if query.sortBy == .tempo { direction += query.descending ? " NULLS LAST" : " NULLS FIRST" }
+        let countQuery = SharedCatalogueCount.query(query, viewer: viewer)
         let limit = filter.bind(Int(query.limit)), offset = filter.bind(Int(query.offset))
         let pageQuery = PostgresQuery(unsafeSQL: """
             SELECT id FROM piece WHERE \(filter.sql) ORDER BY \(column) \(direction), id \(query.descending ? "DESC" : "ASC")
             LIMIT \(limit) OFFSET \(offset)
             """, binds: filter.binds)
-        return try await transaction { connection in
+        return try await transaction(readOnly: true) { connection in
             let total = try await connection.rows(countQuery, self.logger).map { try $0.decode(Int.self) }.first ?? 0
             let ids = try await connection.rows(pageQuery, self.logger).map { try $0.decode(String.self) }
             return (try await self.pieces(ids, connection), total)
@@ -259,7 +263,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     }
 
     public func lineage(_ id: String) async throws -> (ancestors: [String], descendants: [String])? {
-        try await transaction { connection in
+        try await transaction(readOnly: true) { connection in
             guard try await self.missing([id], connection).isEmpty else { return nil }
             func walk(from: String, to: String) async throws -> [String] {
                 try await connection.rows(PostgresQuery(unsafeSQL: """

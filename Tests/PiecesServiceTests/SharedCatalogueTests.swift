@@ -215,6 +215,72 @@ struct SharedHosts {
         }
     }
 
+    /// `List`'s total for tempo ranges is kept per whole BPM; it must be exact at every bound
+    /// (whole tempos, a hair either side of one, none), for listed pieces and the caller's own
+    /// unlisted ones, after pieces come and go.
+    @Test func listTotalsAreExactAtEveryTempoBound() async throws {
+        try await SharedHosts.with(1) { shared in
+            let host = shared.hosts[0]
+            let database = String(shared.url.split(separator: "/").last!)
+            let seed = try await host.pieces.drop(["Title": .string("Seed"), "Tempo": .double(120),
+                                                   "MixStemPath": .string(try SharedHosts.stem(host, "seed", frequency: 440).path)])
+            _ = try await shared.server.psql("""
+                INSERT INTO piece (id, title, description, length_us, tempo, ts_upper, ts_lower, tonality, scale_mask, root, listed,
+                                   author, author_user, author_uid, created_at, sample_rate, channels, loudness_lufs, true_peak_dbtp)
+                SELECT 'gen-' || lpad(i::text, 5, '0'), 'Piece ' || i, '', 1000000,
+                       CASE i % 6 WHEN 0 THEN NULL WHEN 1 THEN 40 + i % 180 WHEN 2 THEN 40 + i % 180 + 1e-9
+                                  WHEN 3 THEN 40 + i % 180 - 1e-9 WHEN 4 THEN 40 + i % 180 + 0.5 ELSE 1 + random() * 998.999 END,
+                       4, 4, (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
+                       CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END, CASE WHEN i % 3 = 2 THEN i % 12 END,
+                       i % 4 <> 0, CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@gen',
+                       CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END, 0,
+                       to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 44100, 1, -14, -1
+                FROM generate_series(1, 3000) AS i;
+                INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
+                SELECT p.id, a.kind, a.format, a.hash, a.size, true FROM piece p, asset a WHERE a.piece_id = '\(seed)' AND p.id LIKE 'gen-%';
+                """, database: database)
+            // What the test client (root) may see, read back as stored.
+            struct Row { let tempo: Double?; let tonality: String; let visible: Bool }
+            func stored() async throws -> [Row] {
+                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author_user = 'root' FROM piece",
+                                             database: database)
+                    .split(separator: "\n").map { line in
+                        let fields = line.split(separator: "|", omittingEmptySubsequences: false)
+                        return Row(tempo: Double(fields[0]), tonality: String(fields[1]), visible: fields[2] == "t")
+                    }
+            }
+            let bounds: [Double?] = [nil, -1, 1, 39.5, 40, 40.0.nextUp, 99, 99.999999999, 100, 100.5, 101, 150.25, 219, 220, 999.999, 2000]
+            func check(_ rows: [Row]) async throws {
+                var generator = SystemRandomNumberGenerator()
+                for _ in 0..<60 {
+                    var minimum = bounds.randomElement(using: &generator)!, maximum = bounds.randomElement(using: &generator)!
+                    if let low = minimum, let high = maximum, low > high { (minimum, maximum) = (maximum, minimum) }
+                    let tonality = [nil, "unknown", "atonal", "tonal"].randomElement(using: &generator)!
+                    var query: [String: DBusValue] = ["Limit": .uint32(1)]
+                    if let minimum { query["TempoMin"] = .double(minimum) }
+                    if let maximum { query["TempoMax"] = .double(maximum) }
+                    if let tonality { query["Tonality"] = .string(tonality) }
+                    let expected = rows.filter { row in
+                        guard row.visible, tonality == nil || row.tonality == tonality else { return false }
+                        guard minimum != nil || maximum != nil else { return true }
+                        guard let tempo = row.tempo else { return false }
+                        return tempo >= (minimum ?? -.infinity) && tempo <= (maximum ?? .infinity)
+                    }.count
+                    #expect(try await host.pieces.list(query).total == UInt32(expected),
+                            "\(String(describing: minimum))...\(String(describing: maximum)) \(tonality ?? "any")")
+                }
+            }
+            try await check(try await stored())
+            // Pieces deleted by SQL and through the service, and one changed in place.
+            _ = try await shared.server.psql("""
+                DELETE FROM piece WHERE id LIKE 'gen-%' AND substr(id, 9, 1) IN ('3', '7');
+                UPDATE piece SET tempo = 100, listed = false WHERE id = 'gen-00005'
+                """, database: database)
+            _ = try await host.pieces.call("Delete", [.string(seed)])
+            try await check(try await stored())
+        }
+    }
+
     @Test func migrationCopiesAPrivateStoreOnce() async throws {
         try await PiecesFixture.with(.sqlite) { local in
             let stem = local.file("m.wav")

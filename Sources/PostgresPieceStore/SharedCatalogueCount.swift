@@ -1,0 +1,90 @@
+import PieceStore
+import PiecesCore
+import PostgresNIO
+
+/// `List`'s total. Counting a million-piece catalogue's matches one by one takes
+/// milliseconds per ten thousand, so the commonest browse (a tempo range, perhaps a
+/// tonality) is answered from `piece_tally`, a count of pieces per tonality, whole BPM,
+/// visibility and author that the schema's triggers keep; only the partial buckets at the
+/// range's ends are counted piece by piece. Any other filter counts the pieces.
+enum SharedCatalogueCount {
+    static func query(_ query: PieceQuery, viewer: Viewer) -> PostgresQuery {
+        let filter = SharedCatalogueRows.filter(query, viewer: viewer)
+        guard tallied(query), let buckets = TempoBuckets(minimum: query.tempoMin, maximum: query.tempoMax) else {
+            return PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
+        }
+        var sql = filter
+        var parts: [String] = []
+        if let whole = buckets.whole {
+            var tally = ["(listed OR author_user = \(sql.bind(viewer.userName)))",
+                         "tempo_bucket BETWEEN \(sql.bind(whole.lowerBound)) AND \(sql.bind(whole.upperBound))"]
+            if let tonality = query.tonality { tally.append("tonality = \(sql.bind(tonality))") }
+            parts.append("(SELECT coalesce(sum(n), 0) FROM piece_tally WHERE \(tally.joined(separator: " AND ")))::bigint")
+        }
+        for edge in buckets.edges {
+            var conditions = [filter.sql]
+            if let from = edge.from { conditions.append("tempo >= \(sql.bind(from))") }
+            if let below = edge.below { conditions.append("tempo < \(sql.bind(below))") }
+            parts.append("(SELECT count(*) FROM piece WHERE \(conditions.joined(separator: " AND ")))")
+        }
+        return PostgresQuery(unsafeSQL: "SELECT " + parts.joined(separator: " + "), binds: sql.binds)
+    }
+
+    /// Whether the tally can answer `query`: it filters on nothing the tally does not keep.
+    static func tallied(_ query: PieceQuery) -> Bool {
+        query.titleContains == nil && query.timeSignatureUpper == nil && query.timeSignatureLower == nil && query.root == nil
+            && query.basedOn == nil && query.author == nil && query.createdAfter == nil && query.createdBefore == nil
+    }
+
+    /// The tally, its first filling, and the triggers that keep it as pieces come and go
+    /// (a statement's rows at once, from its transition table).
+    static let schema = [
+        """
+        CREATE TABLE piece_tally (
+            tonality text COLLATE "C" NOT NULL,
+            tempo_bucket integer NOT NULL,
+            listed boolean NOT NULL,
+            author_user text COLLATE "C" NOT NULL,
+            n bigint NOT NULL,
+            PRIMARY KEY (tonality, tempo_bucket, listed, author_user)
+        )
+        """,
+        // A piece without a tempo is in bucket -1, below every tempo's.
+        """
+        CREATE FUNCTION piece_tally_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('DELETE', 'UPDATE') THEN
+                UPDATE piece_tally t SET n = t.n - gone.n
+                FROM (SELECT tonality, coalesce(floor(tempo)::integer, -1) AS tempo_bucket, listed, author_user, count(*) AS n
+                      FROM removed GROUP BY 1, 2, 3, 4) gone
+                WHERE t.tonality = gone.tonality AND t.tempo_bucket = gone.tempo_bucket
+                  AND t.listed = gone.listed AND t.author_user = gone.author_user;
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                INSERT INTO piece_tally AS t
+                SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, author_user, count(*)
+                FROM added GROUP BY 1, 2, 3, 4
+                ON CONFLICT (tonality, tempo_bucket, listed, author_user) DO UPDATE SET n = t.n + excluded.n;
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        INSERT INTO piece_tally
+        SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, author_user, count(*) FROM piece GROUP BY 1, 2, 3, 4
+        """,
+        """
+        CREATE TRIGGER piece_tally_insert AFTER INSERT ON piece REFERENCING NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION piece_tally_apply()
+        """,
+        """
+        CREATE TRIGGER piece_tally_delete AFTER DELETE ON piece REFERENCING OLD TABLE AS removed
+        FOR EACH STATEMENT EXECUTE FUNCTION piece_tally_apply()
+        """,
+        """
+        CREATE TRIGGER piece_tally_update AFTER UPDATE ON piece REFERENCING OLD TABLE AS removed NEW TABLE AS added
+        FOR EACH STATEMENT EXECUTE FUNCTION piece_tally_apply()
+        """,
+    ]
+}
