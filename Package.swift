@@ -135,9 +135,12 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        // Interfaces as data (members, signatures, documentation) and their introspection XML.
+        .target(name: "DBusDeclarations"),
+
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
-            "CDBus", "EarshotSync",
+            "CDBus", "DBusDeclarations", "EarshotSync",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

@@ -1,3 +1,5 @@
+@_exported import DBusDeclarations
+
 /// One named, typed argument of a method or signal.
 public struct DBusArgument: Sendable, Equatable {
     public let name: String
@@ -17,19 +19,6 @@ public struct DBusArgument: Sendable, Equatable {
             preconditionFailure("argument \(name): \(error.message)")
         }
     }
-}
-
-/// An introspection annotation.
-public struct DBusAnnotation: Sendable, Equatable {
-    public let name: String
-    public let value: String
-    public init(_ name: String, _ value: String) {
-        self.name = name
-        self.value = value
-    }
-
-    public static let deprecated = DBusAnnotation("org.freedesktop.DBus.Deprecated", "true")
-    public static let noReply = DBusAnnotation("org.freedesktop.DBus.Method.NoReply", "true")
 }
 
 /// A method: its arguments and the handler that serves it. The handler receives arguments
@@ -57,6 +46,24 @@ public struct DBusMethod: Sendable {
     }
 }
 
+extension DBusMethod {
+    /// The declared method, served by `handler`.
+    public init(_ declaration: MethodDeclaration, handler: @escaping Handler) {
+        self.init(declaration.name, in: declaration.inputs.map(DBusArgument.init), out: declaration.outputs.map(DBusArgument.init),
+                  annotations: declaration.annotations, handler: handler)
+    }
+
+    var declaration: MethodDeclaration {
+        MethodDeclaration(name, in: inputs.map(\.declaration), out: outputs.map(\.declaration), annotations: annotations)
+    }
+}
+
+extension DBusArgument {
+    init(_ declaration: ArgumentDeclaration) { self.init(declaration.name, declaration.signature) }
+
+    var declaration: ArgumentDeclaration { ArgumentDeclaration(name, type.signature) }
+}
+
 /// A signal's name and arguments.
 public struct DBusSignal: Sendable {
     public let name: String
@@ -72,27 +79,22 @@ public struct DBusSignal: Sendable {
     }
 }
 
+extension DBusSignal {
+    public init(_ declaration: SignalDeclaration) {
+        self.init(declaration.name, declaration.arguments.map(DBusArgument.init), annotations: declaration.annotations)
+    }
+
+    var declaration: SignalDeclaration {
+        SignalDeclaration(name, arguments.map(\.declaration), annotations: annotations)
+    }
+}
+
 /// A property. Its value lives in the exported object (`ExportedObject.set`); a writable
 /// property's `setter` checks a new value from a client and returns what to store (it may
 /// clamp or normalise), or throws a named error.
 public struct DBusProperty: Sendable {
-    public enum Access: String, Sendable {
-        case read, write, readwrite
-        var readable: Bool { self != .write }
-        var writable: Bool { self != .read }
-    }
-
-    /// `org.freedesktop.DBus.Property.EmitsChangedSignal`.
-    public enum EmitsChangedSignal: String, Sendable {
-        /// `PropertiesChanged` carries the new value (the default).
-        case `true`
-        /// `PropertiesChanged` names the property as invalidated, without its value.
-        case invalidates
-        /// The value never changes while the object exists.
-        case const
-        /// No signal is emitted.
-        case `false`
-    }
+    public typealias Access = PropertyDeclaration.Access
+    public typealias EmitsChangedSignal = PropertyDeclaration.EmitsChangedSignal
 
     public typealias Setter = @Sendable (DBusValue, MethodCall) async throws -> DBusValue
 
@@ -127,6 +129,18 @@ public struct DBusProperty: Sendable {
     }
 }
 
+extension DBusProperty {
+    /// The declared property; a writable one needs `setter`.
+    public init(_ declaration: PropertyDeclaration, setter: Setter? = nil) {
+        self.init(declaration.name, declaration.signature, access: declaration.access,
+                  emitsChangedSignal: declaration.emitsChangedSignal, annotations: declaration.annotations, setter: setter)
+    }
+
+    var declaration: PropertyDeclaration {
+        PropertyDeclaration(name, type.signature, access: access, emitsChangedSignal: emitsChangedSignal, annotations: annotations)
+    }
+}
+
 /// An interface declared once: introspection, dispatch, signature checks and property
 /// handling all come from this value.
 public struct DBusInterface: Sendable {
@@ -143,6 +157,27 @@ public struct DBusInterface: Sendable {
         self.properties = properties
         self.signals = signals
         self.annotations = annotations
+    }
+
+    /// `declaration` served by `methods`, one for each method it declares, and with a setter
+    /// for each writable property. A declared method left without a handler, or a handler
+    /// for a method it does not declare, is a programming error.
+    public init(_ declaration: InterfaceDeclaration, methods: [DBusMethod], setters: [String: DBusProperty.Setter] = [:]) {
+        let bound = methods.map(\.name), declared = declaration.methods.map(\.name)
+        precondition(Set(bound) == Set(declared) && bound.count == declared.count,
+                     "\(declaration.name): handlers for \(bound), declared \(declared)")
+        precondition(Set(setters.keys).isSubset(of: declaration.properties.filter(\.access.writable).map(\.name)),
+                     "\(declaration.name): setters for properties it does not declare writable")
+        self.init(declaration.name,
+                  methods: declaration.methods.map { method in methods.first { $0.name == method.name }! },
+                  properties: declaration.properties.map { DBusProperty($0, setter: setters[$0.name]) },
+                  signals: declaration.signals.map(DBusSignal.init), annotations: declaration.annotations)
+    }
+
+    /// This interface as a declaration (without documentation), for introspection.
+    public var declaration: InterfaceDeclaration {
+        InterfaceDeclaration(name, methods: methods.map(\.declaration), signals: signals.map(\.declaration),
+                             properties: properties.map(\.declaration), annotations: annotations)
     }
 
     /// The same declaration with handlers and setters that refer to nothing, for an

@@ -32,7 +32,7 @@ import Testing
               </interface>
 
             """
-        #expect(Introspection.xml(for: interface, indent: "  ") == expected)
+        #expect(IntrospectionXML.element(for: interface.declaration, indent: "  ") == expected)
     }
 
     @Test func documentsListStandardInterfacesAndChildren() {
