@@ -80,7 +80,7 @@ let package = Package(
         // Opening a file with a bus caller's file-system identity (fsuid, on one thread).
         .target(name: "CFileAccess"),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
+            "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -88,7 +88,7 @@ let package = Package(
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
-            "AlertsCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
+            "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -97,7 +97,7 @@ let package = Package(
         // and its executable (ALSA inputs, route watching, the state file).
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
-            "SessionCore", "ContractCore", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
+            "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -115,7 +115,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
-            "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotMedia", "EarshotDBus", "EarshotService",
+            "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotContract", "EarshotMedia", "EarshotDBus", "EarshotService",
             "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -124,7 +124,7 @@ let package = Package(
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
-            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotDBus", "EarshotService", "EarshotSync",
+            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -137,6 +137,8 @@ let package = Package(
 
         // Interfaces as data (members, signatures, documentation) and their introspection XML.
         .target(name: "DBusDeclarations"),
+        // Every Earshot service's bus name, paths and interfaces, declared once.
+        .target(name: "EarshotContract", dependencies: ["DBusDeclarations"]),
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
@@ -146,7 +148,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "CMalloc", "ContractCore", "EarshotDBus", "EarshotSync",
+            "CMalloc", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -185,6 +187,7 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
+        .testTarget(name: "EarshotContractTests", dependencies: ["EarshotContract", "EarshotTestHarness"]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",
         ]),

@@ -215,6 +215,11 @@ public struct ObjectPath: Sendable, Hashable, Comparable, CustomStringConvertibl
         rawValue = value
     }
 
+    /// For paths declared as constants (a contract's); an invalid one is a programming error.
+    public init(declared value: String) {
+        self.init(stringLiteral: value)
+    }
+
     public static let root: ObjectPath = "/"
 
     public var description: String { rawValue }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Logging
@@ -14,6 +15,11 @@ public enum ServiceMain {
     /// What a service does once connected: export its objects and start its work. It
     /// returns a hook run on graceful shutdown (before the connection closes).
     public typealias Setup = @Sendable (DBusConnection, Logger) async throws -> (@Sendable () async -> Void)
+
+    /// Runs the declared service and exits the process.
+    public static func run(_ service: ServiceDeclaration, options: BusOptions, setup: @escaping Setup) async -> Never {
+        await run(executable: service.executable, busName: service.busName, options: options, setup: setup)
+    }
 
     /// Runs the service and exits the process.
     public static func run(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Never {

@@ -1,5 +1,6 @@
 import AlertsCore
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import Glibc
 
@@ -40,7 +41,7 @@ final class AlertObject: Sendable {
         }
         // The handlers refer to `self`, so the object is exported last.
         let object = try service.connection.export(path, interfaces: [AlertsInterfaces.alertInterface(self)],
-                                               properties: [AlertsInterfaces.alert: [
+                                               properties: [AlertsInterfaces.Alert.interface.name: [
             "State": .string("queued"),
             "Owner": .string(owner),
             "Lines": .strings(lines),
@@ -97,7 +98,7 @@ final class AlertObject: Sendable {
         let warnings = warnings.withLock { $0 }
         let code = end.resultCode(warnings: !warnings.isEmpty)
         try? object?.setProperties(["State": .string("finished"), "ResultCode": .string(code.rawValue),
-                                   "TryAgainTimeMs": .uint32(end.tryAgainMs ?? 0)], interface: AlertsInterfaces.alert)
+                                   "TryAgainTimeMs": .uint32(end.tryAgainMs ?? 0)], interface: AlertsInterfaces.Alert.interface.name)
         var info: [String: DBusValue] = [:]
         if end.reason != .fileNotFound { info["Reason"] = .string(end.reason.rawValue) }
         if let tryAgain = end.tryAgainMs { info["TryAgainTimeMs"] = .uint32(tryAgain) }

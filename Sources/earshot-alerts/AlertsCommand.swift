@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotALSA
+import EarshotContract
 import EarshotDBus
 import EarshotService
 
@@ -16,6 +17,7 @@ struct AlertsCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var bus: BusOptions
+    @OptionGroup var introspection: IntrospectOption<AlertsContract>
 
     @Option(help: ArgumentHelp("ALSA PCM to play alert audio on.", valueName: "pcm"))
     var outputDevice = "default"
@@ -52,7 +54,7 @@ struct AlertsCommand: AsyncParsableCommand {
                                               systemBus: bus.isSystemBus)
         let voice = try AlertVoice(device: outputDevice, sampleRate: outputRate, pacing: outputPace)
         let showOnDesktop = display == "notifications"
-        await ServiceMain.run(executable: "earshot-alerts", busName: AlertsInterfaces.busName, options: bus) { connection, logger in
+        await ServiceMain.run(AlertsContract.service, options: bus) { connection, logger in
             let service = AlertsService(connection: connection, settings: settings, output: voice, logger: logger)
             try await service.start()
             if showOnDesktop {

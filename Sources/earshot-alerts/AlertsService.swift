@@ -1,5 +1,6 @@
 import AlertsCore
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Foundation
@@ -58,7 +59,7 @@ final class AlertsService: Sendable {
     func start() async throws {
         await sessionClaims.watchInterruptions { [weak self] id in self?.interrupted(id) }
         let object = try connection.export(AlertsInterfaces.managerPath, interfaces: [AlertsInterfaces.managerInterface(self)],
-                                           properties: [AlertsInterfaces.manager: [
+                                           properties: [AlertsInterfaces.Manager.interface.name: [
             "DefaultTimeout": .double(AlertTimeouts.defaultTimeout),
             "ButtonTimeout": .double(AlertTimeouts.defaultButtonTimeout),
             "DisplayLines": .uint32(3),
@@ -234,7 +235,7 @@ final class AlertsService: Sendable {
         let current = s.queue.currentID.flatMap { s.alerts[$0]?.path } ?? .root
         try? manager.withLock {
             try $0?.setProperties(["Current": .objectPath(current), "QueueLength": .uint32(UInt32(s.queue.waitingCount))],
-                                  interface: AlertsInterfaces.manager)
+                                  interface: AlertsInterfaces.Manager.interface.name)
         }
         for (alert, end) in completed {
             alert.complete(end)

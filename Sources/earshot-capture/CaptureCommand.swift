@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotALSA
+import EarshotContract
 import EarshotDBus
 import EarshotService
 
@@ -14,6 +15,7 @@ struct CaptureCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var bus: BusOptions
+    @OptionGroup var introspection: IntrospectOption<CaptureContract>
 
     @Option(help: ArgumentHelp("ALSA PCM to capture from when the audio session names no input.", valueName: "pcm"))
     var device = "default"
@@ -48,7 +50,7 @@ struct CaptureCommand: AsyncParsableCommand {
         let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
                                                channels: channels, systemBus: bus.isSystemBus,
                                                followSession: followSession)
-        await ServiceMain.run(executable: "earshot-capture", busName: CaptureInterfaces.busName, options: bus) { connection, logger in
+        await ServiceMain.run(CaptureContract.service, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()
             await service.watchInterruptions()

@@ -1,5 +1,6 @@
 import CaptureCore
 import EarshotALSA
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Foundation
@@ -53,7 +54,7 @@ final class CaptureService: Sendable {
     /// Exports the manager object, with the capabilities probed from the device.
     func start() throws(DBusError) {
         let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)],
-                                           properties: [CaptureInterfaces.manager: [
+                                           properties: [CaptureInterfaces.Manager.interface.name: [
                                                "Capabilities": Self.capabilities(of: settings.device, logger: logger),
                                                "Device": .string(settings.device),
                                                "Active": .objectPath(.root),
@@ -119,7 +120,7 @@ final class CaptureService: Sendable {
         }
         guard current else { return }
         try? manager.withLock {
-            try $0?.setProperties(["Device": .string(input.device), "Capabilities": capabilities], interface: CaptureInterfaces.manager)
+            try $0?.setProperties(["Device": .string(input.device), "Capabilities": capabilities], interface: CaptureInterfaces.Manager.interface.name)
         }
         logger.info("the next pass-thru records from \(input.device)\(input.fromSession ? " (the session's input)" : "")")
     }
@@ -232,7 +233,7 @@ final class CaptureService: Sendable {
         state.withLock { s in
             if s.active === session { s.active = nil }
             try? manager.withLock {
-                try $0?.setProperties(["Active": .objectPath(.root), "EndsAtMonotonicUs": .uint64(0)], interface: CaptureInterfaces.manager)
+                try $0?.setProperties(["Active": .objectPath(.root), "EndsAtMonotonicUs": .uint64(0)], interface: CaptureInterfaces.Manager.interface.name)
             }
         }
         let linger = settings.linger

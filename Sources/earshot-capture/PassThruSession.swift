@@ -1,5 +1,6 @@
 import CaptureCore
 import EarshotALSA
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -53,7 +54,7 @@ final class PassThruSession: Sendable {
         // The interface's handlers refer to `self`, so it is exported last.
         let interface = CaptureInterfaces.passThruInterface(self)
         do {
-            let exported = try service.connection.export(path, interfaces: [interface], properties: [CaptureInterfaces.passThru: [
+            let exported = try service.connection.export(path, interfaces: [interface], properties: [CaptureInterfaces.PassThru.interface.name: [
                 "State": .string(phase.rawValue),
                 "Owner": .string(owner),
                 "SamplingRate": .uint32(request.samplingRate),
@@ -286,7 +287,7 @@ final class PassThruSession: Sendable {
         if let object = objectBox.withLock({ $0?.object }) {
             try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
                                        "ResultCode": .string(outcome.resultCode.rawValue),
-                                       "FramesCaptured": .uint64(frames)], interface: CaptureInterfaces.passThru)
+                                       "FramesCaptured": .uint64(frames)], interface: CaptureInterfaces.PassThru.interface.name)
             do {
                 try object.emit("Finished", [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
                                              .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Foundation
@@ -50,7 +51,7 @@ final class JobRunner: Sendable {
         audioFile = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-job-\(getpid())-\(id).raw").path
         (stream, events) = AsyncStream<JobEvent>.makeStream()
         let exported = try service.connection.export(path, interfaces: [OrchestratorInterfaces.jobInterface(self)], properties: [
-            OrchestratorInterfaces.job: [
+            OrchestratorInterfaces.Job.interface.name: [
                 "State": .string(JobState.preparing.rawValue), "PieceId": .string(""), "ResultCode": .string(""),
                 "FramesCaptured": .uint64(0), "Title": .string(plan.title), "Owner": .string(owner),
             ],
@@ -130,7 +131,7 @@ final class JobRunner: Sendable {
         try? object.withLock {
             try $0?.setProperties(["State": .string(state.rawValue), "PieceId": .string(pieceID),
                                    "ResultCode": .string(code?.rawValue ?? ""), "FramesCaptured": .uint64(frames)],
-                                  interface: OrchestratorInterfaces.job)
+                                  interface: OrchestratorInterfaces.Job.interface.name)
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotService
 
@@ -15,6 +16,7 @@ struct OrchestratorCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var bus: BusOptions
+    @OptionGroup var introspection: IntrospectOption<OrchestratorContract>
 
     @Option(help: ArgumentHelp("Seconds a finished job object stays on the bus.", valueName: "seconds"))
     var lingerSeconds: Double = 60
@@ -26,7 +28,7 @@ struct OrchestratorCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = OrchestratorService.Settings(linger: .milliseconds(Int(lingerSeconds * 1000)),
                                                     systemBus: bus.isSystemBus)
-        await ServiceMain.run(executable: "earshot-orchestrator", busName: OrchestratorInterfaces.busName, options: bus) { connection, logger in
+        await ServiceMain.run(OrchestratorContract.service, options: bus) { connection, logger in
             let service = OrchestratorService(connection: connection, settings: settings, logger: logger)
             try await service.start()
             return { await service.shutdown() }

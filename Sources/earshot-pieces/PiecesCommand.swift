@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Foundation
@@ -90,6 +91,7 @@ extension PiecesCommand {
         static let configuration = CommandConfiguration(abstract: "Serve org.earshot.Pieces1 on the bus (the default).")
 
         @OptionGroup var bus: BusOptions
+        @OptionGroup var introspection: IntrospectOption<PiecesContract>
         @OptionGroup var catalogue: CatalogueOptions
 
         func run() async throws {
@@ -98,7 +100,7 @@ extension PiecesCommand {
             // disk, instead of SIGXFSZ ending the process.
             signal(SIGXFSZ, SIG_IGN)
             let catalogue = self.catalogue
-            await ServiceMain.run(executable: "earshot-pieces", busName: PiecesInterfaces.busName, options: bus) { connection, logger in
+            await ServiceMain.run(PiecesContract.service, options: bus) { connection, logger in
                 let service = PiecesService(connection: connection, store: try catalogue.catalogue(logger: logger),
                                             settings: settings, logger: logger)
                 try await service.start()

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import EarshotSync
@@ -43,7 +44,7 @@ final class PiecesService: Sendable {
         }
         let count = try await store.count()
         let object = try connection.export(PiecesInterfaces.managerPath, interfaces: [PiecesInterfaces.managerInterface(self)],
-                                           properties: [PiecesInterfaces.manager: ["Count": .uint32(UInt32(clamping: count))]])
+                                           properties: [PiecesInterfaces.Manager.interface.name: ["Count": .uint32(UInt32(clamping: count))]])
         manager.withLock { $0 = object }
         logger.info("\(count) piece(s) in \(store.location)")
         background.run { await self.follow(self.store.events) }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Glibc
@@ -31,7 +32,7 @@ extension SessionService {
             let object: ExportedObject
             do throws(DBusError) {
                 object = try self.connection.export(path, interfaces: [SessionInterfaces.activationInterface(self, id: id)],
-                                                    properties: [SessionInterfaces.activation: [
+                                                    properties: [SessionInterfaces.Activation.interface.name: [
                                                         "Owner": .string(owner),
                                                         "Category": .string(configuration.category.rawValue),
                                                         "Mode": .string(configuration.mode.rawValue),
@@ -89,7 +90,7 @@ extension SessionService {
         handle.ownerWatch.cancel()
         logger.info("activation \(id) of \(handle.owner) ended: \(reason)")
         try? handle.object.setProperties(["State": .string("deactivated"), "Ducked": .boolean(false)],
-                                         interface: SessionInterfaces.activation)
+                                         interface: SessionInterfaces.Activation.interface.name)
         dispatch(events)
         publish()
         let linger = settings.linger
@@ -118,7 +119,7 @@ extension SessionService {
                 if id == Self.sessionActivation, state.withLock({ $0.keepEnforced }) { reapplyAfterInterruption = true }
             case .duckingChanged(let id, let ducked):
                 if let object = state.withLock({ $0.handles[id]?.object }) {
-                    try? object.set("Ducked", .boolean(ducked), interface: SessionInterfaces.activation)
+                    try? object.set("Ducked", .boolean(ducked), interface: SessionInterfaces.Activation.interface.name)
                 }
                 logger.info("activation \(id) \(ducked ? "ducked" : "no longer ducked")")
             }
@@ -135,7 +136,7 @@ extension SessionService {
         let handle = state.withLock { $0.handles[id] }
         logger.info("activation \(id): interruption \(type)")
         if let handle {
-            try? handle.object.set("State", .string(newState), interface: SessionInterfaces.activation)
+            try? handle.object.set("State", .string(newState), interface: SessionInterfaces.Activation.interface.name)
             emit("Interruption", [.string(type), .vardict(options)], to: handle.owner)
         } else if id == Self.sessionActivation {
             emit("Interruption", [.string(type), .vardict(options)])

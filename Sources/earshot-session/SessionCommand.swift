@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Foundation
@@ -22,6 +23,7 @@ struct SessionCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var bus: BusOptions
+    @OptionGroup var introspection: IntrospectOption<SessionContract>
 
     @Option(help: ArgumentHelp("Where the desired state is kept (default: $XDG_STATE_HOME/earshot/session.json).", valueName: "path"))
     var stateFile: String?
@@ -83,7 +85,7 @@ struct SessionCommand: AsyncParsableCommand {
             roles: try roleTable(),
             policyPath: policy,
             ledgerPath: (statePath as NSString).deletingLastPathComponent + "/mixer-ledger.json")
-        await ServiceMain.run(executable: "earshot-session", busName: SessionInterfaces.busName, options: bus) { connection, logger in
+        await ServiceMain.run(SessionContract.service, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()
             return { await service.shutdown() }

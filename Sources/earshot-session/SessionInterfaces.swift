@@ -1,62 +1,40 @@
+import EarshotContract
 import EarshotDBus
 
-/// The one declaration of each interface the session service serves.
+/// The session service's handlers and setters, bound to the contract's declarations.
 enum SessionInterfaces {
-    static let busName = "org.earshot.Session1"
-    static let managerPath: ObjectPath = "/org/earshot/Session1"
-    static let manager = "org.earshot.Session1"
-    static let activation = "org.earshot.Session1.Activation"
+    typealias Manager = SessionContract.Manager
+    typealias Activation = SessionContract.Activation
 
-    /// The manager's properties that mirror `GetState`.
-    static let stateProperties: [(String, String)] = [
-        ("Category", "s"), ("Mode", "s"), ("Options", "as"), ("Active", "b"), ("SampleRate", "d"),
-        ("IOBufferDuration", "d"), ("PreferredInput", "s"), ("DataSourceName", "s"), ("PolarPattern", "s"),
-        ("InputOrientation", "s"), ("Channels", "u"), ("Route", "a{sv}"),
-    ]
+    static let managerPath = ObjectPath(declared: SessionContract.managerPath)
 
     static func managerInterface(_ service: SessionService) -> DBusInterface {
-        DBusInterface(manager, methods: [
-            DBusMethod("SetDesiredState", in: [DBusArgument("desired", "a{sv}")]) { call in
+        DBusInterface(Manager.interface, methods: [
+            DBusMethod(Manager.setDesiredState) { call in
                 try await service.setDesiredState(call)
                 return []
             },
-            DBusMethod("GetState", out: [DBusArgument("state", "a{sv}")]) { _ in
+            DBusMethod(Manager.getState) { _ in
                 [.vardict(service.currentState())]
             },
-            DBusMethod("ListInputs", out: [DBusArgument("inputs", "aa{sv}")]) { _ in
+            DBusMethod(Manager.listInputs) { _ in
                 [await service.listInputs()]
             },
-            DBusMethod("Activate", in: [DBusArgument("request", "a{sv}")], out: [DBusArgument("activation", "o")]) { call in
+            DBusMethod(Manager.activate) { call in
                 [.objectPath(try await service.activate(call))]
             },
-        ], properties: [
-            DBusProperty("KeepEnforced", "b", access: .readwrite) { value, _ in try await service.setKeepEnforced(value) },
-            DBusProperty("DesiredState", "a{sv}"),
-            DBusProperty("Mixer", "s"),
-            DBusProperty("DuckLevel", "d", access: .readwrite) { value, _ in try await service.setDuckLevel(value) },
-            DBusProperty("Streams", "aa{sv}"),
-        ] + stateProperties.map { DBusProperty($0.0, $0.1) },
-        signals: [
-            DBusSignal("RouteChanged", [DBusArgument("reason", "s"), DBusArgument("previousRoute", "a{sv}")]),
-            DBusSignal("Interruption", [DBusArgument("type", "s"), DBusArgument("options", "a{sv}")]),
-            DBusSignal("MediaServicesReset"),
-            DBusSignal("Reapplied", [DBusArgument("reason", "s"), DBusArgument("ok", "b"), DBusArgument("error", "s")]),
+        ], setters: [
+            Manager.keepEnforced.name: { value, _ in try await service.setKeepEnforced(value) },
+            Manager.duckLevel.name: { value, _ in try await service.setDuckLevel(value) },
         ])
     }
 
     static func activationInterface(_ service: SessionService, id: UInt64) -> DBusInterface {
-        DBusInterface(activation, methods: [
-            DBusMethod("Deactivate") { call in
+        DBusInterface(Activation.interface, methods: [
+            DBusMethod(Activation.deactivate) { call in
                 try await service.deactivate(id: id, call: call)
                 return []
             },
-        ], properties: [
-            DBusProperty("Owner", "s", emitsChangedSignal: .const),
-            DBusProperty("Category", "s", emitsChangedSignal: .const),
-            DBusProperty("Mode", "s", emitsChangedSignal: .const),
-            DBusProperty("Options", "as", emitsChangedSignal: .const),
-            DBusProperty("State", "s"),
-            DBusProperty("Ducked", "b"),
         ])
     }
 }

@@ -1,5 +1,6 @@
 import ContractCore
 import EarshotALSA
+import EarshotContract
 import EarshotDBus
 import EarshotPipeWire
 import EarshotService
@@ -108,7 +109,7 @@ final class SessionService: Sendable {
         startMixer()
         let object = try connection.export(SessionInterfaces.managerPath,
                                            interfaces: [SessionInterfaces.managerInterface(self)],
-                                           properties: [SessionInterfaces.manager: managerProperties()])
+                                           properties: [SessionInterfaces.Manager.interface.name: managerProperties()])
         managerObject.withLock { $0 = object }
         // Mixer events handled while the object was being exported published nothing.
         await worker.run { self.publish() }
@@ -234,7 +235,7 @@ final class SessionService: Sendable {
     func publish() {
         guard let object = managerObject.withLock({ $0 }) else { return }
         do {
-            try object.setProperties(managerProperties(), interface: SessionInterfaces.manager)
+            try object.setProperties(managerProperties(), interface: SessionInterfaces.Manager.interface.name)
         } catch {
             logger.error("cannot publish the session state: \(error.description)")
         }

@@ -1,0 +1,87 @@
+/// `org.earshot.Alerts1`: the HMI's alert presenter and voice, after SDL-0282.
+public enum AlertsContract {
+    public static let busName = "org.earshot.Alerts1"
+    public static let managerPath = "/org/earshot/Alerts1"
+
+    /// The manager: queues alerts and speech, and holds the presenter's settings.
+    public enum Manager {
+        public static let presentAlert = MethodDeclaration(
+            "PresentAlert", doc: "Copies the alert and queues it; replies at once with its object.",
+            in: [ArgumentDeclaration("alert", "a{sv}", doc: "the alert's keys")],
+            out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
+        public static let speak = MethodDeclaration(
+            "Speak", doc: "Queues speech without display; it completes like an alert.",
+            in: [ArgumentDeclaration("chunks", "a(ss)", doc: "(type, text) speech chunks"),
+                 ArgumentDeclaration("options", "a{sv}", doc: "the alert's keys that apply to audio")],
+            out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
+
+        public static let defaultTimeout = PropertyDeclaration(
+            "DefaultTimeout", "d", doc: "Seconds an alert without buttons stays when it gives no Timeout (3..10, default 5).",
+            access: .readwrite)
+        public static let buttonTimeout = PropertyDeclaration(
+            "ButtonTimeout", "d", doc: "Seconds an alert with buttons waits for a press (default 60).", access: .readwrite)
+        public static let displayLines = PropertyDeclaration(
+            "DisplayLines", "u", doc: "How many text lines the display has (0..3, default 3).", access: .readwrite)
+        public static let current = PropertyDeclaration("Current", "o", doc: "The alert being presented, / when none.")
+        public static let queueLength = PropertyDeclaration("QueueLength", "u", doc: "Alerts waiting to be presented.")
+        public static let capabilities = PropertyDeclaration(
+            "Capabilities", "a{sv}", doc: "MaxSoftButtons u, Speech as (chunk types), DisplayLines u.")
+
+        public static let interface = InterfaceDeclaration(
+            busName, doc: "Queues alerts and speech, and holds the presenter's settings.",
+            methods: [presentAlert, speak],
+            properties: [defaultTimeout, buttonTimeout, displayLines, current, queueLength, capabilities])
+    }
+
+    /// One alert, at `/org/earshot/Alerts1/Alert/N`: its presentation and its completion.
+    public enum Alert {
+        public static let cancel = MethodDeclaration(
+            "Cancel", doc: "The owner withdraws the alert: ABORTED.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+        public static let pressButton = MethodDeclaration(
+            "PressButton", doc: "The user presses a soft button: SUCCESS with PressedButton.",
+            in: [ArgumentDeclaration("id", "q", doc: "the button's Id")],
+            errors: EarshotContract.errors("InvalidData", "Rejected"))
+        public static let dismiss = MethodDeclaration(
+            "Dismiss", doc: "The user dismisses the alert: SUCCESS.", errors: EarshotContract.errors("Rejected"))
+
+        public static let completed = SignalDeclaration(
+            "Completed", doc: "The alert ended (broadcast).",
+            [ArgumentDeclaration("success", "b", doc: "whether the result counts as success"),
+             ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
+             ArgumentDeclaration("info", "a{sv}", doc: "TryAgainTimeMs u, PressedButton q, Warnings as, Reason s, FocusRequested b")])
+        public static let buttonPressed = SignalDeclaration(
+            "ButtonPressed", doc: "A KEEP_CONTEXT or STEAL_FOCUS button was pressed; the alert stays.",
+            [ArgumentDeclaration("id", "q", doc: "the button's Id")])
+
+        public static let state = PropertyDeclaration("State", "s", doc: "queued, presenting or finished.")
+        public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that presented it.", emitsChangedSignal: .const)
+        public static let lines = PropertyDeclaration("Lines", "as", doc: "The text as laid out for DisplayLines.",
+                                                      emitsChangedSignal: .const)
+        public static let softButtons = PropertyDeclaration("SoftButtons", "aa{sv}", doc: "The buttons as given.",
+                                                            emitsChangedSignal: .const)
+        public static let priority = PropertyDeclaration("Priority", "s", doc: "NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY.",
+                                                         emitsChangedSignal: .const)
+        public static let showWaitIndicator = PropertyDeclaration("ShowWaitIndicator", "b", doc: "Whether a wait indicator shows.",
+                                                                  emitsChangedSignal: .const)
+        public static let icon = PropertyDeclaration("Icon", "s", doc: "The icon's path, empty when none.", emitsChangedSignal: .const)
+        public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it completes.")
+        public static let tryAgainTimeMs = PropertyDeclaration(
+            "TryAgainTimeMs", "u", doc: "When refused, the ms after which the same request would be accepted; 0 when none.")
+        public static let endsAtMonotonicUs = PropertyDeclaration(
+            "EndsAtMonotonicUs", "t", doc: "When it ends unless a press, cancel or preemption ends it sooner (CLOCK_MONOTONIC µs); 0 while unknown.")
+
+        public static let interface = InterfaceDeclaration(
+            "org.earshot.Alerts1.Alert", doc: "One alert: its presentation and its completion.",
+            methods: [cancel, pressButton, dismiss],
+            signals: [completed, buttonPressed],
+            properties: [state, owner, lines, softButtons, priority, showWaitIndicator, icon, resultCode, tryAgainTimeMs,
+                         endsAtMonotonicUs])
+    }
+
+    public static let service = ServiceDeclaration(
+        executable: "earshot-alerts", busName: busName,
+        doc: "The alert presenter: a serial queue, text layout, soft buttons, speech and tones, completions with try-again times.",
+        managerPath: managerPath, interfaces: [Manager.interface, Alert.interface])
+}

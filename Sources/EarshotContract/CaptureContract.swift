@@ -1,0 +1,90 @@
+/// `org.earshot.Capture1`: microphone pass-thru in the manner of SmartDeviceLink's
+/// PerformAudioPassThru, captured with ALSA.
+public enum CaptureContract {
+    public static let busName = "org.earshot.Capture1"
+    public static let managerPath = "/org/earshot/Capture1"
+
+    /// The manager: starts and ends pass-thrus, and tells what the input can do.
+    public enum Manager {
+        public static let performAudioPassThru = MethodDeclaration(
+            "PerformAudioPassThru", doc: "Starts capturing for the caller; replies at once with the pass-thru's object.",
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "the pass-thru's keys")],
+            out: [ArgumentDeclaration("passthru", "o", doc: "the pass-thru object")],
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected", "UnsupportedResource", "FileNotFound",
+                                                                                     "GenericError"))
+        public static let endAudioPassThru = MethodDeclaration(
+            "EndAudioPassThru", doc: "Ends the caller's active pass-thru with SUCCESS.",
+            errors: EarshotContract.errors("Rejected"))
+
+        public static let capabilities = PropertyDeclaration(
+            "Capabilities", "aa{sv}", doc: "What the input in use accepts: SamplingRate u, BitsPerSample u, AudioType s.")
+        public static let device = PropertyDeclaration("Device", "s", doc: "The ALSA PCM in use.")
+        public static let active = PropertyDeclaration("Active", "o", doc: "The active pass-thru, / when idle.")
+        public static let endsAtMonotonicUs = PropertyDeclaration(
+            "EndsAtMonotonicUs", "t", doc: "When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs); 0 when idle.")
+
+        public static let interface = InterfaceDeclaration(
+            busName, doc: "Starts and ends pass-thrus, and tells what the input can do.",
+            methods: [performAudioPassThru, endAudioPassThru],
+            properties: [capabilities, device, active, endsAtMonotonicUs])
+    }
+
+    /// One pass-thru, at `/org/earshot/Capture1/PassThru/N`: its audio, its end, and the
+    /// HMI's user actions.
+    public enum PassThru {
+        public static let end = MethodDeclaration(
+            "End", doc: "The owner ends the pass-thru with SUCCESS.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+        public static let done = MethodDeclaration("Done", doc: "The user ends the pass-thru with SUCCESS.",
+                                                     errors: EarshotContract.errors("Rejected"))
+        public static let cancel = MethodDeclaration("Cancel", doc: "The user cancels the pass-thru: ABORTED.",
+                                                       errors: EarshotContract.errors("Rejected"))
+        public static let retry = MethodDeclaration("Retry", doc: "The user asks to record again: RETRY.",
+                                                      errors: EarshotContract.errors("Rejected"))
+        public static let openStream = MethodDeclaration(
+            "OpenStream", doc: "A pipe carrying the same PCM as the chunks, from now until the end (owner only).",
+            out: [ArgumentDeclaration("fd", "h", doc: "the pipe's read end")],
+            errors: EarshotContract.errors("Disallowed", "Rejected"))
+
+        public static let audioPassThru = SignalDeclaration(
+            "AudioPassThru", doc: "A chunk of raw interleaved PCM, ChunkMs long, unicast to the owner.",
+            [ArgumentDeclaration("data", "ay", doc: "the PCM, no header"),
+             ArgumentDeclaration("sequence", "t", doc: "from 0, without gaps"),
+             ArgumentDeclaration("monotonicUs", "t", doc: "when the chunk's last frame was read (CLOCK_MONOTONIC µs)")])
+        public static let finished = SignalDeclaration(
+            "Finished", doc: "The pass-thru ended, with its result code (broadcast).",
+            [ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
+             ArgumentDeclaration("success", "b", doc: "whether the result counts as success"),
+             ArgumentDeclaration("info", "a{sv}", doc: "FramesCaptured t, DurationMs u, Reason s, MonotonicUs t")])
+
+        public static let state = PropertyDeclaration("State", "s", doc: "prompting, recording or finished.")
+        public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)
+        public static let samplingRate = PropertyDeclaration("SamplingRate", "u", doc: "Frames per second.", emitsChangedSignal: .const)
+        public static let bitsPerSample = PropertyDeclaration("BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian).",
+                                                              emitsChangedSignal: .const)
+        public static let channels = PropertyDeclaration("Channels", "u", doc: "Interleaved channels per frame.", emitsChangedSignal: .const)
+        public static let maxDuration = PropertyDeclaration("MaxDuration", "u", doc: "The longest it records, in ms.",
+                                                            emitsChangedSignal: .const)
+        public static let displayText1 = PropertyDeclaration("DisplayText1", "s", doc: "The HMI's first line while it records.",
+                                                             emitsChangedSignal: .const)
+        public static let displayText2 = PropertyDeclaration("DisplayText2", "s", doc: "The HMI's second line while it records.",
+                                                             emitsChangedSignal: .const)
+        public static let framesCaptured = PropertyDeclaration(
+            "FramesCaptured", "t", doc: "Frames captured so far; changes with every chunk, so it is not announced.",
+            emitsChangedSignal: .false)
+        public static let endsAtMonotonicUs = PropertyDeclaration(
+            "EndsAtMonotonicUs", "t", doc: "When it ends by its MaxDuration (CLOCK_MONOTONIC µs); 0 until it records.")
+        public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it finishes.")
+
+        public static let interface = InterfaceDeclaration(
+            "org.earshot.Capture1.PassThru", doc: "One pass-thru: its audio, its end, and the HMI's user actions.",
+            methods: [end, done, cancel, retry, openStream],
+            signals: [audioPassThru, finished],
+            properties: [state, owner, samplingRate, bitsPerSample, channels, maxDuration, displayText1, displayText2,
+                         framesCaptured, endsAtMonotonicUs, resultCode])
+    }
+
+    public static let service = ServiceDeclaration(
+        executable: "earshot-capture", busName: busName,
+        doc: "Microphone pass-thru on ALSA: PCM chunks as signals to the requester, with SmartDeviceLink's result codes.",
+        managerPath: managerPath, interfaces: [Manager.interface, PassThru.interface])
+}

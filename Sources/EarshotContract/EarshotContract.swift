@@ -1,0 +1,43 @@
+@_exported import DBusDeclarations
+
+/// Earshot's D-Bus contract as data: every service's bus name, object paths and interfaces,
+/// each member with its signature, documentation and named errors. The services bind their
+/// handlers to these declarations; introspection XML and the API pages are rendered from them.
+public enum EarshotContract {
+    /// Every service, in the order the documentation presents them.
+    public static let services: [ServiceDeclaration] = [
+        CaptureContract.service, AlertsContract.service, PiecesContract.service, SessionContract.service,
+        OrchestratorContract.service,
+    ]
+
+    /// The prefix of Earshot's own error names.
+    public static let errorPrefix = "org.earshot.Error."
+
+    /// The full names of Earshot errors given by their last component.
+    static func errors(_ names: String...) -> [String] { names.map { errorPrefix + $0 } }
+
+    /// `org.freedesktop.DBus.Error.InvalidArgs`: a wrong type, an unknown or missing key.
+    static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+}
+
+/// One service: its executable, its well-known name, and the interfaces it serves.
+public struct ServiceDeclaration: Sendable {
+    public let executable: String
+    public let busName: String
+    public let doc: String
+    /// The manager object, at the path named like the bus name.
+    public let managerPath: String
+    public let interfaces: [InterfaceDeclaration]
+
+    public init(executable: String, busName: String, doc: String, managerPath: String, interfaces: [InterfaceDeclaration]) {
+        self.executable = executable
+        self.busName = busName
+        self.doc = doc
+        self.managerPath = managerPath
+        self.interfaces = interfaces
+    }
+
+    /// The introspection document of every interface the service serves, as `--introspect`
+    /// prints it.
+    public var introspection: String { IntrospectionXML.document(interfaces: interfaces) }
+}

@@ -1,0 +1,54 @@
+/// `org.earshot.Orchestrator1`: whole tasks across the services, and their health.
+public enum OrchestratorContract {
+    public static let busName = "org.earshot.Orchestrator1"
+    public static let managerPath = "/org/earshot/Orchestrator1"
+
+    /// The manager: starts jobs and watches the other services.
+    public enum Manager {
+        public static let recordPiece = MethodDeclaration(
+            "RecordPiece", doc: "Prompt, capture, store and confirm a piece; replies at once with the job.",
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "Title, the prompt, the capture's keys and the piece's metadata")],
+            out: [ArgumentDeclaration("job", "o", doc: "the job object")],
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected"))
+
+        public static let serviceChanged = SignalDeclaration(
+            "ServiceChanged", doc: "A watched service came or went.",
+            [ArgumentDeclaration("name", "s", doc: "its well-known name"), ArgumentDeclaration("running", "b", doc: "whether it has an owner")])
+
+        public static let services = PropertyDeclaration(
+            "Services", "a{s(sb)}", doc: "Each watched well-known name → (unique owner or \"\", running).")
+
+        public static let interface = InterfaceDeclaration(
+            busName, doc: "Starts jobs and watches the other services.",
+            methods: [recordPiece], signals: [serviceChanged], properties: [services])
+    }
+
+    /// One job, at `/org/earshot/Orchestrator1/Job/N`.
+    public enum Job {
+        public static let cancel = MethodDeclaration(
+            "Cancel", doc: "The owner cancels the job: ABORTED.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+
+        public static let finished = SignalDeclaration(
+            "Finished", doc: "The job ended.",
+            [ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
+             ArgumentDeclaration("pieceId", "s", doc: "the stored piece, empty when none"),
+             ArgumentDeclaration("info", "a{sv}", doc: "Reason s and what each step reported")])
+
+        public static let state = PropertyDeclaration(
+            "State", "s", doc: "preparing, prompting, recording, storing, confirming or finished.")
+        public static let pieceId = PropertyDeclaration("PieceId", "s", doc: "The stored piece, empty until stored.")
+        public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it finishes.")
+        public static let framesCaptured = PropertyDeclaration("FramesCaptured", "t", doc: "Frames captured so far.")
+        public static let title = PropertyDeclaration("Title", "s", doc: "The piece's title.", emitsChangedSignal: .const)
+        public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)
+
+        public static let interface = InterfaceDeclaration(
+            "org.earshot.Orchestrator1.Job", doc: "One job: its steps, its piece and its end.",
+            methods: [cancel], signals: [finished], properties: [state, pieceId, resultCode, framesCaptured, title, owner])
+    }
+
+    public static let service = ServiceDeclaration(
+        executable: "earshot-orchestrator", busName: busName,
+        doc: "Coordinates whole tasks (record a piece: prompt, capture, store, confirm) and watches the others' health.",
+        managerPath: managerPath, interfaces: [Manager.interface, Job.interface])
+}

@@ -1,0 +1,96 @@
+/// `org.earshot.Session1`: the system's audio session and focus policy, after
+/// AVAudioSession as the expo-audiocake reference configures it.
+public enum SessionContract {
+    public static let busName = "org.earshot.Session1"
+    public static let managerPath = "/org/earshot/Session1"
+
+    /// The session: its desired and current state, inputs, and clients' claims on audio.
+    public enum Manager {
+        static let applying = [EarshotContract.invalidArgs] + EarshotContract.errors(
+            "InvalidCategory", "InvalidMode", "InvalidOption", "InvalidOrientation", "InvalidPolarPattern", "InvalidInputType",
+            "NoInputDevice", "DataSourceNotFound", "PolarPatternNotSupported", "IncompatibleOption")
+
+        public static let setDesiredState = MethodDeclaration(
+            "SetDesiredState", doc: "Applies a state in order, stopping at the first failure, and keeps it for re-application.",
+            in: [ArgumentDeclaration("desired", "a{sv}", doc: "Category and the rest of the state")], errors: applying)
+        public static let getState = MethodDeclaration(
+            "GetState", doc: "The state now in effect.", out: [ArgumentDeclaration("state", "a{sv}", doc: "the current state")])
+        public static let listInputs = MethodDeclaration(
+            "ListInputs", doc: "The capture devices, with their channels, rates, data sources and polar patterns.",
+            out: [ArgumentDeclaration("inputs", "aa{sv}", doc: "one per device")])
+        public static let activate = MethodDeclaration(
+            "Activate", doc: "The caller's claim on audio; interrupts or ducks others as its category says.",
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream")],
+            out: [ArgumentDeclaration("activation", "o", doc: "the activation object")],
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidCategory", "InvalidMode", "InvalidOption",
+                                                                             "IncompatibleOption", "Rejected"))
+
+        public static let routeChanged = SignalDeclaration(
+            "RouteChanged", doc: "The route changed, with AVAudioSession's reason.",
+            [ArgumentDeclaration("reason", "s", doc: "e.g. NewDeviceAvailable, CategoryChange"),
+             ArgumentDeclaration("previousRoute", "a{sv}", doc: "Input and Output before")])
+        public static let interruption = SignalDeclaration(
+            "Interruption", doc: "An activation was interrupted or may resume (unicast to its owner).",
+            [ArgumentDeclaration("type", "s", doc: "began or ended"), ArgumentDeclaration("options", "a{sv}", doc: "ShouldResume b")])
+        public static let mediaServicesReset = SignalDeclaration(
+            "MediaServicesReset", doc: "The capture service or the system mixer came back.")
+        public static let reapplied = SignalDeclaration(
+            "Reapplied", doc: "The kept state was applied again.",
+            [ArgumentDeclaration("reason", "s", doc: "what prompted it"), ArgumentDeclaration("ok", "b", doc: "whether it applied"),
+             ArgumentDeclaration("error", "s", doc: "the failure, empty when none")])
+
+        public static let keepEnforced = PropertyDeclaration(
+            "KeepEnforced", "b", doc: "Re-apply the desired state after route changes, interruptions and resets.", access: .readwrite)
+        public static let desiredState = PropertyDeclaration("DesiredState", "a{sv}", doc: "The state last asked for.")
+        public static let mixer = PropertyDeclaration("Mixer", "s", doc: "The system mixer attached: pipewire or none.")
+        public static let duckLevel = PropertyDeclaration(
+            "DuckLevel", "d", doc: "The volume ducked streams play at (0..1, default 0.3).", access: .readwrite)
+        public static let streams = PropertyDeclaration(
+            "Streams", "aa{sv}", doc: "The mixer's playback streams: Id u, Application s, Role s, Volume d, Ducked b, Muted b.")
+
+        /// The properties that mirror `GetState`'s fields, by the same names.
+        public static let stateProperties = [
+            PropertyDeclaration("Category", "s", doc: "The category in effect."),
+            PropertyDeclaration("Mode", "s", doc: "The mode in effect."),
+            PropertyDeclaration("Options", "as", doc: "The category options in effect."),
+            PropertyDeclaration("Active", "b", doc: "Whether the session is active."),
+            PropertyDeclaration("SampleRate", "d", doc: "The device's actual rate in Hz."),
+            PropertyDeclaration("IOBufferDuration", "d", doc: "The device's actual buffer duration in seconds."),
+            PropertyDeclaration("PreferredInput", "s", doc: "The input asked for."),
+            PropertyDeclaration("DataSourceName", "s", doc: "The data source in use."),
+            PropertyDeclaration("PolarPattern", "s", doc: "The polar pattern in use."),
+            PropertyDeclaration("InputOrientation", "s", doc: "The input orientation in use."),
+            PropertyDeclaration("Channels", "u", doc: "Input channels (stereo → 2)."),
+            PropertyDeclaration("Route", "a{sv}", doc: "Input and Output in use."),
+        ]
+
+        public static let interface = InterfaceDeclaration(
+            busName, doc: "The session's desired and current state, its inputs, and clients' claims on audio.",
+            methods: [setDesiredState, getState, listInputs, activate],
+            signals: [routeChanged, interruption, mediaServicesReset, reapplied],
+            properties: [keepEnforced, desiredState, mixer, duckLevel, streams] + stateProperties)
+    }
+
+    /// One client's claim on audio, at `/org/earshot/Session1/Activation/N`.
+    public enum Activation {
+        public static let deactivate = MethodDeclaration(
+            "Deactivate", doc: "The owner gives up the claim; those it interrupted may resume.",
+            errors: EarshotContract.errors("Disallowed", "Rejected"))
+
+        public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that claimed.", emitsChangedSignal: .const)
+        public static let category = PropertyDeclaration("Category", "s", doc: "The claim's category.", emitsChangedSignal: .const)
+        public static let mode = PropertyDeclaration("Mode", "s", doc: "The claim's mode.", emitsChangedSignal: .const)
+        public static let options = PropertyDeclaration("Options", "as", doc: "The claim's options.", emitsChangedSignal: .const)
+        public static let state = PropertyDeclaration("State", "s", doc: "active or interrupted.")
+        public static let ducked = PropertyDeclaration("Ducked", "b", doc: "Whether another claim ducks it.")
+
+        public static let interface = InterfaceDeclaration(
+            "org.earshot.Session1.Activation", doc: "One client's claim on audio.",
+            methods: [deactivate], properties: [owner, category, mode, options, state, ducked])
+    }
+
+    public static let service = ServiceDeclaration(
+        executable: "earshot-session", busName: busName,
+        doc: "The audio session and focus policy: desired state, ordered apply, keep-enforced re-apply, and ducking, muting and interruptions on the system mixer.",
+        managerPath: managerPath, interfaces: [Manager.interface, Activation.interface])
+}
