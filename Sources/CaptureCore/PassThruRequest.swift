@@ -18,6 +18,21 @@ public struct PassThruRequest: Sendable, Equatable {
     /// Also write the captured audio to this file, as WAV (for scripts that cannot take
     /// signals or a pipe).
     public var outputPath: String?
+    /// How the owner receives the audio.
+    public var delivery: Delivery = .signals
+
+    /// `Delivery`: chunks as `AudioPassThru` signals, through `OpenStream`'s pipe, or both.
+    public enum Delivery: String, Sendable, Equatable, CaseIterable {
+        /// A signal per chunk; an `OpenStream` pipe, once opened, carries the same audio.
+        case signals
+        /// Only the pipe: no `AudioPassThru` signals, so no per-chunk bus traffic.
+        case stream
+        /// Signals and, once opened, the pipe (as `signals`; named for scripts that want both).
+        case both
+
+        /// Whether chunks go out as signals.
+        public var sendsSignals: Bool { self != .stream }
+    }
 
     public init(samplingRate: UInt32, bitsPerSample: UInt32, maxDurationMs: UInt32) {
         self.samplingRate = samplingRate
@@ -82,6 +97,13 @@ public enum PassThruRules {
         guard !path.utf8.contains(0) else { throw .invalidData("OutputPath", "the path holds a NUL byte") }
         guard path.utf8.count < 4096 else { throw .invalidData("OutputPath", "\(path.utf8.count) bytes, at most 4095") }
         return path
+    }
+
+    public static func delivery(_ name: String) throws(RuleViolation) -> PassThruRequest.Delivery {
+        guard let delivery = PassThruRequest.Delivery(rawValue: name) else {
+            throw .invalidData("Delivery", "'\(name)' is not one of \(PassThruRequest.Delivery.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return delivery
     }
 
     public static func displayText(_ text: String, field: String) throws(RuleViolation) -> String {

@@ -22,7 +22,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
               (b) 16 kHz mono 16-bit, ChunkMs 100
               (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
               (d) 16 kHz mono 16-bit, ChunkMs 1000 (the longest chunk)
-            During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d) it also runs \
+            and, for CPU and memory only, (s) 16 kHz mono 16-bit, ChunkMs 100, Delivery stream: the \
+            audio read from OpenStream's pipe, with no AudioPassThru signals. \
+            During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs \
             `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
             and the C capture loop (this binary's hidden capture-loop: libasound reads of the same \
             PCM, one libdbus AudioPassThru-shaped signal per chunk, paced the same way), and \
@@ -35,9 +37,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
     var seconds: Int = 60
 
-    @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b or d (16 kHz mono 16-bit).",
+    @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b, d or s (16 kHz mono 16-bit).",
                                valueName: "labels"))
-    var cpuConfigurations: String = "b,d"
+    var cpuConfigurations: String = "b,d,s"
 
     var cpuLabels: Set<String> { Set(cpuConfigurations.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
 
@@ -46,7 +48,7 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1000).contains(seconds) else { throw ValidationError("--seconds must be 1...1000") }
-        guard cpuLabels.isSubset(of: ["a", "b", "d"]) else { throw ValidationError("--cpu-configurations: each must be a, b or d") }
+        guard cpuLabels.isSubset(of: ["a", "b", "d", "s"]) else { throw ValidationError("--cpu-configurations: each must be a, b, d or s") }
     }
 
     func run() async throws {
@@ -62,6 +64,8 @@ struct CaptureConfiguration: Sendable {
     let samplingRate: UInt32
     let channels: UInt32
     let chunkMs: UInt32
+    /// Audio through `OpenStream`'s pipe alone (`Delivery` `stream`), not as signals.
+    var streamed = false
 
     static let all = [
         CaptureConfiguration(label: "a", samplingRate: 16000, channels: 1, chunkMs: 10),
@@ -73,8 +77,12 @@ struct CaptureConfiguration: Sendable {
     var bytesPerFrame: Int { Int(channels) * 2 }
     /// Bytes of every chunk but a short last one.
     var chunkBytes: Int { Int(samplingRate) * Int(chunkMs) / 1000 * bytesPerFrame }
+    /// Measured for CPU and memory only: no signals, so no latency.
+    static let stream = CaptureConfiguration(label: "s", samplingRate: 16000, channels: 1, chunkMs: 100, streamed: true)
+
     var description: String {
         "(\(label)) \(samplingRate / 1000) kHz \(channels == 1 ? "mono" : "stereo") 16-bit, \(chunkMs) ms chunks"
+            + (streamed ? ", Delivery stream" : "")
     }
 
     func expectedChunks(seconds: Int) -> Int {
@@ -120,12 +128,13 @@ struct CaptureBenchmark: Sendable {
 
         var latencies: [ChunkLatencyResult] = []
         var comparisons: [CPUComparison] = []
-        for configuration in CaptureConfiguration.all {
+        let streamed = cpuLabels.contains(CaptureConfiguration.stream.label) ? [CaptureConfiguration.stream] : []
+        for configuration in CaptureConfiguration.all + streamed {
             try Task.checkCancellation()
             let measuresUsage = cpuLabels.contains(configuration.label)
             let outcome = try await runConfiguration(configuration, capture: capture, bus: bus, devices: devices,
                                                      content: content, measuresUsage: measuresUsage)
-            latencies.append(outcome.latency)
+            if let latency = outcome.latency { latencies.append(latency) }
             if measuresUsage {
                 comparisons.append(CPUComparison(configuration: configuration.description, chunkMs: configuration.chunkMs,
                                                  usage: outcome.usage, recorder: outcome.recorder))
@@ -136,7 +145,7 @@ struct CaptureBenchmark: Sendable {
     }
 
     private struct Outcome {
-        var latency: ChunkLatencyResult
+        var latency: ChunkLatencyResult?
         var usage: [ProcessUsage] = []
         var recorder: PacedRecorder.Statistics?
     }
@@ -189,8 +198,15 @@ struct CaptureBenchmark: Sendable {
                                      startSequence: 0, endSequence: expected > tail + 1 ? expected - 1 - tail : expected - 1)
             }
             progress("\(configuration.description): pass-thru of \(seconds) s (pid \(service.pid))")
-            let latency = try await passThru(configuration, client: client, service: service, content: content, window: window)
-            var outcome = Outcome(latency: latency)
+            var outcome = Outcome(latency: nil)
+            if configuration.streamed {
+                let bytes = try await streamPassThru(configuration, client: client, service: service, content: content, window: window)
+                progress("\(configuration.description): \(bytes) bytes through the pipe, as captured")
+            } else {
+                let latency = try await passThru(configuration, client: client, service: service, content: content, window: window)
+                progress("\(configuration.description): \(latency.chunks) chunks, \(latency.gaps) gaps, p99 \(String(format: "%.3f", latency.p99Milliseconds)) ms")
+                outcome.latency = latency
+            }
             if let recorder, let window {
                 guard recorder.isRunning else {
                     throw BenchmarkError("arecord ended during the measurement (exit \(recorder.statistics.exitStatus.map(String.init) ?? "?")): \(recorder.logText)")
@@ -205,7 +221,6 @@ struct CaptureBenchmark: Sendable {
                 await recorder.stop()
                 outcome.recorder = recorder.statistics
             }
-            progress("\(configuration.description): \(latency.chunks) chunks, \(latency.gaps) gaps, p99 \(String(format: "%.3f", latency.p99Milliseconds)) ms")
             guard service.isRunning else {
                 let status = await service.waitForExit(timeout: .zero)
                 throw BenchmarkError("earshot-capture exited after the pass-thru (status \(status.map(String.init) ?? "?"))")
@@ -270,6 +285,51 @@ struct CaptureBenchmark: Sendable {
         return ChunkLatencyResult(configuration: configuration, seconds: seconds, expectedChunks: expected,
                                   chunks: all.filter { $0.path == path }, content: content, finished: end,
                                   hostBusyPercent: hostBusy)
+    }
+
+    /// A `Delivery` `stream` pass-thru: its audio read from `OpenStream`'s pipe (opened at
+    /// once, so it carries all but the first moments), its chunks counted as the bytes
+    /// arrive; checked against the microphone input. Returns the bytes read.
+    private func streamPassThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
+                                content: [UInt8], window: UsageWindow?) async throws -> Int {
+        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: "Finished"))
+        defer { finished.cancel() }
+        let request: [String: DBusValue] = [
+            "SamplingRate": .uint32(configuration.samplingRate), "BitsPerSample": .uint32(16),
+            "AudioType": .string("PCM"), "MaxDuration": .uint32(UInt32(seconds * 1000)),
+            "ChunkMs": .uint32(configuration.chunkMs), "Delivery": .string("stream"),
+        ]
+        let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
+                                          member: "PerformAudioPassThru", [.vardict(request)])
+        guard let path = reply.first?.objectPathValue else { throw BenchmarkError("PerformAudioPassThru replied \(reply)") }
+        let opened = try await client.call(destination: Self.busName, path: path, interface: Self.passThruInterface, member: "OpenStream")
+        guard let fd = opened.first?.unixFDValue?.take() else { throw BenchmarkError("OpenStream replied \(opened)") }
+        defer { Glibc.close(fd) }
+        let chunkBytes = configuration.chunkBytes
+        // The pipe is read on a thread of its own until EOF (the pass-thru's end).
+        let streamed = await withCheckedContinuation { (done: CheckedContinuation<[UInt8], Never>) in
+            let reader = Thread {
+                var bytes: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = read(fd, &buffer, buffer.count)
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { break }
+                    let before = bytes.count / chunkBytes
+                    bytes += buffer[0..<n]
+                    for sequence in before..<(bytes.count / chunkBytes) { window?.chunkArrived(sequence: UInt64(sequence)) }
+                }
+                done.resume(returning: bytes)
+            }
+            reader.start()
+        }
+        let end = try await waitForFinished(finished, path: path, service: service, timeout: .seconds(seconds + 30))
+        let captured = Int(end.framesCaptured) * configuration.bytesPerFrame
+        guard end.resultCode == "SUCCESS", streamed.count > captured / 2, streamed.count <= captured,
+              content[(captured - streamed.count)..<captured].elementsEqual(streamed) else {
+            throw BenchmarkError("the stream carried \(streamed.count) bytes that are not the last of the \(captured) captured (\(end.resultCode))")
+        }
+        return streamed.count
     }
 
     /// The receiving loop: the arrival time first, then everything else.

@@ -241,7 +241,7 @@ final class PassThruSession: Sendable {
 
     private func send(_ chunks: [AudioChunk]) {
         guard !chunks.isEmpty else { return }
-        for chunk in chunks {
+        for chunk in chunks where request.delivery.sendsSignals {
             do {
                 _ = try objectBox.withLock { try $0?.chunks.send([.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)]) }
             } catch {

@@ -23,6 +23,7 @@ enum RequestReader {
             request.endOnSilenceMs = try options.get("EndOnSilenceMs", .uint32(PassThruRules.endOnSilenceMs, unit: "ms")) ?? 0
             request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
             request.outputPath = try options.get("OutputPath", .string).map(PassThruRules.outputPath)
+            request.delivery = try options.get("Delivery", .string).map(PassThruRules.delivery) ?? .signals
             if let prompt = try options.get("InitialPrompt", .exactly(.array(.structure([.string, .string])))) {
                 request.initialPrompt = try PassThruRules.initialPrompt(try prompt.speechPairs(field: "InitialPrompt"))
             }

@@ -72,6 +72,42 @@ import Testing
         }
     }
 
+    /// `Delivery` `stream`: the pipe alone carries the audio, without a signal per chunk;
+    /// `both` sends the signals as well.
+    @Test(arguments: ["stream", "both"])
+    func deliveryChoosesSignalsOrThePipe(_ delivery: String) async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            var streamed: [UInt8] = []
+            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string(delivery)])
+            let recording = try await capture.record(request) { path in
+                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let raw = try #require(fd.rawValue)
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                var ended = false
+                while true {
+                    let n = read(raw, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    streamed += buffer[0..<n]
+                    if !ended && streamed.count >= 16000 {
+                        _ = try await capture.call("End", path: path)
+                        ended = true
+                    }
+                }
+            }
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
+            // The stream is the tail of what was captured, from the moment of the call.
+            #expect(streamed.count >= 16000 && streamed.count <= Int(frames) * 2)
+            #expect(Array(input[(Int(frames) * 2 - streamed.count)..<(Int(frames) * 2)]) == streamed)
+            if delivery == "stream" {
+                #expect(recording.chunks.isEmpty)
+            } else {
+                #expect(recording.bytes == Array(input.prefix(Int(frames) * 2)))
+            }
+        }
+    }
+
     @Test func aStreamReaderThatFallsBehindDoesNotHoldUpTheEnd() async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in

@@ -29,6 +29,8 @@ import Testing
          invalidData, "InitialPrompt[0]: type 'MIDI'"),
         ("prompt file missing", ["InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("FILE"), .string("/nonexistent.wav")])])],
          "org.earshot.Error.FileNotFound", "InitialPrompt[0]: cannot read /nonexistent.wav"),
+        ("delivery unknown", ["Delivery": .string("pipe")], invalidData, "Delivery: 'pipe' is not one of signals, stream, both"),
+        ("delivery of the wrong type", ["Delivery": .boolean(true)], invalidArgs, "Delivery: got b, wanted s"),
         ("unknown key", ["Colour": .string("red")], invalidArgs, "Colour: unknown key"),
     ]
 
