@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
-        .testTarget(name: "EarshotContractTests", dependencies: ["EarshotContract", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotContractTests", dependencies: ["EarshotContract", "EarshotDBus", "EarshotTestHarness"]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",
         ]),

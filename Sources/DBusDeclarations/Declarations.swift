@@ -25,15 +25,18 @@ public struct InterfaceDeclaration: Sendable, Equatable {
 }
 
 /// One named argument of a method or signal; `signature` is a single complete D-Bus type.
+/// An `a{sv}` request argument lists the keys it takes.
 public struct ArgumentDeclaration: Sendable, Equatable {
     public let name: String
     public let signature: String
     public let doc: String
+    public let keys: [OptionKey]
 
-    public init(_ name: String, _ signature: String, doc: String = "") {
+    public init(_ name: String, _ signature: String, doc: String = "", keys: [OptionKey] = []) {
         self.name = name
         self.signature = signature
         self.doc = doc
+        self.keys = keys
     }
 }
 

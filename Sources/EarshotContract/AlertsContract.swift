@@ -5,15 +5,47 @@ public enum AlertsContract {
 
     /// The manager: queues alerts and speech, and holds the presenter's settings.
     public enum Manager {
+        static let playTone = OptionKey("PlayTone", "b", doc: "A tone before the audio (ignored, with a warning, without audio).",
+                                        default: "false")
+
+        public static let alertKeys = [
+            CommonKeys.text("Text", doc: "The first text line."),
+            CommonKeys.text("SecondaryText", doc: "The second text line."),
+            CommonKeys.text("TertiaryText", doc: "The third text line (not enough on its own)."),
+            OptionKey("Timeout", "d", doc: "Seconds it stays without buttons; 0 or absent is DefaultTimeout, others are held to 3..10.",
+                      rules: [.described("a finite number of seconds")], error: CommonKeys.invalidData),
+            OptionKey("Audio", "a(ss)", doc: "What is spoken or played, in order.", rules: [CommonKeys.speechRule],
+                      error: CommonKeys.invalidData),
+            playTone,
+            OptionKey("ShowWaitIndicator", "b", doc: "Show a wait indicator.", default: "false"),
+            OptionKey("SoftButtons", "aa{sv}", doc: "At most 4 buttons, each with a unique Id.",
+                      rules: [.described("at most 4, ids unique, a TEXT button needs Text, an IMAGE button an Image")],
+                      error: CommonKeys.invalidData, keys: [
+                          OptionKey("Id", "q", doc: "The button's id, unique within the alert.", required: true),
+                          OptionKey("Text", "s", doc: "Its label.", default: "\"\""),
+                          OptionKey("Image", "s", doc: "Its image's path (a missing one is a warning).", default: "\"\""),
+                          OptionKey("Type", "s", doc: "What it shows; by default what is given.",
+                                    rules: [.oneOf(["TEXT", "IMAGE", "BOTH"])], error: CommonKeys.invalidData),
+                          OptionKey("Highlighted", "b", doc: "Shown as the default choice.", default: "false"),
+                          OptionKey("SystemAction", "s", doc: "What pressing it does to the alert.", default: "DEFAULT_ACTION",
+                                    rules: [.oneOf(["DEFAULT_ACTION", "STEAL_FOCUS", "KEEP_CONTEXT"])], error: CommonKeys.invalidData),
+                      ]),
+            OptionKey("Icon", "s", doc: "The icon's path (a missing one is a warning).", default: "\"\""),
+            CommonKeys.priority,
+            CommonKeys.outliveOwner,
+        ]
+
+        public static let speechKeys = [playTone, CommonKeys.priority, CommonKeys.outliveOwner]
+
         public static let presentAlert = MethodDeclaration(
             "PresentAlert", doc: "Copies the alert and queues it; replies at once with its object.",
-            in: [ArgumentDeclaration("alert", "a{sv}", doc: "the alert's keys")],
+            in: [ArgumentDeclaration("alert", "a{sv}", doc: "the alert's keys", keys: alertKeys)],
             out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
         public static let speak = MethodDeclaration(
             "Speak", doc: "Queues speech without display; it completes like an alert.",
             in: [ArgumentDeclaration("chunks", "a(ss)", doc: "(type, text) speech chunks"),
-                 ArgumentDeclaration("options", "a{sv}", doc: "the alert's keys that apply to audio")],
+                 ArgumentDeclaration("options", "a{sv}", doc: "the alert's keys that apply to audio", keys: speechKeys)],
             out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
 

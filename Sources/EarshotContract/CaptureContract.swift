@@ -6,9 +6,35 @@ public enum CaptureContract {
 
     /// The manager: starts and ends pass-thrus, and tells what the input can do.
     public enum Manager {
+        public static let requestKeys = [
+            OptionKey("SamplingRate", "u", doc: "Frames per second; also given by name.", required: true,
+                      rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"], aliases: ["8KHZ", "16KHZ", "22KHZ", "44KHZ"])],
+                      error: CommonKeys.invalidData),
+            OptionKey("BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian); also given by name.", required: true,
+                      rules: [.oneOf(["8", "16"], aliases: ["8_BIT", "16_BIT"])], error: CommonKeys.invalidData),
+            OptionKey("AudioType", "s", doc: "The encoding of the chunks.", required: true, rules: [.oneOf(["PCM"])],
+                      error: CommonKeys.invalidData),
+            OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", required: true,
+                      rules: [.range(1...1_000_000, unit: "ms")], error: CommonKeys.invalidData),
+            OptionKey("MuteAudio", "b", doc: "Interrupt other audio (rather than mix with it) while capturing.", default: "true"),
+            OptionKey("InitialPrompt", "a(ss)", doc: "Spoken through org.earshot.Alerts1.Speak before recording starts.",
+                      rules: [CommonKeys.speechRule], error: CommonKeys.invalidData),
+            CommonKeys.text("DisplayText1", doc: "The HMI's first line while it records."),
+            CommonKeys.text("DisplayText2", doc: "The HMI's second line while it records."),
+            OptionKey("ChunkMs", "u", doc: "Audio per AudioPassThru signal.", default: "100", rules: [.range(10...1000, unit: "ms")],
+                      error: CommonKeys.invalidData),
+            OptionKey("EndOnSilenceMs", "u", doc: "End with SUCCESS after this much silence following speech; 0 is off.",
+                      default: "0", rules: [.range(0...1_000_000, unit: "ms")], error: CommonKeys.invalidData),
+            CommonKeys.outliveOwner,
+            OptionKey("OutputPath", "s", doc: "Also write the audio there as a WAV file, with the caller's permissions.",
+                      rules: [.described("an absolute path to a file")], error: CommonKeys.invalidData),
+            OptionKey("Delivery", "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
+                      default: "signals", rules: [.oneOf(["signals", "stream", "both"])], error: CommonKeys.invalidData),
+        ]
+
         public static let performAudioPassThru = MethodDeclaration(
             "PerformAudioPassThru", doc: "Starts capturing for the caller; replies at once with the pass-thru's object.",
-            in: [ArgumentDeclaration("request", "a{sv}", doc: "the pass-thru's keys")],
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "the pass-thru's keys", keys: requestKeys)],
             out: [ArgumentDeclaration("passthru", "o", doc: "the pass-thru object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected", "UnsupportedResource", "FileNotFound",
                                                                                      "GenericError"))

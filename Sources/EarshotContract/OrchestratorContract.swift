@@ -5,9 +5,27 @@ public enum OrchestratorContract {
 
     /// The manager: starts jobs and watches the other services.
     public enum Manager {
+        static let invalidData = EarshotContract.errorPrefix + "InvalidData"
+        static let capture = CaptureContract.Manager.requestKeys
+
+        /// The job's own keys, a few of the pass-thru's, and the piece's metadata.
+        public static let requestKeys = [
+            OptionKey("Title", "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
+                      rules: [.range(1...50, unit: "scalars")],
+                      errors: [EarshotContract.errorPrefix + "TitleTooShort", EarshotContract.errorPrefix + "TitleTooLong"]),
+            CommonKeys.text("Prompt", doc: "Spoken before recording."),
+        ] + capture.filter { ["DisplayText1", "DisplayText2"].contains($0.name) } + [
+            OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", default: "10000",
+                      rules: [.range(1...1_000_000, unit: "ms")], error: invalidData),
+            OptionKey("SamplingRate", "u", doc: "Frames per second.", default: "16000",
+                      rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"])], error: invalidData),
+            OptionKey("BitsPerSample", "u", doc: "8 or 16.", default: "16", rules: [.oneOf(["8", "16"])], error: invalidData),
+        ] + capture.filter { ["EndOnSilenceMs", "OutliveOwner"].contains($0.name) } + PiecesContract.Manager.metadataKeys
+
         public static let recordPiece = MethodDeclaration(
             "RecordPiece", doc: "Prompt, capture, store and confirm a piece; replies at once with the job.",
-            in: [ArgumentDeclaration("request", "a{sv}", doc: "Title, the prompt, the capture's keys and the piece's metadata")],
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "Title, the prompt, the capture's keys and the piece's metadata",
+                                     keys: requestKeys)],
             out: [ArgumentDeclaration("job", "o", doc: "the job object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected"))
 

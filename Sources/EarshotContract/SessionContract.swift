@@ -10,9 +10,51 @@ public enum SessionContract {
             "InvalidCategory", "InvalidMode", "InvalidOption", "InvalidOrientation", "InvalidPolarPattern", "InvalidInputType",
             "NoInputDevice", "DataSourceNotFound", "PolarPatternNotSupported", "IncompatibleOption")
 
+        static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
+
+        static let category = OptionKey(
+            "Category", "s", doc: "The session's category (any case).", required: true,
+            rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
+                           aliases: ["solo-ambient", "recording", "play-and-record", "play_record", "multi-route"])],
+            error: error("InvalidCategory"))
+        static let options = OptionKey(
+            "Options", "as", doc: "Category options (any case); each must suit the category.",
+            rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
+                            "interruptSpokenAudioAndMixWithOthers", "allowAirPlay"],
+                           aliases: ["mix", "duck", "bt", "a2dp", "speaker", "interruptspokes", "airplay"])],
+            errors: [error("InvalidOption"), error("IncompatibleOption")])
+        static let mode = OptionKey(
+            "Mode", "s", doc: "The session's mode (any case, hyphenated forms too); it must suit the category.", default: "default",
+            rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"])],
+            errors: [error("InvalidMode"), error("IncompatibleOption")])
+
+        public static let desiredKeys = [
+            category, options, mode,
+            OptionKey("Active", "b", doc: "Activate the session (last, after everything else applied).", default: "false"),
+            OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
+                      rules: [.described("a positive number of Hz")], error: error("InvalidData")),
+            OptionKey("IOBufferDuration", "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
+                      rules: [.described("a positive number of seconds")], error: error("InvalidData")),
+            OptionKey("InputOrientation", "s", doc: "The input's orientation, as in the reference.",
+                      rules: [.oneOf(["portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight", "none"],
+                                     aliases: ["front", "back", "top", "bottom", "left", "right", "faceUp", "faceDown"])],
+                      error: error("InvalidOrientation")),
+            OptionKey("PreferredInput", "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
+                      errors: [error("InvalidInputType"), error("NoInputDevice")]),
+            OptionKey("DataSourceName", "s", doc: "One of the input's DataSources.", error: error("DataSourceNotFound")),
+            OptionKey("PolarPattern", "s", doc: "A polar pattern the input offers.",
+                      rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"])],
+                      errors: [error("InvalidPolarPattern"), error("PolarPatternNotSupported")]),
+        ]
+
+        public static let activationKeys = [
+            category, options, mode,
+            OptionKey("AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it)."),
+        ]
+
         public static let setDesiredState = MethodDeclaration(
             "SetDesiredState", doc: "Applies a state in order, stopping at the first failure, and keeps it for re-application.",
-            in: [ArgumentDeclaration("desired", "a{sv}", doc: "Category and the rest of the state")], errors: applying)
+            in: [ArgumentDeclaration("desired", "a{sv}", doc: "Category and the rest of the state", keys: desiredKeys)], errors: applying)
         public static let getState = MethodDeclaration(
             "GetState", doc: "The state now in effect.", out: [ArgumentDeclaration("state", "a{sv}", doc: "the current state")])
         public static let listInputs = MethodDeclaration(
@@ -20,7 +62,7 @@ public enum SessionContract {
             out: [ArgumentDeclaration("inputs", "aa{sv}", doc: "one per device")])
         public static let activate = MethodDeclaration(
             "Activate", doc: "The caller's claim on audio; interrupts or ducks others as its category says.",
-            in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream")],
+            in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream", keys: activationKeys)],
             out: [ArgumentDeclaration("activation", "o", doc: "the activation object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidCategory", "InvalidMode", "InvalidOption",
                                                                              "IncompatibleOption", "Rejected"))

@@ -6,7 +6,8 @@ import Testing
 @Suite struct DocumentationTests {
     static let services = EarshotContract.services
 
-    /// "Service.Interface.Member[.argument]" for each declaration whose doc is empty.
+    /// "Interface.Member[.argument[.key]]" for each declaration whose doc is empty, and each
+    /// key with rules but no error named for them.
     static func undocumented() -> [String] {
         var missing: [String] = []
         func check(_ doc: String, _ name: String) { if doc.trimmingCharacters(in: .whitespaces).isEmpty { missing.append(name) } }
@@ -16,7 +17,19 @@ import Testing
                 check(interface.doc, interface.name)
                 for method in interface.methods {
                     check(method.doc, "\(interface.name).\(method.name)")
-                    for argument in method.inputs + method.outputs { check(argument.doc, "\(interface.name).\(method.name).\(argument.name)") }
+                    for argument in method.inputs + method.outputs {
+                        let name = "\(interface.name).\(method.name).\(argument.name)"
+                        check(argument.doc, name)
+                        func keys(_ list: [OptionKey], in owner: String) {
+                            for key in list {
+                                check(key.doc, "\(owner).\(key.name)")
+                                // A rule must say which error breaking it gets.
+                                if !key.rules.isEmpty, key.errors.isEmpty { missing.append("\(owner).\(key.name) (its error)") }
+                                keys(key.keys, in: "\(owner).\(key.name)")
+                            }
+                        }
+                        keys(argument.keys, in: name)
+                    }
                 }
                 for signal in interface.signals {
                     check(signal.doc, "\(interface.name).\(signal.name)")
