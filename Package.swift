@@ -139,6 +139,8 @@ let package = Package(
         .target(name: "DBusDeclarations"),
         // Every Earshot service's bus name, paths and interfaces, declared once.
         .target(name: "EarshotContract", dependencies: ["DBusDeclarations"]),
+        // Writes docs/api from the contract.
+        .executableTarget(name: "earshot-api-docs", dependencies: ["EarshotContract"]),
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [

@@ -115,5 +115,35 @@ public enum AlertsContract {
     public static let service = ServiceDeclaration(
         executable: "earshot-alerts", busName: busName,
         doc: "The alert presenter: a serial queue, text layout, soft buttons, speech and tones, completions with try-again times.",
-        managerPath: managerPath, interfaces: [Manager.interface, Alert.interface])
+        managerPath: managerPath, interfaces: [Manager.interface, Alert.interface],
+        paths: [Alert.interface.name: managerPath + "/Alert/N"],
+        notes: [
+            Manager.interface.name: [
+                "An alert needs at least one of `Text`, `SecondaryText` or a non-empty `Audio` (`TertiaryText` alone is "
+                    + "not enough). An `Icon` or button `Image` that cannot be read does not stop it (its completion carries "
+                    + "a warning). A `FILE` chunk that cannot be read fails an alert without text with `FILE_NOT_FOUND`; with "
+                    + "text it is skipped and the alert completes with `WARNINGS`.",
+                "One alert is presented at a time; the others wait in a serial queue of at most 16.",
+                "Text is laid out for `DisplayLines`: the non-empty texts in order; 3 lines give one each; 2 lines give the "
+                    + "first, then the other two joined with \" - \"; 1 line joins all with \" - \"; 0 lines show no text.",
+                "Audio plays through ALSA: the tone, then the chunks in order; `TEXT` is spoken by espeak-ng, phoneme chunks "
+                    + "are turned into espeak-ng phonemes.",
+                "An alert that cannot be presented completes at once with `REJECTED`, success false and `TryAgainTimeMs`, "
+                    + "the earliest time after which the same request would be taken: over the caller's rate for its "
+                    + "priority (at most 4 NORMAL, 6 COMMUNICATION, 15 NAVIGATION, 20 VOICECOM or 60 EMERGENCY alerts in "
+                    + "any 60 s), until the oldest of them leaves the window (`rate-limited`); a full queue, until it has "
+                    + "room (`queue-full`); below EMERGENCY while a pass-thru records, until it ends (`capture-active`).",
+                "A higher-priority alert preempts a lower one being presented, which completes with `ABORTED` (`preempted`).",
+            ],
+            Alert.interface.name: [
+                "An alert without buttons is dismissed after its timeout (`SUCCESS`, `timeout`), or when its audio ends if "
+                    + "that is later. An alert with buttons stays until a press, a cancel or `ButtonTimeout`.",
+                "`Completed` info may carry `TryAgainTimeMs` (u), `PressedButton` (q), `Warnings` (as), `FocusRequested` "
+                    + "(b) and `Reason` (s: `timeout`, `button`, `dismissed`, `cancelled`, `preempted`, `rate-limited`, "
+                    + "`queue-full`, `capture-active`, `owner-vanished`, `interrupted`).",
+                "`Cancel` removes a queued alert and dismisses a presented one (`ABORTED`). `PressButton` completes with "
+                    + "`SUCCESS` and `PressedButton`, except a `KEEP_CONTEXT` or `STEAL_FOCUS` button, which emits "
+                    + "`ButtonPressed` and leaves the alert up. `Dismiss` completes with `SUCCESS` (`dismissed`).",
+            ],
+        ])
 }

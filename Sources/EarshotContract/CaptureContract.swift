@@ -112,5 +112,32 @@ public enum CaptureContract {
     public static let service = ServiceDeclaration(
         executable: "earshot-capture", busName: busName,
         doc: "Microphone pass-thru on ALSA: PCM chunks as signals to the requester, with SmartDeviceLink's result codes.",
-        managerPath: managerPath, interfaces: [Manager.interface, PassThru.interface])
+        managerPath: managerPath, interfaces: [Manager.interface, PassThru.interface],
+        paths: [PassThru.interface.name: managerPath + "/PassThru/N"],
+        notes: [
+            Manager.interface.name: [
+                "One pass-thru runs at a time: a second request is refused with `Rejected`, naming the active one and its "
+                    + "milliseconds left. A request that fails its checks starts nothing.",
+                "The input, rate hints, buffer duration and channel count come from the session service's state when it "
+                    + "runs (`stereo` gives 2 channels); `Capabilities` and `Device` follow the input in use.",
+                "`InitialPrompt` is spoken through `org.earshot.Alerts1.Speak` before recording starts. When it cannot be "
+                    + "spoken, the capture still runs and ends with `WARNINGS` instead of `SUCCESS`.",
+            ],
+            PassThru.interface.name: [
+                "`AudioPassThru` carries raw interleaved PCM with no header: exactly `ChunkMs` of audio per signal except "
+                    + "the last, `sequence` from 0 without gaps, `monotonicUs` when the chunk's last frame was read. It is "
+                    + "unicast to the owner. With `Delivery` `stream` no chunk is signalled; `OpenStream`'s pipe carries the "
+                    + "same bytes from the moment of the call and is closed at the end.",
+                "Results: the `MaxDuration` timeout, `Done`, `End` and `EndAudioPassThru` give `SUCCESS`; `Cancel` gives "
+                    + "`ABORTED` (success false); `Retry` gives `RETRY` (success true); the owner leaving gives `ABORTED`; "
+                    + "another client's non-mixable session activation gives `ABORTED` (`interrupted`); a device failure "
+                    + "gives `GENERIC_ERROR`; silence after speech (`EndOnSilenceMs`) gives `SUCCESS`. A prompt that could "
+                    + "not be spoken turns `SUCCESS` into `WARNINGS`.",
+                "`Finished` info: `FramesCaptured` (t), `DurationMs` (u), `MonotonicUs` (t), `Reason` (s: `timeout`, "
+                    + "`done`, `end`, `cancel`, `retry`, `silence`, `owner-vanished`, `interrupted`, `device-error`), and "
+                    + "`OutputError` (s) when `OutputPath` could not be completed.",
+                "Ends by a user or the owner first read what the device captured since the last chunk, so the short last "
+                    + "chunk holds the audio up to the request.",
+            ],
+        ])
 }

@@ -28,14 +28,25 @@ public struct ServiceDeclaration: Sendable {
     /// The manager object, at the path named like the bus name.
     public let managerPath: String
     public let interfaces: [InterfaceDeclaration]
+    /// Where each interface is served (by interface name): the manager path, or a pattern
+    /// for per-request objects such as `/org/earshot/Capture1/PassThru/N`.
+    public let paths: [String: String]
+    /// How each interface behaves beyond its members (by interface name), in paragraphs.
+    public let notes: [String: [String]]
 
-    public init(executable: String, busName: String, doc: String, managerPath: String, interfaces: [InterfaceDeclaration]) {
+    public init(executable: String, busName: String, doc: String, managerPath: String, interfaces: [InterfaceDeclaration],
+                paths: [String: String] = [:], notes: [String: [String]] = [:]) {
         self.executable = executable
         self.busName = busName
         self.doc = doc
         self.managerPath = managerPath
         self.interfaces = interfaces
+        self.paths = paths
+        self.notes = notes
     }
+
+    /// Where `interface` is served.
+    public func path(of interface: InterfaceDeclaration) -> String { paths[interface.name] ?? managerPath }
 
     /// The introspection document of every interface the service serves, as `--introspect`
     /// prints it.

@@ -68,5 +68,18 @@ public enum OrchestratorContract {
     public static let service = ServiceDeclaration(
         executable: "earshot-orchestrator", busName: busName,
         doc: "Coordinates whole tasks (record a piece: prompt, capture, store, confirm) and watches the others' health.",
-        managerPath: managerPath, interfaces: [Manager.interface, Job.interface])
+        managerPath: managerPath, interfaces: [Manager.interface, Job.interface],
+        paths: [Job.interface.name: managerPath + "/Job/N"],
+        notes: [
+            Manager.interface.name: [
+                "`RecordPiece` activates the session, runs a pass-thru (speaking `Prompt` first), collects its audio, drops "
+                    + "it as a piece with a WAV mix stem and the metadata given, then presents a confirmation alert, "
+                    + "retrying after its `TryAgainTimeMs` when it is refused.",
+                "`Services` maps each watched well-known name to its unique owner (\"\" when none) and whether it runs.",
+            ],
+            Job.interface.name: [
+                "`State` goes `preparing`, `prompting`, `recording`, `storing`, `confirming`, `finished`. `Finished` carries "
+                    + "the result code and the stored piece's id.",
+            ],
+        ])
 }

@@ -148,5 +148,20 @@ public enum PiecesContract {
     public static let service = ServiceDeclaration(
         executable: "earshot-pieces", busName: busName,
         doc: "A store of audio pieces with musical metadata: validation, SQLite or a shared PostgreSQL catalogue, assets over file descriptors.",
-        managerPath: managerPath, interfaces: [Manager.interface])
+        managerPath: managerPath, interfaces: [Manager.interface],
+        notes: [
+            Manager.interface.name: [
+                "A piece is visible only when complete: a crash at any moment leaves the whole piece or none of it, and no "
+                    + "orphaned files after the next start.",
+                "`Get` returns everything dropped (assets as `Has…` booleans and sizes) with `Id`, `CreatedAt` (RFC 3339 "
+                    + "UTC), `Author` (the dropping caller's user name; `user@host` on a shared catalogue), `SampleRate`, "
+                    + "`Channels`, `LoudnessLufs` (EBU R128 integrated) and `TruePeakDbtp`. `List` returns the same for "
+                    + "each piece of its page; `total` counts every match.",
+                "Formats are `wave`, `oggVorbis`, `flac` and `aacM4A`. One that was not dropped is transcoded on first "
+                    + "request and kept. A preview falls back to the mix stem when none was dropped.",
+                "Unlisted pieces are seen only by their author. `Delete` is for the author, uid 0 and the service's user.",
+                "With `--database postgresql://…` hosts share one catalogue: `PieceDropped`, `PieceDeleted` and `Count` "
+                    + "follow every host's changes, and calls fail with `StorageUnavailable` while the database is away.",
+            ],
+        ])
 }

@@ -134,5 +134,32 @@ public enum SessionContract {
     public static let service = ServiceDeclaration(
         executable: "earshot-session", busName: busName,
         doc: "The audio session and focus policy: desired state, ordered apply, keep-enforced re-apply, and ducking, muting and interruptions on the system mixer.",
-        managerPath: managerPath, interfaces: [Manager.interface, Activation.interface])
+        managerPath: managerPath, interfaces: [Manager.interface, Activation.interface],
+        paths: [Activation.interface.name: managerPath + "/Activation/N"],
+        notes: [
+            Manager.interface.name: [
+                "`SetDesiredState` applies in this order, stopping at the first failure (which is returned, and nothing "
+                    + "after it applied): category, mode and options; sample rate; IO buffer duration; preferred input; "
+                    + "data source and polar pattern; orientation; activation. Sample rate and buffer duration are hints: "
+                    + "the device's nearest supported values become current. The desired state is kept, in memory and on "
+                    + "disk (`--state-file`).",
+                "`GetState` holds `Category`, `Mode`, `Options`, `Active`, `SampleRate`, `IOBufferDuration`, "
+                    + "`PreferredInput`, `DataSourceName`, `PolarPattern`, `InputOrientation`, `Channels`, `Route` (`Input`, "
+                    + "`Output`) and `KeepEnforced`; each but the last is also a property.",
+                "`ListInputs` gives each device's `Name`, `Description`, `Channels` (au), `SampleRates` (au), "
+                    + "`DataSources` (as) and `PolarPatterns` (as).",
+                "With `KeepEnforced`, the desired state is applied again after a route change, an interruption and a "
+                    + "media-services reset (the capture service or the system mixer leaving and returning); each attempt "
+                    + "emits `Reapplied`, and a failure is logged, never fatal.",
+                "`RouteChanged` reasons are AVAudioSession's: `NewDeviceAvailable`, `OldDeviceUnavailable`, "
+                    + "`CategoryChange`, `Override`, `WakeFromSleep`, `NoSuitableRouteForCategory`, `RouteConfigurationChange`.",
+                "With a system mixer attached (`--mixer auto|pipewire|none`, `Mixer`), ducking and muting act on its "
+                    + "playback streams (`Streams`), at `DuckLevel`; policy can be tuned with `--policy FILE`.",
+            ],
+            Activation.interface.name: [
+                "A non-mixable activation interrupts the other active non-mixable ones (their owners get `Interruption` "
+                    + "`began`, and `ended` with `ShouldResume` when it goes); `duckOthers` ducks them instead.",
+                "The owner leaving the bus deactivates it.",
+            ],
+        ])
 }
