@@ -15,7 +15,7 @@ public final class CaptureStream: Sendable {
     /// The buffer size the device granted (about four periods, `set_buffer_size_near`).
     public let grantedBufferFrames: UInt32
 
-    let core: CaptureCore
+    let loop: CaptureLoop
 
     /// Opens `device` for capture: access RW_INTERLEAVED; format, channels and rate set
     /// exactly (rate resampling disabled with `snd_pcm_hw_params_set_rate_resample(…, 0)`
@@ -44,12 +44,12 @@ public final class CaptureStream: Sendable {
         self.pacing = pacing
         self.grantedPeriodFrames = granted.period
         self.grantedBufferFrames = granted.buffer
-        self.core = CaptureCore(thread: thread, format: format, periodFrames: Int(granted.period),
+        self.loop = CaptureLoop(thread: thread, format: format, periodFrames: Int(granted.period),
                                 bufferFrames: Int(granted.buffer), pacing: pacing)
     }
 
     deinit {
-        core.stop()
+        loop.stop()
     }
 
     /// Starts the reading thread.
@@ -71,7 +71,7 @@ public final class CaptureStream: Sendable {
     /// has already ended and `onEnd(nil)` is called at once on the calling thread.
     public func start(onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
                       onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        core.start(onData: onData, onEnd: onEnd)
+        loop.start(onData: onData, onEnd: onEnd)
     }
 
     /// Stops reading and closes the PCM. Returns once the reading thread has called `onEnd`
@@ -85,14 +85,14 @@ public final class CaptureStream: Sendable {
     /// heard by now and not yet delivered. Those reads never wait, so a draining stop is as
     /// prompt. Nothing is read after an error, or when the stream already ended.
     public func stop(draining: Bool = false) {
-        core.stop(draining: draining)
+        loop.stop(draining: draining)
     }
 
     /// How many overruns, suspends and bad-state errors were recovered so far.
-    public var recoveries: Int { core.recoveries.load(ordering: .relaxed) }
+    public var recoveries: Int { loop.recoveries.load(ordering: .relaxed) }
 
     /// Frames delivered to `onData` so far.
-    public var framesRead: UInt64 { core.framesRead.load(ordering: .relaxed) }
+    public var framesRead: UInt64 { loop.framesRead.load(ordering: .relaxed) }
 
     // MARK: - Opening
 

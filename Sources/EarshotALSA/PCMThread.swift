@@ -4,7 +4,7 @@ import Glibc
 
 /// An open PCM served by one dedicated thread: the thread's start and end, stop requests,
 /// and a wake-up pipe polled together with the PCM so that every wait ends promptly.
-/// `CaptureCore` and `PlaybackCore` run their loops on it.
+/// `CaptureLoop` and `PlaybackLoop` run their loops on it.
 ///
 /// The owner keeps its own shared state under `lock` too, so that it changes atomically
 /// with the stop request (e.g. a playback queue cleared by `stop`).

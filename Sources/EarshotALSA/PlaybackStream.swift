@@ -31,7 +31,7 @@ public final class PlaybackStream: Sendable {
     /// The buffer size the device granted (about `bufferMilliseconds`).
     public let grantedBufferFrames: UInt32
 
-    let core: PlaybackCore
+    let loop: PlaybackLoop
 
     /// Opens `device` for playback with `snd_pcm_set_params`: access RW_INTERLEAVED, format
     /// S16_LE, `format.channels` and `format.sampleRate` exactly (software resampling only
@@ -64,12 +64,12 @@ public final class PlaybackStream: Sendable {
         self.pacing = pacing
         grantedPeriodFrames = granted.period
         grantedBufferFrames = granted.buffer
-        core = PlaybackCore(thread: thread, format: format, periodFrames: Int(granted.period),
+        loop = PlaybackLoop(thread: thread, format: format, periodFrames: Int(granted.period),
                             bufferFrames: Int(granted.buffer), pacing: pacing)
     }
 
     deinit {
-        core.stop()
+        loop.stop()
     }
 
     /// Queues interleaved samples (`format.channels` per frame; a trailing partial frame is
@@ -77,17 +77,17 @@ public final class PlaybackStream: Sendable {
     /// drops the samples, once `finish()` or `stop()` was called or the stream has ended.
     @discardableResult
     public func enqueue(_ samples: [Int16]) -> Bool {
-        core.enqueue(samples)
+        loop.enqueue(samples)
     }
 
     /// Frames queued and not yet handed to the device; 0 once the stream has stopped or
     /// ended. A producer that renders ahead can hold back while this is high.
-    public var pendingFrames: Int { core.pendingFrames }
+    public var pendingFrames: Int { loop.pendingFrames }
 
     /// No more segments: once everything queued has been written, the stream drains the
     /// device (waits until the last frame has played) and ends with `onEnd(nil)`.
     public func finish() {
-        core.finish()
+        loop.finish()
     }
 
     /// Starts the writing thread.
@@ -104,7 +104,7 @@ public final class PlaybackStream: Sendable {
     /// is called at once on the calling thread.
     public func start(onFirstFrame: @escaping @Sendable (UInt64) -> Void = { _ in },
                       onEnd: @escaping @Sendable (PlaybackError?) -> Void) {
-        core.start(onFirstFrame: onFirstFrame, onEnd: onEnd)
+        loop.start(onFirstFrame: onFirstFrame, onEnd: onEnd)
     }
 
     /// Stops at once: discards what is queued and what the device still holds
@@ -112,14 +112,14 @@ public final class PlaybackStream: Sendable {
     /// and safe from any thread; from the writing thread itself (inside a callback) it only
     /// requests the stop and returns.
     public func stop() {
-        core.stop()
+        loop.stop()
     }
 
     /// Frames the device has accepted so far.
-    public var framesWritten: UInt64 { core.framesWritten.load(ordering: .relaxed) }
+    public var framesWritten: UInt64 { loop.framesWritten.load(ordering: .relaxed) }
 
     /// How many underruns, suspends and bad-state errors were recovered so far.
-    public var recoveries: Int { core.recoveries.load(ordering: .relaxed) }
+    public var recoveries: Int { loop.recoveries.load(ordering: .relaxed) }
 
     // MARK: - Opening
 

@@ -12,24 +12,24 @@ public enum SessionContract {
 
         static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
 
-        static let category = OptionKey(
+        static let categoryKey = OptionKey(
             "Category", "s", doc: "The session's category (any case).", required: true,
             rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
                            aliases: ["solo-ambient", "recording", "play-and-record", "play_record", "multi-route"])],
             error: error("InvalidCategory"))
-        static let options = OptionKey(
+        static let optionsKey = OptionKey(
             "Options", "as", doc: "Category options (any case); each must suit the category.",
             rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
                             "interruptSpokenAudioAndMixWithOthers", "allowAirPlay"],
                            aliases: ["mix", "duck", "bt", "a2dp", "speaker", "interruptspokes", "airplay"])],
             errors: [error("InvalidOption"), error("IncompatibleOption")])
-        static let mode = OptionKey(
+        static let modeKey = OptionKey(
             "Mode", "s", doc: "The session's mode (any case, hyphenated forms too); it must suit the category.", default: "default",
             rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"])],
             errors: [error("InvalidMode"), error("IncompatibleOption")])
 
         public static let desiredKeys = [
-            category, options, mode,
+            categoryKey, optionsKey, modeKey,
             OptionKey("Active", "b", doc: "Activate the session (last, after everything else applied).", default: "false"),
             OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
                       rules: [.described("a positive number of Hz")], error: error("InvalidData")),
@@ -48,7 +48,7 @@ public enum SessionContract {
         ]
 
         public static let activationKeys = [
-            category, options, mode,
+            categoryKey, optionsKey, modeKey,
             OptionKey("AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it)."),
         ]
 
@@ -90,21 +90,22 @@ public enum SessionContract {
         public static let streams = PropertyDeclaration(
             "Streams", "aa{sv}", doc: "The mixer's playback streams: Id u, Application s, Role s, Volume d, Ducked b, Muted b.")
 
+        public static let category = PropertyDeclaration("Category", "s", doc: "The category in effect.")
+        public static let mode = PropertyDeclaration("Mode", "s", doc: "The mode in effect.")
+        public static let options = PropertyDeclaration("Options", "as", doc: "The category options in effect.")
+        public static let active = PropertyDeclaration("Active", "b", doc: "Whether the session is active.")
+        public static let sampleRate = PropertyDeclaration("SampleRate", "d", doc: "The device's actual rate in Hz.")
+        public static let ioBufferDuration = PropertyDeclaration("IOBufferDuration", "d", doc: "The device's actual buffer duration in seconds.")
+        public static let preferredInput = PropertyDeclaration("PreferredInput", "s", doc: "The input asked for.")
+        public static let dataSourceName = PropertyDeclaration("DataSourceName", "s", doc: "The data source in use.")
+        public static let polarPattern = PropertyDeclaration("PolarPattern", "s", doc: "The polar pattern in use.")
+        public static let inputOrientation = PropertyDeclaration("InputOrientation", "s", doc: "The input orientation in use.")
+        public static let channels = PropertyDeclaration("Channels", "u", doc: "Input channels (stereo → 2).")
+        public static let route = PropertyDeclaration("Route", "a{sv}", doc: "Input and Output in use.")
+
         /// The properties that mirror `GetState`'s fields, by the same names.
-        public static let stateProperties = [
-            PropertyDeclaration("Category", "s", doc: "The category in effect."),
-            PropertyDeclaration("Mode", "s", doc: "The mode in effect."),
-            PropertyDeclaration("Options", "as", doc: "The category options in effect."),
-            PropertyDeclaration("Active", "b", doc: "Whether the session is active."),
-            PropertyDeclaration("SampleRate", "d", doc: "The device's actual rate in Hz."),
-            PropertyDeclaration("IOBufferDuration", "d", doc: "The device's actual buffer duration in seconds."),
-            PropertyDeclaration("PreferredInput", "s", doc: "The input asked for."),
-            PropertyDeclaration("DataSourceName", "s", doc: "The data source in use."),
-            PropertyDeclaration("PolarPattern", "s", doc: "The polar pattern in use."),
-            PropertyDeclaration("InputOrientation", "s", doc: "The input orientation in use."),
-            PropertyDeclaration("Channels", "u", doc: "Input channels (stereo → 2)."),
-            PropertyDeclaration("Route", "a{sv}", doc: "Input and Output in use."),
-        ]
+        public static let stateProperties = [category, mode, options, active, sampleRate, ioBufferDuration, preferredInput,
+                                             dataSourceName, polarPattern, inputOrientation, channels, route]
 
         public static let interface = InterfaceDeclaration(
             busName, doc: "The session's desired and current state, its inputs, and clients' claims on audio.",
@@ -123,7 +124,7 @@ public enum SessionContract {
         public static let category = PropertyDeclaration("Category", "s", doc: "The claim's category.", emitsChangedSignal: .const)
         public static let mode = PropertyDeclaration("Mode", "s", doc: "The claim's mode.", emitsChangedSignal: .const)
         public static let options = PropertyDeclaration("Options", "as", doc: "The claim's options.", emitsChangedSignal: .const)
-        public static let state = PropertyDeclaration("State", "s", doc: "active or interrupted.")
+        public static let state = PropertyDeclaration("State", "s", doc: "active, interrupted, or deactivated once it has ended.")
         public static let ducked = PropertyDeclaration("Ducked", "b", doc: "Whether another claim ducks it.")
 
         public static let interface = InterfaceDeclaration(

@@ -6,6 +6,9 @@ import Glibc
 
 /// One alert on the bus: its object, what it shows and says, who may act on it.
 final class AlertObject: Sendable {
+    /// The alert object's declared members.
+    private typealias Members = AlertsContract.Alert
+
     let id: UInt64
     let path: ObjectPath
     let owner: String
@@ -40,19 +43,18 @@ final class AlertObject: Sendable {
              "SystemAction": .string(button.systemAction.rawValue)]
         }
         // The handlers refer to `self`, so the object is exported last.
-        let object = try service.connection.export(path, interfaces: [AlertsInterfaces.alertInterface(self)],
-                                               properties: [AlertsInterfaces.Alert.interface.name: [
-            "State": .string("queued"),
-            "Owner": .string(owner),
-            "Lines": .strings(lines),
-            "SoftButtons": .vardicts(buttons),
-            "Priority": .string(request.priority.rawValue),
-            "ShowWaitIndicator": .boolean(request.showWaitIndicator),
-            "Icon": .string(request.icon),
-            "ResultCode": .string(""),
-            "TryAgainTimeMs": .uint32(0),
-            "EndsAtMonotonicUs": .uint64(0),
-        ]])
+        let object = try service.connection.export(path, interfaces: [AlertsInterfaces.alertInterface(self)], values: [
+            (Members.state, .string("queued")),
+            (Members.owner, .string(owner)),
+            (Members.lines, .strings(lines)),
+            (Members.softButtons, .vardicts(buttons)),
+            (Members.priority, .string(request.priority.rawValue)),
+            (Members.showWaitIndicator, .boolean(request.showWaitIndicator)),
+            (Members.icon, .string(request.icon)),
+            (Members.resultCode, .string("")),
+            (Members.tryAgainTimeMs, .uint32(0)),
+            (Members.endsAtMonotonicUs, .uint64(0)),
+        ])
         objectBox.withLock { $0 = object }
     }
 
@@ -65,7 +67,7 @@ final class AlertObject: Sendable {
             defer { known = end }
             return known != end
         }) else { return }
-        try? object?.set("EndsAtMonotonicUs", .uint64(end))
+        try? object?.set(Members.endsAtMonotonicUs, .uint64(end))
     }
 
     var isFinished: Bool { finished.withLock { $0 } }
@@ -75,14 +77,14 @@ final class AlertObject: Sendable {
     }
 
     func presented() {
-        try? object?.set("State", .string("presenting"))
+        try? object?.set(Members.state, .string("presenting"))
     }
 
     /// Sets the final properties and emits `Completed` (once).
     /// A `KEEP_CONTEXT` or `STEAL_FOCUS` button was pressed: `ButtonPressed`, broadcast.
     func buttonPressed(_ button: UInt16) {
         do {
-            try object?.emit("ButtonPressed", [.uint16(button)])
+            try object?.emit(Members.buttonPressed, [.uint16(button)])
         } catch {
             service.logger.warning("alert \(id): ButtonPressed not sent: \(error)")
         }
@@ -97,8 +99,8 @@ final class AlertObject: Sendable {
         guard first else { return }
         let warnings = warnings.withLock { $0 }
         let code = end.resultCode(warnings: !warnings.isEmpty)
-        try? object?.setProperties(["State": .string("finished"), "ResultCode": .string(code.rawValue),
-                                   "TryAgainTimeMs": .uint32(end.tryAgainMs ?? 0)], interface: AlertsInterfaces.Alert.interface.name)
+        try? object?.set([(Members.state, .string("finished")), (Members.resultCode, .string(code.rawValue)),
+                          (Members.tryAgainTimeMs, .uint32(end.tryAgainMs ?? 0))])
         var info: [String: DBusValue] = [:]
         if end.reason != .fileNotFound { info["Reason"] = .string(end.reason.rawValue) }
         if let tryAgain = end.tryAgainMs { info["TryAgainTimeMs"] = .uint32(tryAgain) }
@@ -106,7 +108,7 @@ final class AlertObject: Sendable {
         if end.focusRequested { info["FocusRequested"] = .boolean(true) }
         if !warnings.isEmpty { info["Warnings"] = .strings(warnings) }
         do {
-            try object?.emit("Completed", [.boolean(end.success), .string(code.rawValue), .vardict(info)])
+            try object?.emit(Members.completed, [.boolean(end.success), .string(code.rawValue), .vardict(info)])
         } catch {
             service.logger.warning("alert \(id): Completed not sent: \(error)")
         }

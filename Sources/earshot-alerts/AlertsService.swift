@@ -9,6 +9,8 @@ import Logging
 /// The alert service: the queue of `AlertsCore` on the bus, with timers, owners, the
 /// capture service's state and the audio output wired to it.
 final class AlertsService: Sendable {
+    private typealias Manager = AlertsContract.Manager
+
     struct Settings: Sendable {
         var outputDevice: String
         var outputRate: UInt32
@@ -58,15 +60,14 @@ final class AlertsService: Sendable {
 
     func start() async throws {
         await sessionClaims.watchInterruptions { [weak self] id in self?.interrupted(id) }
-        let object = try connection.export(AlertsInterfaces.managerPath, interfaces: [AlertsInterfaces.managerInterface(self)],
-                                           properties: [AlertsInterfaces.Manager.interface.name: [
-            "DefaultTimeout": .double(AlertTimeouts.defaultTimeout),
-            "ButtonTimeout": .double(AlertTimeouts.defaultButtonTimeout),
-            "DisplayLines": .uint32(3),
-            "Current": .objectPath(.root),
-            "QueueLength": .uint32(0),
-            "Capabilities": Self.capabilities(displayLines: 3),
-        ]])
+        let object = try connection.export(AlertsInterfaces.managerPath, interfaces: [AlertsInterfaces.managerInterface(self)], values: [
+            (Manager.defaultTimeout, .double(AlertTimeouts.defaultTimeout)),
+            (Manager.buttonTimeout, .double(AlertTimeouts.defaultButtonTimeout)),
+            (Manager.displayLines, .uint32(3)),
+            (Manager.current, .objectPath(.root)),
+            (Manager.queueLength, .uint32(0)),
+            (Manager.capabilities, Self.capabilities(displayLines: 3)),
+        ])
         manager.withLock { $0 = object }
         try await captureWatch.start()
     }
@@ -193,7 +194,7 @@ final class AlertsService: Sendable {
             throw DBusError.earshot("InvalidData", "DisplayLines: \(value) is outside 0..3")
         }
         state.withLock { $0.displayLines = lines }
-        try? manager.withLock { try $0?.set("Capabilities", Self.capabilities(displayLines: lines)) }
+        try? manager.withLock { try $0?.set(Manager.capabilities, Self.capabilities(displayLines: lines)) }
         return .uint32(lines)
     }
 
@@ -234,8 +235,7 @@ final class AlertsService: Sendable {
         }
         let current = s.queue.currentID.flatMap { s.alerts[$0]?.path } ?? .root
         try? manager.withLock {
-            try $0?.setProperties(["Current": .objectPath(current), "QueueLength": .uint32(UInt32(s.queue.waitingCount))],
-                                  interface: AlertsInterfaces.Manager.interface.name)
+            try $0?.set([(Manager.current, .objectPath(current)), (Manager.queueLength, .uint32(UInt32(s.queue.waitingCount)))])
         }
         for (alert, end) in completed {
             alert.complete(end)

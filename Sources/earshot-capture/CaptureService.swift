@@ -8,6 +8,8 @@ import Logging
 
 /// The capture service: one pass-thru at a time, on one ALSA capture device.
 final class CaptureService: Sendable {
+    private typealias Manager = CaptureContract.Manager
+
     struct Settings: Sendable {
         var device: String
         var pacing: CapturePacing
@@ -53,13 +55,12 @@ final class CaptureService: Sendable {
 
     /// Exports the manager object, with the capabilities probed from the device.
     func start() throws(DBusError) {
-        let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)],
-                                           properties: [CaptureInterfaces.Manager.interface.name: [
-                                               "Capabilities": Self.capabilities(of: settings.device, logger: logger),
-                                               "Device": .string(settings.device),
-                                               "Active": .objectPath(.root),
-                                               "EndsAtMonotonicUs": .uint64(0),
-                                           ]])
+        let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)], values: [
+            (Manager.capabilities, Self.capabilities(of: settings.device, logger: logger)),
+            (Manager.device, .string(settings.device)),
+            (Manager.active, .objectPath(.root)),
+            (Manager.endsAtMonotonicUs, .uint64(0)),
+        ])
         manager.withLock { $0 = object }
         described.withLock { $0.device = settings.device }
     }
@@ -120,7 +121,7 @@ final class CaptureService: Sendable {
         }
         guard current else { return }
         try? manager.withLock {
-            try $0?.setProperties(["Device": .string(input.device), "Capabilities": capabilities], interface: CaptureInterfaces.Manager.interface.name)
+            try $0?.set([(Manager.device, .string(input.device)), (Manager.capabilities, capabilities)])
         }
         logger.info("the next pass-thru records from \(input.device)\(input.fromSession ? " (the session's input)" : "")")
     }
@@ -169,7 +170,7 @@ final class CaptureService: Sendable {
                 $0.active = session
                 $0.starting = false
             }
-            try? manager.withLock { try $0?.set("Active", .objectPath(session.path)) }
+            try? manager.withLock { try $0?.set(Manager.active, .objectPath(session.path)) }
             logger.info("pass-thru \(id) for \(call.sender) on \(input.device)\(input.fromSession ? " (the session's input)" : ""): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
             call.afterReply { session.begin() }
             return session.path
@@ -222,7 +223,7 @@ final class CaptureService: Sendable {
     func publishEnd(_ monotonicUs: UInt64, of session: PassThruSession) {
         state.withLock { s in
             guard s.active === session else { return }
-            try? manager.withLock { try $0?.set("EndsAtMonotonicUs", .uint64(monotonicUs)) }
+            try? manager.withLock { try $0?.set(Manager.endsAtMonotonicUs, .uint64(monotonicUs)) }
         }
     }
 
@@ -233,7 +234,7 @@ final class CaptureService: Sendable {
         state.withLock { s in
             if s.active === session { s.active = nil }
             try? manager.withLock {
-                try $0?.setProperties(["Active": .objectPath(.root), "EndsAtMonotonicUs": .uint64(0)], interface: CaptureInterfaces.Manager.interface.name)
+                try $0?.set([(Manager.active, .objectPath(.root)), (Manager.endsAtMonotonicUs, .uint64(0))])
             }
         }
         let linger = settings.linger

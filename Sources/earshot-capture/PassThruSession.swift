@@ -11,6 +11,9 @@ import Logging
 /// Audio arrives on the stream's reading thread and is cut into chunks under `core`'s
 /// lock, which also orders every signal the pass-thru emits.
 final class PassThruSession: Sendable {
+    /// The pass-thru object's declared members.
+    private typealias Members = CaptureContract.PassThru
+
     let id: UInt64
     let path: ObjectPath
     let owner: String
@@ -54,18 +57,18 @@ final class PassThruSession: Sendable {
         // The interface's handlers refer to `self`, so it is exported last.
         let interface = CaptureInterfaces.passThruInterface(self)
         do {
-            let exported = try service.connection.export(path, interfaces: [interface], properties: [CaptureInterfaces.PassThru.interface.name: [
-                "State": .string(phase.rawValue),
-                "Owner": .string(owner),
-                "SamplingRate": .uint32(request.samplingRate),
-                "BitsPerSample": .uint32(request.bitsPerSample),
-                "Channels": .uint32(request.channels),
-                "MaxDuration": .uint32(request.maxDurationMs),
-                "DisplayText1": .string(request.displayText1),
-                "DisplayText2": .string(request.displayText2),
-                "EndsAtMonotonicUs": .uint64(0),
-            ]])
-            let chunks = try exported.prepare("AudioPassThru", to: owner)
+            let exported = try service.connection.export(path, interfaces: [interface], values: [
+                (Members.state, .string(phase.rawValue)),
+                (Members.owner, .string(owner)),
+                (Members.samplingRate, .uint32(request.samplingRate)),
+                (Members.bitsPerSample, .uint32(request.bitsPerSample)),
+                (Members.channels, .uint32(request.channels)),
+                (Members.maxDuration, .uint32(request.maxDurationMs)),
+                (Members.displayText1, .string(request.displayText1)),
+                (Members.displayText2, .string(request.displayText2)),
+                (Members.endsAtMonotonicUs, .uint64(0)),
+            ])
+            let chunks = try exported.prepare(Members.audioPassThru, to: owner)
             objectBox.withLock { $0 = (exported, chunks) }
         } catch {
             stream.stop()
@@ -105,7 +108,7 @@ final class PassThruSession: Sendable {
                 return state.phase == .recording
             }
             guard recording else { return }
-            setProperty("State", .string(PassThru.Phase.recording.rawValue))
+            setProperty(Members.state, .string(PassThru.Phase.recording.rawValue))
             record()
         }
     }
@@ -123,7 +126,7 @@ final class PassThruSession: Sendable {
             return true
         }
         guard estimated else { return }
-        setProperty("EndsAtMonotonicUs", .uint64(end))
+        setProperty(Members.endsAtMonotonicUs, .uint64(end))
         service.publishEnd(end, of: self)
     }
 
@@ -184,11 +187,11 @@ final class PassThruSession: Sendable {
                                           rate: request.samplingRate)
             endsAtUs.withLock { $0 = end }
             if outcome == nil {
-                setProperty("EndsAtMonotonicUs", .uint64(end))
+                setProperty(Members.endsAtMonotonicUs, .uint64(end))
                 service.publishEnd(end, of: self)
             }
         }
-        setProperty("FramesCaptured", .uint64(frames))
+        setProperty(Members.framesCaptured, .uint64(frames))
         if let outcome { finish(outcome) }
     }
 
@@ -285,11 +288,11 @@ final class PassThruSession: Sendable {
         // client may start its next pass-thru as soon as it hears this one end.
         service.finished(self)
         if let object = objectBox.withLock({ $0?.object }) {
-            try? object.setProperties(["State": .string(PassThru.Phase.finished.rawValue),
-                                       "ResultCode": .string(outcome.resultCode.rawValue),
-                                       "FramesCaptured": .uint64(frames)], interface: CaptureInterfaces.PassThru.interface.name)
+            try? object.set([(Members.state, .string(PassThru.Phase.finished.rawValue)),
+                             (Members.resultCode, .string(outcome.resultCode.rawValue)),
+                             (Members.framesCaptured, .uint64(frames))])
             do {
-                try object.emit("Finished", [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
+                try object.emit(Members.finished, [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
                                              .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),
                                                        "Reason": .string(outcome.reason.rawValue),
                                                        "MonotonicUs": .uint64(endedUs)]
@@ -301,7 +304,7 @@ final class PassThruSession: Sendable {
         logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms")
     }
 
-    private func setProperty(_ name: String, _ value: DBusValue) {
-        try? objectBox.withLock { try $0?.object.set(name, value) }
+    private func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) {
+        try? objectBox.withLock { try $0?.object.set(property, value) }
     }
 }

@@ -11,6 +11,9 @@ import OrchestratorCore
 /// services. Events go through one queue into the job's state machine (`RecordJob`), in
 /// order; the commands it answers with start the calls, whose outcomes come back as events.
 final class JobRunner: Sendable {
+    /// The job object's declared members.
+    private typealias Members = OrchestratorContract.Job
+
     static let capture = ServiceName.capture.rawValue
     static let passThru = "org.earshot.Capture1.PassThru"
     static let alerts = ServiceName.alerts.rawValue
@@ -50,11 +53,9 @@ final class JobRunner: Sendable {
         path = try OrchestratorInterfaces.managerPath.appending("Job").appending(String(id))
         audioFile = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-job-\(getpid())-\(id).raw").path
         (stream, events) = AsyncStream<JobEvent>.makeStream()
-        let exported = try service.connection.export(path, interfaces: [OrchestratorInterfaces.jobInterface(self)], properties: [
-            OrchestratorInterfaces.Job.interface.name: [
-                "State": .string(JobState.preparing.rawValue), "PieceId": .string(""), "ResultCode": .string(""),
-                "FramesCaptured": .uint64(0), "Title": .string(plan.title), "Owner": .string(owner),
-            ],
+        let exported = try service.connection.export(path, interfaces: [OrchestratorInterfaces.jobInterface(self)], values: [
+            (Members.state, .string(JobState.preparing.rawValue)), (Members.pieceId, .string("")), (Members.resultCode, .string("")),
+            (Members.framesCaptured, .uint64(0)), (Members.title, .string(plan.title)), (Members.owner, .string(owner)),
         ])
         object.withLock { $0 = exported }
     }
@@ -129,9 +130,8 @@ final class JobRunner: Sendable {
     private func publish() {
         let (state, pieceID, code, frames) = core.withLock { ($0.state, $0.pieceID, $0.resultCode, $0.framesCaptured) }
         try? object.withLock {
-            try $0?.setProperties(["State": .string(state.rawValue), "PieceId": .string(pieceID),
-                                   "ResultCode": .string(code?.rawValue ?? ""), "FramesCaptured": .uint64(frames)],
-                                  interface: OrchestratorInterfaces.Job.interface.name)
+            try $0?.set([(Members.state, .string(state.rawValue)), (Members.pieceId, .string(pieceID)),
+                          (Members.resultCode, .string(code?.rawValue ?? "")), (Members.framesCaptured, .uint64(frames))])
         }
     }
 
@@ -317,7 +317,7 @@ final class JobRunner: Sendable {
         unlink(audioFile)
         let frames = core.withLock { $0.framesCaptured }
         let info: [String: DBusValue] = ["Reason": .string(reason), "Title": .string(plan.title), "FramesCaptured": .uint64(frames)]
-        try? object.withLock { try $0?.emit("Finished", [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
+        try? object.withLock { try $0?.emit(Members.finished, [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
         logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))")
         events.finish()
         ownerWatch.withLock { $0?.cancel() }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import EarshotSync
@@ -36,8 +37,8 @@ final class OrchestratorService: Sendable {
         manager.withLock { $0 = object }
         try await watch.start { [weak self] service, running in
             guard let self else { return }
-            try? self.manager.withLock { try $0?.set("Services", self.watch.property) }
-            try? self.manager.withLock { try $0?.emit("ServiceChanged", [.string(service.rawValue), .boolean(running)]) }
+            try? self.manager.withLock { try $0?.set(OrchestratorContract.Manager.services, self.watch.property) }
+            try? self.manager.withLock { try $0?.emit(OrchestratorContract.Manager.serviceChanged, [.string(service.rawValue), .boolean(running)]) }
             if !running {
                 for job in self.jobs.withLock({ Array($0.values) }) { job.serviceLost(service) }
             }

@@ -1,3 +1,4 @@
+import EarshotContract
 import ContractCore
 import EarshotDBus
 import EarshotMedia
@@ -23,7 +24,7 @@ extension PiecesService {
         try await inStore { try await self.store.insert(piece, objects: staged) }
         let sizes = piece.assets.map { "\($0.kind.rawValue) \($0.size) B" }.joined(separator: ", ")
         logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(caller.userName) in \(started.duration(to: .now)): \(sizes)")
-        emit("PieceDropped", [.string(piece.id), PieceValues.summary(piece)])
+        emit(Manager.pieceDropped, [.string(piece.id), PieceValues.summary(piece)])
         await updateCount()
         return piece.id
     }

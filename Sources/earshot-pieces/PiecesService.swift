@@ -12,6 +12,8 @@ import PiecesCore
 /// The piece store on the bus. Every disk, decoding and database step runs on the
 /// blocking queue; handlers only read requests and shape replies.
 final class PiecesService: Sendable {
+    typealias Manager = PiecesContract.Manager
+
     struct Settings: Sendable {
         var systemBus: Bool
     }
@@ -44,7 +46,7 @@ final class PiecesService: Sendable {
         }
         let count = try await store.count()
         let object = try connection.export(PiecesInterfaces.managerPath, interfaces: [PiecesInterfaces.managerInterface(self)],
-                                           properties: [PiecesInterfaces.Manager.interface.name: ["Count": .uint32(UInt32(clamping: count))]])
+                                           values: [(Manager.count, .uint32(UInt32(clamping: count)))])
         manager.withLock { $0 = object }
         logger.info("\(count) piece(s) in \(store.location)")
         background.run { await self.follow(self.store.events) }
@@ -56,10 +58,10 @@ final class PiecesService: Sendable {
             switch event {
             case .dropped(let piece):
                 logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(piece.author) on another host")
-                emit("PieceDropped", [.string(piece.id), PieceValues.summary(piece)])
+                emit(Manager.pieceDropped, [.string(piece.id), PieceValues.summary(piece)])
             case .deleted(let id):
                 logger.info("piece \(id) deleted on another host")
-                emit("PieceDeleted", [.string(id)])
+                emit(Manager.pieceDeleted, [.string(id)])
             case .reconnected:
                 break
             }
@@ -127,14 +129,14 @@ final class PiecesService: Sendable {
 
     func updateCount() async {
         guard let count = try? await store.count() else { return }
-        try? manager.withLock { try $0?.set("Count", .uint32(UInt32(clamping: count))) }
+        try? manager.withLock { try $0?.set(Manager.count, .uint32(UInt32(clamping: count))) }
     }
 
-    func emit(_ signal: String, _ arguments: [DBusValue]) {
+    func emit(_ signal: SignalDeclaration, _ arguments: [DBusValue]) {
         do {
             try manager.withLock { try $0?.emit(signal, arguments) }
         } catch {
-            logger.error("cannot emit \(signal): \(error)")
+            logger.error("cannot emit \(signal.name): \(error)")
         }
     }
 
@@ -185,7 +187,7 @@ final class PiecesService: Sendable {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
         }
         logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))")
-        emit("PieceDeleted", [.string(id)])
+        emit(Manager.pieceDeleted, [.string(id)])
         await updateCount()
     }
 }

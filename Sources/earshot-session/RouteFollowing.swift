@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotALSA
 import EarshotDBus
 import Foundation
@@ -55,7 +56,7 @@ extension SessionService {
                 state.applied.channels = 0
             }
         }
-        emit("RouteChanged", [.string(reason.rawValue), SessionValues.route(previousRoute, mixer: state.withLock { $0.mixerView })])
+        emit(Manager.routeChanged, [.string(reason.rawValue), SessionValues.route(previousRoute, mixer: state.withLock { $0.mixerView })])
         if state.withLock({ $0.keepEnforced }) {
             reapply("routeChange")
         } else {
@@ -90,7 +91,7 @@ extension SessionService {
         if owner == nil, state.withLock({ $0.captureLost }) { logger.info("the capture service left the bus") }
         guard reset else { return }
         logger.info("media services reset: the capture service is back as \(owner ?? "")")
-        emit("MediaServicesReset")
+        emit(Manager.mediaServicesReset)
         if state.withLock({ $0.keepEnforced }) { reapply("mediaServicesReset") }
     }
 }

@@ -32,14 +32,14 @@ extension SessionService {
             let object: ExportedObject
             do throws(DBusError) {
                 object = try self.connection.export(path, interfaces: [SessionInterfaces.activationInterface(self, id: id)],
-                                                    properties: [SessionInterfaces.Activation.interface.name: [
-                                                        "Owner": .string(owner),
-                                                        "Category": .string(configuration.category.rawValue),
-                                                        "Mode": .string(configuration.mode.rawValue),
-                                                        "Options": SessionValues.options(configuration.effectiveOptions),
-                                                        "State": .string("active"),
-                                                        "Ducked": .boolean(false),
-                                                    ]])
+                                                    values: [
+                                                        (Activation.owner, .string(owner)),
+                                                        (Activation.category, .string(configuration.category.rawValue)),
+                                                        (Activation.mode, .string(configuration.mode.rawValue)),
+                                                        (Activation.options, SessionValues.options(configuration.effectiveOptions)),
+                                                        (Activation.state, .string("active")),
+                                                        (Activation.ducked, .boolean(false)),
+                                                    ])
             } catch {
                 return .failure(error)
             }
@@ -89,8 +89,7 @@ extension SessionService {
         guard let (handle, events) = ended else { return }
         handle.ownerWatch.cancel()
         logger.info("activation \(id) of \(handle.owner) ended: \(reason)")
-        try? handle.object.setProperties(["State": .string("deactivated"), "Ducked": .boolean(false)],
-                                         interface: SessionInterfaces.Activation.interface.name)
+        try? handle.object.set([(Activation.state, .string("deactivated")), (Activation.ducked, .boolean(false))])
         dispatch(events)
         publish()
         let linger = settings.linger
@@ -119,7 +118,7 @@ extension SessionService {
                 if id == Self.sessionActivation, state.withLock({ $0.keepEnforced }) { reapplyAfterInterruption = true }
             case .duckingChanged(let id, let ducked):
                 if let object = state.withLock({ $0.handles[id]?.object }) {
-                    try? object.set("Ducked", .boolean(ducked), interface: SessionInterfaces.Activation.interface.name)
+                    try? object.set(Activation.ducked, .boolean(ducked))
                 }
                 logger.info("activation \(id) \(ducked ? "ducked" : "no longer ducked")")
             }
@@ -136,10 +135,10 @@ extension SessionService {
         let handle = state.withLock { $0.handles[id] }
         logger.info("activation \(id): interruption \(type)")
         if let handle {
-            try? handle.object.set("State", .string(newState), interface: SessionInterfaces.Activation.interface.name)
-            emit("Interruption", [.string(type), .vardict(options)], to: handle.owner)
+            try? handle.object.set(Activation.state, .string(newState))
+            emit(Manager.interruption, [.string(type), .vardict(options)], to: handle.owner)
         } else if id == Self.sessionActivation {
-            emit("Interruption", [.string(type), .vardict(options)])
+            emit(Manager.interruption, [.string(type), .vardict(options)])
         }
     }
 }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotPipeWire
 import Foundation
@@ -107,7 +108,7 @@ extension SessionService {
             if wasLost {
                 logger.info("media services reset: the PipeWire daemon is back")
                 if !view.devices.isEmpty { routeChanged(.newDeviceAvailable, previous: nil) }
-                emit("MediaServicesReset")
+                emit(Manager.mediaServicesReset)
                 if state.withLock({ $0.keepEnforced }) { reapply("mediaServicesReset") }
             }
         case .detached(let why):
@@ -171,7 +172,7 @@ extension SessionService {
         let route = state.withLock { state in
             SessionValues.route(previous ?? state.applied, mixer: state.mixerView)
         }
-        emit("RouteChanged", [.string(reason.rawValue), route])
+        emit(Manager.routeChanged, [.string(reason.rawValue), route])
         publish()
     }
 

@@ -16,6 +16,9 @@ import SessionCore
 /// Every change of state happens on the ALSA worker, one at a time, so applies, rescans
 /// and activations never interleave and their signals leave in order.
 final class SessionService: Sendable {
+    typealias Manager = SessionContract.Manager
+    typealias Activation = SessionContract.Activation
+
     struct Settings: Sendable {
         var outputDevice: String
         var stateFile: StateFile
@@ -209,7 +212,7 @@ final class SessionService: Sendable {
         } else {
             logger.info("re-applied the desired state after \(reason)")
         }
-        emit("Reapplied", [.string(reason), .boolean(error == nil), .string(error?.description ?? "")])
+        emit(Manager.reapplied, [.string(reason), .boolean(error == nil), .string(error?.description ?? "")])
     }
 
     /// Properties of the manager, as they are now.
@@ -217,11 +220,11 @@ final class SessionService: Sendable {
         state.withLock { state in
             var values = SessionValues.state(desired: state.desired, applied: state.applied,
                                              active: Self.sessionActive(state), keepEnforced: state.keepEnforced)
-            values["DesiredState"] = SessionValues.desired(state.desired)
-            values["Route"] = SessionValues.route(state.applied, mixer: state.mixerView)
-            values["Mixer"] = .string(state.mixerName)
-            values["DuckLevel"] = .double(state.duckLevel)
-            values["Streams"] = state.streams
+            values[Manager.desiredState.name] = SessionValues.desired(state.desired)
+            values[Manager.route.name] = SessionValues.route(state.applied, mixer: state.mixerView)
+            values[Manager.mixer.name] = .string(state.mixerName)
+            values[Manager.duckLevel.name] = .double(state.duckLevel)
+            values[Manager.streams.name] = state.streams
             return values
         }
     }
@@ -241,12 +244,12 @@ final class SessionService: Sendable {
         }
     }
 
-    func emit(_ signal: String, _ arguments: [DBusValue] = [], to destination: String? = nil) {
+    func emit(_ signal: SignalDeclaration, _ arguments: [DBusValue] = [], to destination: String? = nil) {
         guard let object = managerObject.withLock({ $0 }) else { return }
         do {
             try object.emit(signal, arguments, to: destination)
         } catch {
-            logger.error("cannot emit \(signal): \(error.description)")
+            logger.error("cannot emit \(signal.name): \(error.description)")
         }
     }
 
@@ -281,9 +284,9 @@ final class SessionService: Sendable {
             self.save()
             let outcome = self.apply()
             if outcome.state.input != previous.input {
-                self.emit("RouteChanged", [.string(RouteChangeReason.override.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
+                self.emit(Manager.routeChanged, [.string(RouteChangeReason.override.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
             } else if outcome.state.configuration.category != previous.configuration.category {
-                self.emit("RouteChanged", [.string(RouteChangeReason.categoryChange.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
+                self.emit(Manager.routeChanged, [.string(RouteChangeReason.categoryChange.rawValue), SessionValues.route(previous, mixer: self.state.withLock { $0.mixerView })])
             }
             return outcome.failure?.violation
         }

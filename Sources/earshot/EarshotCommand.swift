@@ -12,8 +12,8 @@ struct EarshotCommand: AsyncParsableCommand {
 
             \(ClientExit.discussion)
             """,
-        subcommands: [StatusCommand.self, CaptureCommand.self, AlertCommand.self, PiecesCommand.self,
-                      SessionCommand.self, RecordCommand.self, HMICommand.self])
+        subcommands: [StatusCommand.self, CaptureSubcommand.self, AlertCommand.self, PiecesSubcommand.self,
+                      SessionSubcommand.self, RecordCommand.self, HMICommand.self])
 
     /// argument-parser's own entry point, except that a usage error exits with 2 (as the
     /// help texts say) rather than its EX_USAGE (64).

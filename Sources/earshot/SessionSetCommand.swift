@@ -66,7 +66,7 @@ struct SessionSetCommand: ClientCommand {
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         _ = try await client.call(.session, "SetDesiredState", [.vardict(desired)])
-        SessionCommand.printState(try await SessionCommand.state(client), json: options.json)
+        SessionSubcommand.printState(try await SessionSubcommand.state(client), json: options.json)
         return ClientExit.success
     }
 }

@@ -50,7 +50,7 @@ struct VanishedDeviceTests {
     @Test func aBadStateThatPrepareCuresIsRecovered() async throws {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 50 * 160) { callback in
-            if callback == 10 { stream.core.inject(.drop) }
+            if callback == 10 { stream.loop.inject(.drop) }
         }
         recorder.start(stream)
         #expect(await eventually { recorder.ended })
@@ -65,7 +65,7 @@ struct VanishedDeviceTests {
     @Test func aBadStateThatNothingCuresEndsTheStreamAsGone() async throws {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         let recorder = CaptureRecorder(bytesPerFrame: 2) { callback in
-            if callback == 3 { stream.core.inject(.hardwareFree) }
+            if callback == 3 { stream.loop.inject(.hardwareFree) }
         }
         recorder.start(stream)
         #expect(await eventually { recorder.ended })

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `earshot pieces …`: the piece store (org.earshot.Pieces1).
-struct PiecesCommand: AsyncParsableCommand {
+struct PiecesSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pieces",
         abstract: "List, inspect, drop, export and delete pieces in the piece store (Pieces1).",

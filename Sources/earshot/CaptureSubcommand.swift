@@ -3,7 +3,7 @@ import EarshotDBus
 import Foundation
 
 /// `earshot capture`: a microphone pass-thru into a WAV file, with a live level meter.
-struct CaptureCommand: ClientCommand {
+struct CaptureSubcommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
         abstract: "Record from the microphone (Capture1.PerformAudioPassThru) into a WAV file.",

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 
 /// The state a `PlaybackStream` shares with its writing thread (a `PCMThread`).
-final class PlaybackCore: @unchecked Sendable {
+final class PlaybackLoop: @unchecked Sendable {
     // @unchecked Sendable: the PCM belongs to `thread` (see PCMThread); the queue and the
     // finish request are guarded by `thread.lock`; everything else is immutable or atomic.
     let device: String

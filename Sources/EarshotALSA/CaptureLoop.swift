@@ -15,7 +15,7 @@ enum InjectedFault: Sendable {
 }
 
 /// The state a `CaptureStream` shares with its reading thread (a `PCMThread`).
-final class CaptureCore: @unchecked Sendable {
+final class CaptureLoop: @unchecked Sendable {
     // @unchecked Sendable: the PCM belongs to `thread` (see PCMThread); `pendingFault` is
     // guarded by `thread.lock`; everything else is immutable or atomic.
     let device: String

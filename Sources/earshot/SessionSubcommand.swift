@@ -2,7 +2,7 @@ import ArgumentParser
 import EarshotDBus
 
 /// `earshot session …`: the audio session (org.earshot.Session1).
-struct SessionCommand: AsyncParsableCommand {
+struct SessionSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
         abstract: "Read, set and watch the audio session (Session1).",
@@ -39,7 +39,7 @@ struct SessionGetCommand: ClientCommand {
     @OptionGroup var options: ClientOptions
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        SessionCommand.printState(try await SessionCommand.state(client), json: options.json)
+        SessionSubcommand.printState(try await SessionSubcommand.state(client), json: options.json)
         return ClientExit.success
     }
 }
