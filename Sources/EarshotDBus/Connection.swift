@@ -25,6 +25,8 @@ public final class DBusConnection: Sendable {
     private let ioThreadID = Locked<pthread_t?>(nil)
 
     let calls = Locked(PendingCalls())
+    /// The method calls this connection is serving (see `InFlightCalls`).
+    public let inFlight = InFlightCalls()
     let routing = Locked(Routing())
     let lifecycle = Locked(Lifecycle())
     let identityCache = Locked(IdentityCache())

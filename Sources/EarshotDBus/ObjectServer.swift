@@ -50,7 +50,9 @@ extension DBusConnection {
         case .fail(let error):
             reply(to: message, with: .failure(error))
         case .run(let call, let handler, let outputSignature):
+            if let refused = inFlight.admit(message.member) { return reply(to: message, with: .failure(refused)) }
             Task {
+                defer { inFlight.finished() }
                 do {
                     let values = try await handler(call)
                     let got = signatureString(values.map(\.type))
@@ -67,7 +69,9 @@ extension DBusConnection {
                 }
             }
         case .setProperty(let call, let interface, let property, let value):
+            if let refused = inFlight.admit(message.member) { return reply(to: message, with: .failure(refused)) }
             Task {
+                defer { inFlight.finished() }
                 do {
                     try await call.object.setProperty(interface: interface, property: property, value: value, call: call)
                     reply(to: message, with: .success([]))

@@ -132,6 +132,13 @@ struct BusConnectionService: Service {
             let first = await group.next() ?? .shutdown
             if case .shutdown = first {
                 logger.info("shutting down")
+                // Calls from now on are refused ("the service is stopping"); those under way get
+                // a few seconds to finish and answer; then the hook ends the service's work.
+                let pending = connection.inFlight.count
+                if pending > 0 { logger.info("letting \(pending) call(s) under way finish") }
+                if await !connection.inFlight.drain(within: .seconds(5)) {
+                    logger.warning("\(connection.inFlight.count) call(s) still under way at exit")
+                }
                 await shutdownHook()
                 await connection.flush()  // what the hook sent, before close() drops it
                 connection.close()  // lets the disconnected() child finish

@@ -1,4 +1,6 @@
+import EarshotContract
 import EarshotDBus
+import EarshotService
 import Logging
 
 /// Follows the capture service's `EndsAtMonotonicUs`: when the pass-thru recording now ends
@@ -6,16 +8,16 @@ import Logging
 /// The time left is then exact, whenever it is asked, however late the signals arrive: a
 /// request made at that time or after finds no capture in the way.
 final class CaptureWatch: Sendable {
-    static let busName = "org.earshot.Capture1"
-    static let managerPath: ObjectPath = "/org/earshot/Capture1"
+    static let busName = CaptureContract.busName
+    static let managerPath = ObjectPath(declared: CaptureContract.managerPath)
     static let properties = "org.freedesktop.DBus.Properties"
-    static let property = "EndsAtMonotonicUs"
+    static let property = CaptureContract.Manager.endsAtMonotonicUs.name
 
     private let connection: DBusConnection
     private let logger: Logger
     /// µs; 0 when nothing records (or the capture service is absent).
     private let endsAtUs = Locked<UInt64>(0)
-    private let tasks = Locked<[Task<Void, Never>]>([])
+    private let tasks = BackgroundTasks()
 
     init(connection: DBusConnection, logger: Logger) {
         self.connection = connection
@@ -26,24 +28,23 @@ final class CaptureWatch: Sendable {
         let changes = try await connection.subscribe(MatchRule(sender: Self.busName, interface: Self.properties,
                                                                member: "PropertiesChanged", path: Self.managerPath))
         let owners = try await connection.watchNameOwner(Self.busName)
-        let watching = Task { [weak self] in
+        tasks.run { [weak self] in
             for await signal in changes {
                 guard let values = signal.body.dropFirst().first?.stringKeyedValue, let end = values[Self.property]?.uint64Value else { continue }
                 self?.update(end)
             }
         }
-        let following = Task { [weak self] in
+        tasks.run { [weak self] in
             for await owner in owners {
                 guard let self else { return }
                 self.endsAtUs.withLock { $0 = 0 }
                 if owner != nil { await self.read() }
             }
         }
-        tasks.withLock { $0 = [watching, following] }
     }
 
     func stop() {
-        for task in tasks.withLock({ $0 }) { task.cancel() }
+        tasks.cancelAll()
     }
 
     /// How much longer the current pass-thru records, in whole ms rounded up; nil when
@@ -62,7 +63,7 @@ final class CaptureWatch: Sendable {
 
     private func read() async {
         guard let reply = try? await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                                     member: "Get", [.string(Self.busName), .string(Self.property)]),
+                                                     member: "Get", [.string(CaptureContract.Manager.interface.name), .string(Self.property)]),
               let end = reply.first?.variantValue?.uint64Value else { return }
         update(end)
     }

@@ -35,11 +35,11 @@ final class JobRunner: Sendable {
     private let channels = Locked<UInt32>(1)
     /// The captured PCM, appended chunk by chunk.
     private let audioFile: String
-    private let tasks = Locked<[Task<Void, Never>]>([])
+    private let tasks = BackgroundTasks()
     /// Watches the owner leave the bus; cancelled when the job finishes.
     private let ownerWatch = Locked<Task<Void, Never>?>(nil)
     /// The calls the job's end makes (deleting a piece it stored, releasing its claim).
-    private let closingTasks = Locked<[Task<Void, Never>]>([])
+    private let closingTasks = BackgroundTasks()
     /// Whether the job has finished, and who waits for that.
     private let completion = Locked<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private var connection: DBusConnection { service.connection }
@@ -63,7 +63,7 @@ final class JobRunner: Sendable {
     // MARK: Running
 
     func begin() {
-        let loop = Task { [self] in
+        tasks.run { [self] in
             send(core.withLock { $0.start() })
             for await event in stream {
                 let commands = core.withLock { $0.handle(event) }
@@ -72,7 +72,6 @@ final class JobRunner: Sendable {
                 if core.withLock({ $0.state }) == .finished { break }
             }
         }
-        track(loop)
         if !plan.outliveOwner { watchOwner() }
     }
 
@@ -91,7 +90,7 @@ final class JobRunner: Sendable {
             }
             if finished { continuation.resume() }
         }
-        for task in closingTasks.withLock({ $0 }) { await task.value }
+        await closingTasks.waitForAll()
     }
 
     func cancel(_ call: MethodCall) async throws {
@@ -120,12 +119,6 @@ final class JobRunner: Sendable {
         ownerWatch.withLock { $0 = watch }
     }
 
-    private func track(_ task: Task<Void, Never>) { tasks.withLock { $0.append(task) } }
-
-    private func closing(_ task: Task<Void, Never>) {
-        track(task)
-        closingTasks.withLock { $0.append(task) }
-    }
 
     private func publish() {
         let (state, pieceID, code, frames) = core.withLock { ($0.state, $0.pieceID, $0.resultCode, $0.framesCaptured) }
@@ -143,18 +136,19 @@ final class JobRunner: Sendable {
 
     private func execute(_ command: JobCommand) {
         switch command {
-        case .activateSession: track(Task { await activateSession() })
-        case .startPassThru: track(Task { await runPassThru() })
-        case .cancelPassThru: track(Task { await cancelPassThru() })
-        case .store: track(Task { await store() })
-        case .presentConfirmation: track(Task { await confirm() })
+        case .activateSession: tasks.run { await self.activateSession() }
+        case .startPassThru: tasks.run { await self.runPassThru() }
+        case .cancelPassThru: tasks.run { await self.cancelPassThru() }
+        case .store: tasks.run { await self.store() }
+        case .presentConfirmation: tasks.run { await self.confirm() }
         case .scheduleRetry(let milliseconds):
-            track(Task { [events] in
+            tasks.run { [events] in
                 try? await Task.sleep(for: .milliseconds(Int(milliseconds)))
                 events.yield(.retryDue)
-            })
-        case .deletePiece(let pieceID): closing(Task { await delete(pieceID) })
-        case .releaseSession: closing(Task { await releaseSession() })
+            }
+        // What ends the job is waited for before it counts as settled.
+        case .deletePiece(let pieceID): closingTasks.run { await self.delete(pieceID) }
+        case .releaseSession: closingTasks.run { await self.releaseSession() }
         case .finish(let code, let pieceID, let reason): finish(code, pieceID: pieceID, reason: reason)
         }
     }

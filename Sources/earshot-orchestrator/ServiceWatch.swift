@@ -1,4 +1,5 @@
 import EarshotDBus
+import EarshotService
 import Logging
 import OrchestratorCore
 
@@ -8,7 +9,7 @@ final class ServiceWatch: Sendable {
     private let connection: DBusConnection
     private let logger: Logger
     private let owners = Locked<[String: String]>([:])
-    private let tasks = Locked<[Task<Void, Never>]>([])
+    private let tasks = BackgroundTasks()
 
     init(connection: DBusConnection, logger: Logger) {
         self.connection = connection
@@ -20,7 +21,7 @@ final class ServiceWatch: Sendable {
     func start(changed: @escaping @Sendable (ServiceName, Bool) -> Void) async throws {
         for service in ServiceName.allCases {
             let stream = try await connection.watchNameOwner(service.rawValue)
-            let task = Task { [weak self] in
+            tasks.run { [weak self] in
                 var first = true
                 for await owner in stream {
                     guard let self else { return }
@@ -34,12 +35,11 @@ final class ServiceWatch: Sendable {
                     changed(service, owner != nil)
                 }
             }
-            tasks.withLock { $0.append(task) }
         }
     }
 
     func stop() {
-        tasks.withLock { $0.forEach { $0.cancel() } }
+        tasks.cancelAll()
     }
 
     func isRunning(_ service: ServiceName) -> Bool {

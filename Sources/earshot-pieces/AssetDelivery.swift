@@ -10,7 +10,6 @@ import PiecesCore
 /// (once, however many ask at the same time) and kept like any other asset.
 extension PiecesService {
     func open(_ call: MethodCall, kind: AssetKind) async throws -> DBusValue {
-        try inFlight.admit(call)
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
         let asset = try await resolve(id, kind: kind, format: format)
@@ -18,7 +17,6 @@ extension PiecesService {
     }
 
     func openAttachment(_ call: MethodCall) async throws -> [DBusValue] {
-        try inFlight.admit(call)
         let id = try call.string(0)
         let piece = try await piece(id)
         let asset = try await resolve(id, kind: .attachment, format: nil)
@@ -27,7 +25,6 @@ extension PiecesService {
 
     /// `Export…(id, [format,] path)`: a copy at `path`, made with the caller's rights.
     func export(_ call: MethodCall, kind: AssetKind) async throws -> [DBusValue] {
-        try inFlight.admit(call)
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
         let path = try call.string(kind.isAudio ? 2 : 1)

@@ -12,7 +12,6 @@ import PiecesCore
 /// the piece. Anything that fails leaves no trace.
 extension PiecesService {
     func drop(_ call: MethodCall) async throws -> String {
-        try inFlight.admit(call)
         let request = try DropRequest.read(call)
         let caller = try await call.caller()
         let missing = try await inStore { try await self.store.missing(request.draft.basedOn) }

@@ -28,7 +28,6 @@ final class PiecesService: Sendable {
     /// for the same one share it.
     let transcodes = Locked<[String: Task<StoredAsset, any Error>]>([:])
     /// Calls that write (drops, transcodes, exports, deletions), let finish on shutdown.
-    let inFlight = InFlightCalls()
     /// Following other hosts' changes.
     let background = BackgroundTasks()
 
@@ -114,15 +113,9 @@ final class PiecesService: Sendable {
         }
     }
 
-    /// Lets the calls under way finish and answer (for a few seconds at most), refusing new
-    /// ones: a drop then ends whole or not at all before the process exits.
+    /// Runs once the calls under way have finished and answered (or had their few seconds;
+    /// a drop cut short is swept at the next start): stops following the catalogue and closes it.
     func shutdown() async {
-        inFlight.refuseNew()
-        let pending = inFlight.count
-        if pending > 0 { logger.info("letting \(pending) call(s) under way finish") }
-        if await !inFlight.drain(within: .seconds(5)) {
-            logger.warning("\(inFlight.count) call(s) still under way at exit; what they staged is swept at the next start")
-        }
         background.cancelAll()
         await store.close()
     }
@@ -176,7 +169,6 @@ final class PiecesService: Sendable {
     // MARK: Deleting
 
     func delete(_ call: MethodCall) async throws {
-        try inFlight.admit(call)
         let id = try call.string(0)
         let caller = try await call.caller()
         let existing = try await piece(id)

@@ -85,10 +85,6 @@ final class SessionService: Sendable {
     let managerObject = Locked<ExportedObject?>(nil)
     let tasks = BackgroundTasks()
     let routeWatcher = Locked<(any RouteChangeSource)?>(nil)
-    /// `SetDesiredState` calls under way: on shutdown each is saved and answered, or
-    /// refused before it changes anything, so the state file holds the last state a caller
-    /// was told was set.
-    let inFlight = InFlightCalls()
     /// Set on the worker when the service stops: later changes are refused.
     let stopping = Locked(false)
     /// The system mixer, when one is in use.
@@ -120,18 +116,14 @@ final class SessionService: Sendable {
         try await startFollowingCapture()
     }
 
-    /// Refuses new `SetDesiredState` calls at once and lets one under way be saved and
-    /// answered; stops following routes and owners; then lets the worker finish what is
-    /// queued and refuses what comes after.
+    /// Runs once the calls under way (a `SetDesiredState` saved and answered) have finished:
+    /// stops following routes and owners, then lets the worker finish what is queued and
+    /// refuses what comes after.
     func shutdown() async {
-        inFlight.refuseNew()
         routeWatcher.withLock { $0?.stop() }
         tasks.cancelAll()
         state.withLock { state in
             state.handles.values.forEach { $0.ownerWatch.cancel() }
-        }
-        if await !inFlight.drain(within: .seconds(5)) {
-            logger.warning("a SetDesiredState was still under way at exit")
         }
         let drained = await GracePeriod.wait(.seconds(3)) {
             await self.worker.run {
@@ -271,7 +263,6 @@ final class SessionService: Sendable {
     /// audio system refuses part of it now), and the first step the system refuses is the
     /// reply.
     func setDesiredState(_ call: MethodCall) async throws {
-        try inFlight.admit(call)
         let desired = try SessionRequest.desiredState(call)
         let failure = try await worker.run { () throws(DBusError) -> RuleViolation? in
             guard !self.stopping.withLock({ $0 }) else {

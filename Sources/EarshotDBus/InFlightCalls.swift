@@ -1,9 +1,9 @@
-import EarshotDBus
+import EarshotSync
 
-/// The method calls a service is working on, so that a graceful shutdown can let them
-/// finish and answer before the connection closes, and refuse new ones meanwhile.
-///
-/// A call counts from `admit` until its reply (or error) has been sent.
+/// The method calls a connection is serving, so that a graceful shutdown can let them
+/// finish and answer before the connection closes, and refuse new ones meanwhile. Every
+/// connection keeps one (`DBusConnection.inFlight`); the object server counts each call to a
+/// handler or property setter from its dispatch until its reply has been sent.
 public final class InFlightCalls: Sendable {
     private struct State {
         var count = 0
@@ -13,21 +13,17 @@ public final class InFlightCalls: Sendable {
 
     private let state = Locked(State())
 
-    public init() {}
+    init() {}
 
-    /// Counts `call` until its reply has gone out. Once `refuseNew` or `drain` has been
-    /// called, refuses it with `org.freedesktop.DBus.Error.Failed` saying the service is
-    /// stopping.
-    public func admit(_ call: MethodCall) throws(DBusError) {
+    /// Counts a call about to be served; refused (nil error is admission) once `refuseNew`
+    /// or `drain` has been called, with `org.freedesktop.DBus.Error.Failed` saying so.
+    func admit(_ member: String?) -> DBusError? {
         let admitted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.count += 1
             return true
         }
-        guard admitted else {
-            throw .failed("\(call.message.member ?? "the call"): the service is stopping; nothing was done")
-        }
-        call.afterReply { self.finished() }
+        return admitted ? nil : .failed("\(member ?? "the call"): the service is stopping; nothing was done")
     }
 
     /// How many admitted calls have not been answered yet.
@@ -54,7 +50,8 @@ public final class InFlightCalls: Sendable {
         }
     }
 
-    private func finished() {
+    /// An admitted call has been answered.
+    func finished() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count -= 1
             guard state.count == 0 else { return [] }

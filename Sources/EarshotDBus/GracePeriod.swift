@@ -1,4 +1,4 @@
-import EarshotDBus
+import EarshotSync
 
 /// A bounded wait for work a shutting-down service lets finish.
 public enum GracePeriod {
