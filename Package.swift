@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "EarshotDBus", targets: ["EarshotDBus"]),
         .library(name: "EarshotService", targets: ["EarshotService"]),
+        .library(name: "EarshotClient", targets: ["EarshotClient"]),
         .executable(name: "earshot-capture", targets: ["earshot-capture"]),
         .executable(name: "earshot-alerts", targets: ["earshot-alerts"]),
         .executable(name: "earshot-session", targets: ["earshot-session"]),
@@ -139,6 +140,10 @@ let package = Package(
         .target(name: "DBusDeclarations"),
         // Every Earshot service's bus name, paths and interfaces, declared once.
         .target(name: "EarshotContract", dependencies: ["DBusDeclarations"]),
+        // Typed async proxies of the services for applications, built on the contract.
+        .target(name: "EarshotClient", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus"]),
+        // A voice memo in twenty lines, on EarshotClient.
+        .executableTarget(name: "voice-memo", dependencies: ["ContractCore", "EarshotClient"], path: "Examples/VoiceMemo"),
         // Writes docs/api from the contract.
         .executableTarget(name: "earshot-api-docs", dependencies: ["EarshotContract"]),
 
@@ -189,6 +194,7 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
+        .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),
         .testTarget(name: "EarshotContractTests", dependencies: ["EarshotContract", "EarshotDBus", "EarshotTestHarness"]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",

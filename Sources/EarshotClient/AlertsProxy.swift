@@ -1,0 +1,140 @@
+import ContractCore
+import EarshotContract
+import EarshotDBus
+
+/// An alert for `PresentAlert` (org.earshot.Alerts1), after SDL-0282's `SDLAlertView`.
+public struct Alert: Sendable {
+    public var text: String?
+    public var secondaryText: String?
+    public var tertiaryText: String?
+    /// Seconds it stays without buttons (3..10; nil is the presenter's default).
+    public var timeout: Double?
+    public var audio: [SpeechChunk]
+    public var playTone = false
+    public var showWaitIndicator = false
+    public var softButtons: [SoftButton] = []
+    public var icon: String?
+    public var priority: Priority = .normal
+    public var outliveOwner = false
+
+    public enum Priority: String, Sendable {
+        case normal = "NORMAL", communication = "COMMUNICATION", navigation = "NAVIGATION", voicecom = "VOICECOM"
+        case emergency = "EMERGENCY"
+    }
+
+    public struct SoftButton: Sendable {
+        public var id: UInt16
+        public var text: String
+        public var image: String?
+        public var highlighted = false
+        public var systemAction: SystemAction = .defaultAction
+
+        public enum SystemAction: String, Sendable {
+            case defaultAction = "DEFAULT_ACTION", stealFocus = "STEAL_FOCUS", keepContext = "KEEP_CONTEXT"
+        }
+
+        public init(id: UInt16, text: String, image: String? = nil) {
+            self.id = id
+            self.text = text
+            self.image = image
+        }
+
+        var value: [String: DBusValue] {
+            var value: [String: DBusValue] = ["Id": .uint16(id), "Text": .string(text), "Highlighted": .boolean(highlighted),
+                                              "SystemAction": .string(systemAction.rawValue)]
+            value["Image"] = image.map(DBusValue.string)
+            return value
+        }
+    }
+
+    public init(text: String? = nil, secondaryText: String? = nil, audio: [SpeechChunk] = [], softButtons: [SoftButton] = []) {
+        self.text = text
+        self.secondaryText = secondaryText
+        self.audio = audio
+        self.softButtons = softButtons
+    }
+
+    var values: [String: DBusValue] {
+        var values: [String: DBusValue] = ["Priority": .string(priority.rawValue)]
+        values["Text"] = text.map(DBusValue.string)
+        values["SecondaryText"] = secondaryText.map(DBusValue.string)
+        values["TertiaryText"] = tertiaryText.map(DBusValue.string)
+        values["Timeout"] = timeout.map(DBusValue.double)
+        if !audio.isEmpty { values["Audio"] = SpeechChunk.value(audio) }
+        if playTone { values["PlayTone"] = .boolean(true) }
+        if showWaitIndicator { values["ShowWaitIndicator"] = .boolean(true) }
+        if !softButtons.isEmpty { values["SoftButtons"] = .vardicts(softButtons.map(\.value)) }
+        values["Icon"] = icon.map(DBusValue.string)
+        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
+        return values
+    }
+}
+
+/// How an alert ended: SDL-0282's completion, with the time after which a refused alert
+/// would be taken.
+public struct AlertResult: Sendable, Equatable {
+    public let success: Bool
+    public let resultCode: ResultCode
+    /// When refused (`REJECTED`): how long until the same request would be accepted.
+    public let tryAgainTimeMs: UInt32?
+    public let pressedButton: UInt16?
+    /// `timeout`, `button`, `dismissed`, `cancelled`, `preempted`, `rate-limited`, …
+    public let reason: String?
+    public let warnings: [String]
+}
+
+/// `org.earshot.Alerts1`.
+public struct AlertsProxy: Sendable {
+    let calls: ServiceCalls
+
+    init(connection: DBusConnection) {
+        calls = ServiceCalls(connection: connection, busName: AlertsContract.busName)
+    }
+
+    /// Presents `alert` and returns once it has completed.
+    public func present(_ alert: Alert) async throws -> AlertResult {
+        let values = alert.values
+        try RequestCheck.check(values, against: AlertsContract.Manager.alertKeys)
+        return try await completed(AlertsContract.Manager.presentAlert, [.vardict(values)])
+    }
+
+    /// Presents `alert`; `completion` is called once it has completed (SDL-0282's
+    /// `presentAlert(_:withCompletionHandler:)`), with its result or the error that refused it.
+    public func present(_ alert: Alert, withCompletionHandler completion: @escaping @Sendable (Result<AlertResult, EarshotError>) -> Void) {
+        Task {
+            do {
+                completion(.success(try await present(alert)))
+            } catch {
+                completion(.failure(EarshotError(error)))
+            }
+        }
+    }
+
+    /// Speaks `chunks` without display and returns once they have been spoken.
+    public func speak(_ chunks: [SpeechChunk], priority: Alert.Priority = .normal) async throws -> AlertResult {
+        let options: [String: DBusValue] = ["Priority": .string(priority.rawValue)]
+        try RequestCheck.check(options, against: AlertsContract.Manager.speechKeys)
+        return try await completed(AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(options)])
+    }
+
+    /// Calls `method`, which replies with an alert object, and waits for its `Completed`.
+    private func completed(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> AlertResult {
+        typealias Members = AlertsContract.Alert
+        let completions = try await calls.subscribe(Members.interface, Members.completed)
+        defer { completions.cancel() }
+        let reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method, arguments)
+        guard let path = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
+        }
+        for await signal in completions where signal.path == path {
+            guard signal.body.count == 3, let success = signal.body[0].boolValue,
+                  let code = signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)), let info = signal.body[2].stringKeyedValue else {
+                continue
+            }
+            return AlertResult(success: success, resultCode: code, tryAgainTimeMs: info["TryAgainTimeMs"]?.uint32Value,
+                               pressedButton: info["PressedButton"]?.uint16Value, reason: info["Reason"]?.stringValue,
+                               warnings: info["Warnings"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
+        throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) completed")
+    }
+}

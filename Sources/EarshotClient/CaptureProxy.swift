@@ -1,0 +1,176 @@
+import ContractCore
+import EarshotContract
+import EarshotDBus
+
+/// A `PerformAudioPassThru` request (org.earshot.Capture1), checked against the contract
+/// before it is sent.
+public struct AudioPassThruRequest: Sendable {
+    public var samplingRate: UInt32
+    public var bitsPerSample: UInt32
+    public var maxDurationMs: UInt32
+    public var muteAudio = true
+    public var initialPrompt: [SpeechChunk] = []
+    public var displayText1: String?
+    public var displayText2: String?
+    public var chunkMs: UInt32?
+    /// End with SUCCESS after this much silence following speech.
+    public var endOnSilenceMs: UInt32?
+    public var outliveOwner = false
+    public var outputPath: String?
+    public var delivery: Delivery = .signals
+
+    public enum Delivery: String, Sendable { case signals, stream, both }
+
+    public init(samplingRate: UInt32 = 16000, bitsPerSample: UInt32 = 16, maxDurationMs: UInt32) {
+        self.samplingRate = samplingRate
+        self.bitsPerSample = bitsPerSample
+        self.maxDurationMs = maxDurationMs
+    }
+
+    var values: [String: DBusValue] {
+        var values: [String: DBusValue] = [
+            "SamplingRate": .uint32(samplingRate), "BitsPerSample": .uint32(bitsPerSample), "AudioType": .string("PCM"),
+            "MaxDuration": .uint32(maxDurationMs), "MuteAudio": .boolean(muteAudio), "Delivery": .string(delivery.rawValue),
+        ]
+        if !initialPrompt.isEmpty { values["InitialPrompt"] = SpeechChunk.value(initialPrompt) }
+        values["DisplayText1"] = displayText1.map(DBusValue.string)
+        values["DisplayText2"] = displayText2.map(DBusValue.string)
+        values["ChunkMs"] = chunkMs.map(DBusValue.uint32)
+        values["EndOnSilenceMs"] = endOnSilenceMs.map(DBusValue.uint32)
+        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
+        values["OutputPath"] = outputPath.map(DBusValue.string)
+        return values
+    }
+}
+
+/// One chunk of captured PCM: raw interleaved samples, in order.
+public struct AudioChunk: Sendable {
+    public let data: [UInt8]
+    public let sequence: UInt64
+    /// When its last frame was read (CLOCK_MONOTONIC µs).
+    public let monotonicUs: UInt64
+}
+
+/// How a pass-thru ended.
+public struct PassThruResult: Sendable, Equatable {
+    public let resultCode: ResultCode
+    public let success: Bool
+    /// `timeout`, `done`, `end`, `cancel`, `retry`, `silence`, `owner-vanished`, …
+    public let reason: String
+    public let framesCaptured: UInt64
+    public let durationMs: UInt32
+}
+
+/// A running pass-thru: its chunks as they arrive (an `AsyncSequence` that ends when the
+/// pass-thru does), then its result. Ending it early: `end()`.
+public final class PassThru: AsyncSequence, Sendable {
+    public typealias Element = AudioChunk
+    public let path: ObjectPath
+    private let calls: ServiceCalls
+    private let chunks: AsyncStream<AudioChunk>
+    private let finished: Task<PassThruResult, any Error>
+
+    init(path: ObjectPath, calls: ServiceCalls, chunks: AsyncStream<AudioChunk>, finished: Task<PassThruResult, any Error>) {
+        self.path = path
+        self.calls = calls
+        self.chunks = chunks
+        self.finished = finished
+    }
+
+    public func makeAsyncIterator() -> AsyncStream<AudioChunk>.Iterator { chunks.makeAsyncIterator() }
+
+    /// The result, once the pass-thru has finished.
+    public var result: PassThruResult {
+        get async throws {
+            do {
+                return try await finished.value
+            } catch {
+                throw EarshotError(error)
+            }
+        }
+    }
+
+    /// Ends it now with SUCCESS, keeping what was heard (the owner's `End`).
+    public func end() async throws {
+        _ = try await calls.call(path, CaptureContract.PassThru.interface, CaptureContract.PassThru.end)
+    }
+
+    /// Cancels it (ABORTED), as the HMI's Cancel.
+    public func cancel() async throws {
+        _ = try await calls.call(path, CaptureContract.PassThru.interface, CaptureContract.PassThru.cancel)
+    }
+}
+
+/// `org.earshot.Capture1`.
+public struct CaptureProxy: Sendable {
+    let calls: ServiceCalls
+
+    init(connection: DBusConnection) {
+        calls = ServiceCalls(connection: connection, busName: CaptureContract.busName)
+    }
+
+    /// Starts a pass-thru; its chunks and result come from the returned `PassThru`.
+    public func perform(_ request: AudioPassThruRequest) async throws -> PassThru {
+        typealias Members = CaptureContract.PassThru
+        let values = request.values
+        try RequestCheck.check(values, against: CaptureContract.Manager.requestKeys)
+        // Subscribed before the call, so that no chunk and no end can be missed.
+        let chunkSignals = try await calls.subscribe(Members.interface, Members.audioPassThru, addMatch: false)
+        let endSignals = try await calls.subscribe(Members.interface, Members.finished)
+        let reply: [DBusValue]
+        do {
+            reply = try await calls.call(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface,
+                                         CaptureContract.Manager.performAudioPassThru, [.vardict(values)])
+        } catch {
+            chunkSignals.cancel()
+            endSignals.cancel()
+            throw error
+        }
+        guard let path = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "PerformAudioPassThru replied \(reply)")
+        }
+        let (chunks, continuation) = AsyncStream<AudioChunk>.makeStream()
+        let forwarding = Task {
+            for await signal in chunkSignals where signal.path == path {
+                guard signal.body.count == 3, case .bytes(let data) = signal.body[0], let sequence = signal.body[1].uint64Value,
+                      let monotonicUs = signal.body[2].uint64Value else { continue }
+                continuation.yield(AudioChunk(data: data, sequence: sequence, monotonicUs: monotonicUs))
+            }
+            continuation.finish()
+        }
+        let finished = Task { () throws -> PassThruResult in
+            defer { endSignals.cancel() }
+            for await signal in endSignals where signal.path == path {
+                guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
+                      let success = signal.body[1].boolValue, let info = signal.body[2].stringKeyedValue else { continue }
+                // Chunks come from the same sender before Finished: all of them are routed.
+                chunkSignals.cancel()
+                await forwarding.value
+                return PassThruResult(resultCode: code, success: success, reason: info["Reason"]?.stringValue ?? "",
+                                      framesCaptured: info["FramesCaptured"]?.uint64Value ?? 0,
+                                      durationMs: info["DurationMs"]?.uint32Value ?? 0)
+            }
+            chunkSignals.cancel()
+            throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) finished")
+        }
+        return PassThru(path: path, calls: calls, chunks: chunks, finished: finished)
+    }
+
+    /// Runs a pass-thru to its end, giving each chunk to `onChunk` as it arrives (SDL-0035's
+    /// audio-data handler), and returns its result.
+    public func perform(_ request: AudioPassThruRequest, onChunk: @escaping @Sendable (AudioChunk) -> Void) async throws -> PassThruResult {
+        let passThru = try await perform(request)
+        for await chunk in passThru { onChunk(chunk) }
+        return try await passThru.result
+    }
+}
+
+extension SpeechChunk {
+    /// Chunks as the contract's `a(ss)`.
+    static func value(_ chunks: [SpeechChunk]) -> DBusValue {
+        .array(.structure([.string, .string]), chunks.map { .structure([.string($0.kind.rawValue), .string($0.text)]) })
+    }
+
+    /// Spoken text.
+    public static func text(_ text: String) -> SpeechChunk { SpeechChunk(kind: .text, text: text) }
+}

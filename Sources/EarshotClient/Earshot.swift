@@ -1,0 +1,107 @@
+import EarshotContract
+import EarshotDBus
+
+/// A client of Earshot's services: one bus connection and a typed proxy for each service.
+///
+///     let earshot = try Earshot.connect()
+///     let result = try await earshot.alerts.present(Alert(text: "Fuel low", audio: [.text("Please refuel soon")]))
+public final class Earshot: Sendable {
+    public let connection: DBusConnection
+    public let capture: CaptureProxy
+    public let alerts: AlertsProxy
+    public let pieces: PiecesProxy
+
+    /// Uses `connection` (which the caller keeps open and closes).
+    public init(connection: DBusConnection) {
+        self.connection = connection
+        capture = CaptureProxy(connection: connection)
+        alerts = AlertsProxy(connection: connection)
+        pieces = PiecesProxy(connection: connection)
+    }
+
+    /// Connects to `bus` (the session bus by default).
+    public static func connect(_ bus: BusAddress = .session) throws -> Earshot {
+        do {
+            return Earshot(connection: try DBusConnection.open(bus))
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+
+    public func close() { connection.close() }
+}
+
+/// A D-Bus error reply from a service, or a request the contract's rules refuse before it
+/// is sent: the error's name and its message, which names the field.
+public struct EarshotError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let name: String
+    public let message: String
+
+    public init(name: String, message: String) {
+        self.name = name
+        self.message = message
+    }
+
+    init(_ error: any Error) {
+        if let error = error as? EarshotError {
+            self = error
+        } else if let error = error as? DBusError {
+            self.init(name: error.name, message: error.message)
+        } else {
+            self.init(name: DBusError.prefix + "Failed", message: "\(error)")
+        }
+    }
+
+    /// The last part of an Earshot error's name (`Rejected`, `InvalidData`, …), or the whole name.
+    public var shortName: String {
+        name.hasPrefix(EarshotContract.errorPrefix) ? String(name.dropFirst(EarshotContract.errorPrefix.count)) : name
+    }
+
+    public var isRejected: Bool { name == EarshotContract.errorPrefix + "Rejected" }
+    public var isInvalidData: Bool { name == EarshotContract.errorPrefix + "InvalidData" }
+    public var isInvalidArgs: Bool { name == DBusError.prefix + "InvalidArgs" }
+    /// The service is not on the bus (nothing owns its name).
+    public var isServiceMissing: Bool { name == DBusError.prefix + "ServiceUnknown" || name == DBusError.prefix + "NameHasNoOwner" }
+
+    public var description: String { "\(name): \(message)" }
+}
+
+/// Calls to one service's objects, with errors as `EarshotError`.
+struct ServiceCalls: Sendable {
+    let connection: DBusConnection
+    let busName: String
+
+    func call(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ method: MethodDeclaration, _ arguments: [DBusValue] = [],
+              timeout: Duration = DBusConnection.defaultTimeout) async throws(EarshotError) -> [DBusValue] {
+        do {
+            return try await connection.call(destination: busName, path: path, interface: interface.name, member: method.name,
+                                             arguments, timeout: timeout)
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+
+    /// A property of one of the service's objects.
+    func property(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError) -> DBusValue {
+        do {
+            let reply = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                  member: "Get", [.string(interface.name), .string(property.name)])
+            guard let value = reply.first?.variantValue else {
+                throw EarshotError(name: DBusError.prefix + "Failed", message: "\(property.name): no value in \(reply)")
+            }
+            return value
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+
+    /// Subscribes to `signal` of `interface` from this service (unicast ones with `addMatch` false).
+    func subscribe(_ interface: InterfaceDeclaration, _ signal: SignalDeclaration, addMatch: Bool = true) async throws(EarshotError) -> SignalSubscription {
+        do {
+            return try await connection.subscribe(MatchRule(sender: addMatch ? busName : nil, interface: interface.name,
+                                                            member: signal.name), addMatch: addMatch)
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+}
