@@ -155,7 +155,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "CMalloc", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync",
+            "CMalloc", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

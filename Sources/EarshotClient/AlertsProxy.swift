@@ -87,7 +87,7 @@ public struct AlertResult: Sendable, Equatable {
 public struct AlertsProxy: Sendable {
     let calls: ServiceCalls
 
-    init(connection: DBusConnection) {
+    public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: AlertsContract.busName)
     }
 

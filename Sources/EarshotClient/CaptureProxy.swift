@@ -105,7 +105,7 @@ public final class PassThru: AsyncSequence, Sendable {
 public struct CaptureProxy: Sendable {
     let calls: ServiceCalls
 
-    init(connection: DBusConnection) {
+    public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: CaptureContract.busName)
     }
 

@@ -10,6 +10,8 @@ public final class Earshot: Sendable {
     public let capture: CaptureProxy
     public let alerts: AlertsProxy
     public let pieces: PiecesProxy
+    public let session: SessionProxy
+    public let orchestrator: OrchestratorProxy
 
     /// Uses `connection` (which the caller keeps open and closes).
     public init(connection: DBusConnection) {
@@ -17,6 +19,8 @@ public final class Earshot: Sendable {
         capture = CaptureProxy(connection: connection)
         alerts = AlertsProxy(connection: connection)
         pieces = PiecesProxy(connection: connection)
+        session = SessionProxy(connection: connection)
+        orchestrator = OrchestratorProxy(connection: connection)
     }
 
     /// Connects to `bus` (the session bus by default).
@@ -70,12 +74,14 @@ public struct EarshotError: Error, Sendable, Equatable, CustomStringConvertible 
 struct ServiceCalls: Sendable {
     let connection: DBusConnection
     let busName: String
+    /// How long a call may take unless it says otherwise.
+    var timeout: Duration = DBusConnection.defaultTimeout
 
     func call(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ method: MethodDeclaration, _ arguments: [DBusValue] = [],
-              timeout: Duration = DBusConnection.defaultTimeout) async throws(EarshotError) -> [DBusValue] {
+              timeout: Duration? = nil) async throws(EarshotError) -> [DBusValue] {
         do {
             return try await connection.call(destination: busName, path: path, interface: interface.name, member: method.name,
-                                             arguments, timeout: timeout)
+                                             arguments, timeout: timeout ?? self.timeout)
         } catch {
             throw EarshotError(error)
         }
@@ -85,7 +91,7 @@ struct ServiceCalls: Sendable {
     func property(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError) -> DBusValue {
         do {
             let reply = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                                  member: "Get", [.string(interface.name), .string(property.name)])
+                                                  member: "Get", [.string(interface.name), .string(property.name)], timeout: timeout)
             guard let value = reply.first?.variantValue else {
                 throw EarshotError(name: DBusError.prefix + "Failed", message: "\(property.name): no value in \(reply)")
             }

@@ -59,7 +59,7 @@ public struct PiecesProxy: Sendable {
     let calls: ServiceCalls
     private let path = ObjectPath(declared: PiecesContract.managerPath)
 
-    init(connection: DBusConnection) {
+    public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: PiecesContract.busName)
     }
 

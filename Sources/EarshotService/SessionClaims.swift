@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Logging
 
@@ -60,7 +61,8 @@ public final class SessionClaims: Sendable {
         let subscription: SignalSubscription
         do {
             subscription = try await session.connection.subscribe(
-                MatchRule(sender: SessionClient.busName, interface: SessionClient.busName, member: "Interruption"))
+                MatchRule(sender: SessionContract.busName, interface: SessionContract.Manager.interface.name,
+                          member: SessionContract.Manager.interruption.name))
         } catch {
             logger.warning("cannot follow the audio session's interruptions: \(error)")
             return

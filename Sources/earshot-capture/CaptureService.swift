@@ -74,7 +74,7 @@ final class CaptureService: Sendable {
         let owners: AsyncStream<String?>
         do {
             changes = try await connection.subscribe(MatchRule(sender: SessionClient.busName, interface: "org.freedesktop.DBus.Properties",
-                                                               member: "PropertiesChanged", path: SessionClient.managerPath))
+                                                               member: "PropertiesChanged", path: ObjectPath(declared: SessionContract.managerPath)))
             owners = try await connection.watchNameOwner(SessionClient.busName)
         } catch {
             logger.warning("cannot follow the audio session's input: \(error)")

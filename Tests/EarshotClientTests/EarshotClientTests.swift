@@ -110,6 +110,28 @@ import Testing
         }
     }
 
+    @Test func theSessionAndAJobAreDrivenTyped() async throws {
+        try await ServiceStack.with() { stack in
+            let earshot = Self.earshot(stack)
+            try await earshot.session.setDesiredState(DesiredSessionState(category: "playback", options: ["duckOthers"], active: true))
+            let state = try await earshot.session.state()
+            #expect(state.category == "playback" && state.options.contains("duckOthers") && state.active)
+            let refused = await #expect(throws: EarshotError.self) {
+                try await earshot.session.setDesiredState(DesiredSessionState(category: "karaoke"))
+            }
+            #expect(refused?.shortName == "InvalidCategory")
+            let claim = try await earshot.session.activate(category: "ambient")
+            try await claim.deactivate()
+
+            let services = try await earshot.orchestrator.services()
+            #expect(services["org.earshot.Capture1"]?.running == true)
+            let job = try await earshot.orchestrator.recordPiece(RecordPieceRequest(title: "Take", prompt: "Go", maxDurationMs: 1000))
+            let result = try await job.result
+            #expect(result.resultCode == .success && !result.pieceId.isEmpty)
+            #expect(try await earshot.pieces.get(result.pieceId).title == "Take")
+        }
+    }
+
     /// The example under Examples/ records a memo and keeps it as a piece.
     @Test func theVoiceMemoExampleKeepsAMemo() async throws {
         try await ServiceStack.with(["earshot-alerts", "earshot-pieces"]) { stack in

@@ -1,0 +1,111 @@
+import ContractCore
+import EarshotContract
+import EarshotDBus
+
+/// A `RecordPiece` request (org.earshot.Orchestrator1): prompt, capture, store, confirm.
+public struct RecordPieceRequest: Sendable {
+    public var title: String
+    public var prompt: String?
+    public var maxDurationMs: UInt32?
+    public var endOnSilenceMs: UInt32?
+    public var tempo: Double?
+    public var outliveOwner = false
+
+    public init(title: String, prompt: String? = nil, maxDurationMs: UInt32? = nil) {
+        self.title = title
+        self.prompt = prompt
+        self.maxDurationMs = maxDurationMs
+    }
+
+    var values: [String: DBusValue] {
+        var values: [String: DBusValue] = ["Title": .string(title)]
+        values["Prompt"] = prompt.map(DBusValue.string)
+        values["MaxDuration"] = maxDurationMs.map(DBusValue.uint32)
+        values["EndOnSilenceMs"] = endOnSilenceMs.map(DBusValue.uint32)
+        values["Tempo"] = tempo.map(DBusValue.double)
+        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
+        return values
+    }
+}
+
+/// How a job ended.
+public struct JobResult: Sendable, Equatable {
+    public let resultCode: ResultCode
+    /// The stored piece, empty when none was kept.
+    public let pieceId: String
+    public let reason: String
+}
+
+/// A running job: its result once it finishes, and `cancel()`.
+public struct Job: Sendable {
+    public let path: ObjectPath
+    let calls: ServiceCalls
+    let finished: Task<JobResult, any Error>
+
+    public var result: JobResult {
+        get async throws {
+            do {
+                return try await finished.value
+            } catch {
+                throw EarshotError(error)
+            }
+        }
+    }
+
+    public func cancel() async throws {
+        _ = try await calls.call(path, OrchestratorContract.Job.interface, OrchestratorContract.Job.cancel)
+    }
+}
+
+/// `org.earshot.Orchestrator1`.
+public struct OrchestratorProxy: Sendable {
+    typealias Manager = OrchestratorContract.Manager
+    let calls: ServiceCalls
+    let path = ObjectPath(declared: OrchestratorContract.managerPath)
+
+    public init(connection: DBusConnection) {
+        calls = ServiceCalls(connection: connection, busName: OrchestratorContract.busName)
+    }
+
+    /// Starts a job; its result comes from the returned `Job`.
+    public func recordPiece(_ request: RecordPieceRequest) async throws -> Job {
+        typealias Members = OrchestratorContract.Job
+        let values = request.values
+        try RequestCheck.check(values, against: Manager.requestKeys)
+        let ends = try await calls.subscribe(Members.interface, Members.finished)
+        let reply: [DBusValue]
+        do {
+            reply = try await calls.call(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
+        } catch {
+            ends.cancel()
+            throw error
+        }
+        guard let job = reply.first?.objectPathValue else {
+            ends.cancel()
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "RecordPiece replied \(reply)")
+        }
+        let finished = Task { () throws -> JobResult in
+            defer { ends.cancel() }
+            for await signal in ends where signal.path == job {
+                guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
+                      let piece = signal.body[1].stringValue, let info = signal.body[2].stringKeyedValue else { continue }
+                return JobResult(resultCode: code, pieceId: piece, reason: info["Reason"]?.stringValue ?? "")
+            }
+            throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(job) finished")
+        }
+        return Job(path: job, calls: calls, finished: finished)
+    }
+
+    /// Each watched service's well-known name → (its unique owner or "", whether it runs).
+    public func services() async throws -> [String: (owner: String, running: Bool)] {
+        let value = try await calls.property(path, Manager.interface, Manager.services)
+        var services: [String: (owner: String, running: Bool)] = [:]
+        guard case .dictionary(_, _, let entries) = value else { return [:] }
+        for entry in entries {
+            guard let name = entry.key.stringValue, case .structure(let fields) = entry.value, fields.count == 2,
+                  let owner = fields[0].stringValue, let running = fields[1].boolValue else { continue }
+            services[name] = (owner, running)
+        }
+        return services
+    }
+}

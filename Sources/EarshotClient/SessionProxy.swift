@@ -1,0 +1,129 @@
+import EarshotContract
+import EarshotDBus
+
+/// The session state asked for with `SetDesiredState` (org.earshot.Session1); strings take
+/// the contract's spellings, in any case.
+public struct DesiredSessionState: Sendable {
+    public var category: String
+    public var options: [String] = []
+    public var mode: String?
+    public var active: Bool?
+    public var sampleRate: Double?
+    public var ioBufferDuration: Double?
+    public var preferredInput: String?
+    public var dataSourceName: String?
+    public var polarPattern: String?
+    public var inputOrientation: String?
+
+    public init(category: String, options: [String] = [], active: Bool? = nil) {
+        self.category = category
+        self.options = options
+        self.active = active
+    }
+
+    var values: [String: DBusValue] {
+        var values: [String: DBusValue] = ["Category": .string(category)]
+        if !options.isEmpty { values["Options"] = .strings(options) }
+        values["Mode"] = mode.map(DBusValue.string)
+        values["Active"] = active.map(DBusValue.boolean)
+        values["SampleRate"] = sampleRate.map(DBusValue.double)
+        values["IOBufferDuration"] = ioBufferDuration.map(DBusValue.double)
+        values["PreferredInput"] = preferredInput.map(DBusValue.string)
+        values["DataSourceName"] = dataSourceName.map(DBusValue.string)
+        values["PolarPattern"] = polarPattern.map(DBusValue.string)
+        values["InputOrientation"] = inputOrientation.map(DBusValue.string)
+        return values
+    }
+}
+
+/// The session state in force, as `GetState` gives it.
+public struct SessionState: Sendable, Equatable {
+    public let category: String
+    public let mode: String
+    public let options: [String]
+    public let active: Bool
+    /// The device's actual rate (Hz) and buffer duration (s).
+    public let sampleRate: Double
+    public let ioBufferDuration: Double
+    public let channels: UInt32
+    /// The route's input and output device names (empty when none).
+    public let input: String
+    public let output: String
+    /// Every field, by the contract's names.
+    public let values: [String: DBusValue]
+
+    init(_ values: [String: DBusValue]) {
+        let route = values["Route"]?.stringKeyedValue ?? [:]
+        category = values["Category"]?.stringValue ?? ""
+        mode = values["Mode"]?.stringValue ?? ""
+        options = values["Options"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        active = values["Active"]?.boolValue ?? false
+        sampleRate = values["SampleRate"]?.doubleValue ?? 0
+        ioBufferDuration = values["IOBufferDuration"]?.doubleValue ?? 0
+        channels = values["Channels"]?.uint32Value ?? 0
+        input = route["Input"]?.stringValue ?? ""
+        output = route["Output"]?.stringValue ?? ""
+        self.values = values
+    }
+}
+
+/// A claim on audio made with `Activate`; `deactivate()` gives it up.
+public struct SessionActivation: Sendable {
+    public let path: ObjectPath
+    let calls: ServiceCalls
+
+    public func deactivate() async throws {
+        _ = try await calls.call(path, SessionContract.Activation.interface, SessionContract.Activation.deactivate)
+    }
+}
+
+/// `org.earshot.Session1`.
+public struct SessionProxy: Sendable {
+    typealias Manager = SessionContract.Manager
+    let calls: ServiceCalls
+    let path = ObjectPath(declared: SessionContract.managerPath)
+
+    public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
+        calls = ServiceCalls(connection: connection, busName: SessionContract.busName, timeout: timeout)
+    }
+
+    /// The same proxy with calls that give up after `timeout`.
+    public func timing(out timeout: Duration) -> SessionProxy { SessionProxy(connection: calls.connection, timeout: timeout) }
+
+    /// Whether the session service is on the bus now.
+    public func isPresent() async -> Bool {
+        ((try? await calls.connection.nameOwner(SessionContract.busName)) ?? nil) != nil
+    }
+
+    /// Applies `state` in the contract's order; the first failure is thrown.
+    public func setDesiredState(_ state: DesiredSessionState) async throws {
+        let values = state.values
+        try RequestCheck.check(values, against: Manager.desiredKeys)
+        _ = try await calls.call(path, Manager.interface, Manager.setDesiredState, [.vardict(values)])
+    }
+
+    /// The state in force.
+    public func state() async throws -> SessionState {
+        let reply = try await calls.call(path, Manager.interface, Manager.getState)
+        guard let values = reply.first?.stringKeyedValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "GetState replied \(reply)")
+        }
+        return SessionState(values)
+    }
+
+    /// Claims audio for the caller (`Activate`).
+    public func activate(category: String, options: [String] = [], mode: String? = nil, audioStream: String? = nil) async throws -> SessionActivation {
+        var values: [String: DBusValue] = ["Category": .string(category), "Options": .strings(options)]
+        values["Mode"] = mode.map(DBusValue.string)
+        values["AudioStream"] = audioStream.map(DBusValue.string)
+        try RequestCheck.check(values, against: Manager.activationKeys)
+        let reply = try await calls.call(path, Manager.interface, Manager.activate, [.vardict(values)])
+        guard let activation = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "Activate replied \(reply)")
+        }
+        return SessionActivation(path: activation, calls: calls)
+    }
+
+    /// The activation at `path` (one this connection made earlier).
+    public func activation(at path: ObjectPath) -> SessionActivation { SessionActivation(path: path, calls: calls) }
+}
