@@ -3,7 +3,7 @@
 extension ExportedObject {
     /// The interface of this object that declares `property` (by name and type).
     private func declaring(_ property: PropertyDeclaration) throws(DBusError) -> String {
-        guard let interface = interfaces.first(where: { $0.property(property.name)?.type.signature == property.signature }) else {
+        guard let interface = interfaces.first(where: { $0.property(property.name)?.signature == property.signature }) else {
             throw .unknownProperty("\(path) has no property \(property.name) of type \(property.signature)")
         }
         return interface.name
@@ -55,7 +55,7 @@ extension DBusConnection {
                        values: [(PropertyDeclaration, DBusValue)]) throws(DBusError) -> ExportedObject {
         var table: [String: [String: DBusValue]] = [:]
         for (property, value) in values {
-            guard let interface = interfaces.first(where: { $0.property(property.name)?.type.signature == property.signature }) else {
+            guard let interface = interfaces.first(where: { $0.property(property.name)?.signature == property.signature }) else {
                 throw .unknownProperty("\(path): no interface given declares \(property.name)")
             }
             table[interface.name, default: [:]][property.name] = value

@@ -100,6 +100,8 @@ public struct DBusProperty: Sendable {
 
     public let name: String
     public let type: DBusType
+    /// `type`'s signature, kept so that finding a property by its declaration costs no string building.
+    public let signature: String
     public let access: Access
     public let emitsChangedSignal: EmitsChangedSignal
     public let annotations: [DBusAnnotation]
@@ -121,6 +123,7 @@ public struct DBusProperty: Sendable {
         } catch {
             preconditionFailure("property \(name): \(error.message)")
         }
+        self.signature = type.signature
         precondition(!access.writable || setter != nil, "writable property \(name) needs a setter")
         self.access = access
         self.emitsChangedSignal = emitsChangedSignal
