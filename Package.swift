@@ -123,7 +123,7 @@ let package = Package(
         ]),
 
         // The orchestrator's domain core: the RecordPiece job as a state machine.
-        .target(name: "OrchestratorCore", dependencies: ["ContractCore"]),
+        .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -132,7 +132,7 @@ let package = Package(
 
         // The command-line client for every service.
         .executableTarget(name: "earshot", dependencies: [
-            "ContractCore", "EarshotDBus", "EarshotService",
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

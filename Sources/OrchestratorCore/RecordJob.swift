@@ -1,3 +1,4 @@
+import EarshotContract
 import ContractCore
 
 /// Where a `RecordPiece` job is.
@@ -31,11 +32,18 @@ public enum JobEvent: Sendable, Equatable {
 }
 
 /// The services a job uses.
-public enum ServiceName: String, Sendable, CaseIterable {
-    case capture = "org.earshot.Capture1"
-    case alerts = "org.earshot.Alerts1"
-    case pieces = "org.earshot.Pieces1"
-    case session = "org.earshot.Session1"
+public enum ServiceName: Sendable, CaseIterable {
+    case capture, alerts, pieces, session
+
+    /// The service's well-known name.
+    public var busName: String {
+        switch self {
+        case .capture: CaptureContract.busName
+        case .alerts: AlertsContract.busName
+        case .pieces: PiecesContract.busName
+        case .session: SessionContract.busName
+        }
+    }
 }
 
 /// What the orchestrator must do next for a job.
@@ -182,7 +190,7 @@ public struct RecordJob: Sendable {
     }
 
     private mutating func lost(_ service: ServiceName) -> [JobCommand] {
-        let why = "\(service.rawValue) left the bus"
+        let why = "\(service.busName) left the bus"
         switch (service, state) {
         case (.capture, .preparing), (.capture, .prompting), (.capture, .recording):
             return finish(.genericError, why + " during the pass-thru; nothing stored")

@@ -1,3 +1,4 @@
+import EarshotContract
 import ContractCore
 import EarshotDBus
 import Logging
@@ -7,15 +8,17 @@ import Logging
 /// service is absent, refuses, fails or takes too long. `ends` hears when the speech will
 /// end (`EndsAtMonotonicUs` of its alert object, µs) once the alert service knows.
 enum PromptSpeaker {
-    static let busName = "org.earshot.Alerts1"
-    static let path: ObjectPath = "/org/earshot/Alerts1"
-    static let alertInterface = "org.earshot.Alerts1.Alert"
+    static let busName = AlertsContract.busName
+    static let path = ObjectPath(declared: AlertsContract.managerPath)
+    static let alertInterface = AlertsContract.Alert.interface.name
+    static let endsAt = AlertsContract.Alert.endsAtMonotonicUs.name
 
     static func speak(_ chunks: [SpeechChunk], on connection: DBusConnection, logger: Logger,
                       limit: Duration = .seconds(120), ends: @escaping @Sendable (UInt64) -> Void = { _ in }) async -> Bool {
         do {
             // Subscribe first: a short prompt may complete before the reply is read.
-            let completions = try await connection.subscribe(MatchRule(sender: busName, interface: alertInterface, member: "Completed"))
+            let completions = try await connection.subscribe(MatchRule(sender: busName, interface: alertInterface,
+                                                                       member: AlertsContract.Alert.completed.name))
             defer { completions.cancel() }
             let changes = try await connection.subscribe(MatchRule(sender: busName, interface: "org.freedesktop.DBus.Properties",
                                                                    member: "PropertiesChanged"))
@@ -24,7 +27,7 @@ enum PromptSpeaker {
             let following = Task {
                 for await change in changes {
                     guard let path = change.path, path == speech.withLock({ $0 }), change.body.first?.stringValue == alertInterface,
-                          let end = change.body.dropFirst().first?.stringKeyedValue?["EndsAtMonotonicUs"]?.uint64Value, end > 0 else { continue }
+                          let end = change.body.dropFirst().first?.stringKeyedValue?[endsAt]?.uint64Value, end > 0 else { continue }
                     ends(end)
                     return
                 }
@@ -32,13 +35,14 @@ enum PromptSpeaker {
             defer { following.cancel() }
             let audio = DBusValue.array(.structure([.string, .string]),
                                         chunks.map { .structure([.string($0.kind.rawValue), .string($0.text)]) })
-            let reply = try await connection.call(destination: busName, path: path, interface: busName, member: "Speak",
+            let reply = try await connection.call(destination: busName, path: path, interface: AlertsContract.Manager.interface.name,
+                                                  member: AlertsContract.Manager.speak.name,
                                                   [audio, .vardict([:])], timeout: .seconds(5))
             guard let alert = reply.first?.objectPathValue else { return false }
             speech.withLock { $0 = alert }
             // A change sent before the reply named the alert was passed over: read it.
             if let end = try? await connection.call(destination: busName, path: alert, interface: "org.freedesktop.DBus.Properties",
-                                                    member: "Get", [.string(alertInterface), .string("EndsAtMonotonicUs")])
+                                                    member: "Get", [.string(alertInterface), .string(endsAt)])
                 .first?.variantValue?.uint64Value, end > 0 {
                 ends(end)
             }

@@ -14,10 +14,10 @@ final class JobRunner: Sendable {
     /// The job object's declared members.
     private typealias Members = OrchestratorContract.Job
 
-    static let capture = ServiceName.capture.rawValue
-    static let passThru = "org.earshot.Capture1.PassThru"
-    static let alerts = ServiceName.alerts.rawValue
-    static let pieces = ServiceName.pieces.rawValue
+    static let capture = CaptureContract.busName
+    static let passThru = CaptureContract.PassThru.interface.name
+    static let alerts = AlertsContract.busName
+    static let pieces = PiecesContract.busName
 
     let id: UInt64
     let path: ObjectPath
@@ -177,8 +177,9 @@ final class JobRunner: Sendable {
         let passThru: ObjectPath
         do {
             subscription = try await connection.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
-            let reply = try await connection.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: Self.capture,
-                                                  member: "PerformAudioPassThru", [plan.passThruRequest])
+            let reply = try await connection.call(destination: Self.capture, path: ObjectPath(declared: CaptureContract.managerPath),
+                                                  interface: CaptureContract.Manager.interface.name,
+                                                  member: CaptureContract.Manager.performAudioPassThru.name, [plan.passThruRequest])
             guard let replied = reply.first?.objectPathValue else { throw DBusError.failed("PerformAudioPassThru replied \(reply)") }
             passThru = replied
         } catch {
@@ -205,20 +206,20 @@ final class JobRunner: Sendable {
                                                     interface: "org.freedesktop.DBus.Properties", member: "GetAll",
                                                     [.string(Self.passThru)]).first?.stringKeyedValue
         // The session may have asked for stereo: the pass-thru says how many channels it records.
-        let channels = max(1, properties?["Channels"]?.uint32Value ?? 1)
+        let channels = max(1, properties?[CaptureContract.PassThru.channels.name]?.uint32Value ?? 1)
         self.channels.withLock { $0 = channels }
-        events.yield(.passThruStarted(prompting: properties?["State"]?.stringValue == "prompting"))
+        events.yield(.passThruStarted(prompting: properties?[CaptureContract.PassThru.state.name]?.stringValue == "prompting"))
         let bytesPerFrame = UInt64(plan.bitsPerSample / 8) * UInt64(channels)
         var bytes: UInt64 = 0
         for await signal in subscription where signal.path == passThru {
             switch signal.member {
-            case "AudioPassThru":
+            case CaptureContract.PassThru.audioPassThru.name:
                 guard let chunk = signal.body.first?.bytesValue else { continue }
                 if bytes == 0 { events.yield(.recordingStarted) }
                 output.write(Data(chunk))
                 bytes += UInt64(chunk.count)
                 events.yield(.framesCaptured(bytes / max(1, bytesPerFrame)))
-            case "Finished":
+            case CaptureContract.PassThru.finished.name:
                 let code = signal.body.first?.stringValue.flatMap(ResultCode.init(rawValue:)) ?? .genericError
                 let reason = signal.body.count > 2 ? signal.body[2].stringKeyedValue?["Reason"]?.stringValue ?? "" : ""
                 events.yield(.passThruFinished(code, reason: reason))
@@ -239,7 +240,8 @@ final class JobRunner: Sendable {
 
     private func cancelPassThru() async {
         guard let passThru = passThruPath.withLock({ $0 }) else { return }
-        _ = try? await connection.call(destination: Self.capture, path: passThru, interface: Self.passThru, member: "Cancel")
+        _ = try? await connection.call(destination: Self.capture, path: passThru, interface: Self.passThru,
+                                       member: CaptureContract.PassThru.cancel.name)
     }
 
     private func store() async {
@@ -262,8 +264,9 @@ final class JobRunner: Sendable {
             var piece = plan.metadata
             piece["Title"] = .string(plan.title)
             piece["MixStem"] = .unixFD(UnixFD(taking: fd))
-            let reply = try await connection.call(destination: Self.pieces, path: "/org/earshot/Pieces1", interface: Self.pieces,
-                                                  member: "Drop", [.vardict(piece)], timeout: .seconds(120))
+            let reply = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
+                                                  interface: PiecesContract.Manager.interface.name,
+                                                  member: PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))
             guard let pieceID = reply.first?.stringValue else { throw DBusError.failed("Drop replied \(reply)") }
             events.yield(.stored(pieceID: pieceID))
         } catch {
@@ -274,11 +277,12 @@ final class JobRunner: Sendable {
 
     private func confirm() async {
         do {
-            let completions = try await connection.subscribe(MatchRule(sender: Self.alerts, interface: "org.earshot.Alerts1.Alert",
-                                                                       member: "Completed"))
+            let completions = try await connection.subscribe(MatchRule(sender: Self.alerts, interface: AlertsContract.Alert.interface.name,
+                                                                       member: AlertsContract.Alert.completed.name))
             defer { completions.cancel() }
-            let reply = try await connection.call(destination: Self.alerts, path: "/org/earshot/Alerts1", interface: Self.alerts,
-                                                  member: "PresentAlert", [.vardict([
+            let reply = try await connection.call(destination: Self.alerts, path: ObjectPath(declared: AlertsContract.managerPath),
+                                                  interface: AlertsContract.Manager.interface.name,
+                                                  member: AlertsContract.Manager.presentAlert.name, [.vardict([
                                                       "Text": .string("Recording saved"), "SecondaryText": .string(plan.title),
                                                       "Audio": .array(.structure([.string, .string]),
                                                                       [.structure([.string("TEXT"), .string("Recording saved")])]),
@@ -299,8 +303,9 @@ final class JobRunner: Sendable {
 
     private func delete(_ pieceID: String) async {
         do {
-            _ = try await connection.call(destination: Self.pieces, path: "/org/earshot/Pieces1", interface: Self.pieces,
-                                          member: "Delete", [.string(pieceID)])
+            _ = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
+                                          interface: PiecesContract.Manager.interface.name,
+                                          member: PiecesContract.Manager.delete.name, [.string(pieceID)])
             logger.info("job \(id): piece \(pieceID) deleted (the job was cancelled)")
         } catch {
             logger.error("job \(id): cannot delete piece \(pieceID) of the cancelled job: \(error)")

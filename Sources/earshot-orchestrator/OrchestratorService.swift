@@ -38,7 +38,7 @@ final class OrchestratorService: Sendable {
         try await watch.start { [weak self] service, running in
             guard let self else { return }
             try? self.manager.withLock { try $0?.set(OrchestratorContract.Manager.services, self.watch.property) }
-            try? self.manager.withLock { try $0?.emit(OrchestratorContract.Manager.serviceChanged, [.string(service.rawValue), .boolean(running)]) }
+            try? self.manager.withLock { try $0?.emit(OrchestratorContract.Manager.serviceChanged, [.string(service.busName), .boolean(running)]) }
             if !running {
                 for job in self.jobs.withLock({ Array($0.values) }) { job.serviceLost(service) }
             }

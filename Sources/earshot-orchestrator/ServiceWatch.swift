@@ -20,18 +20,18 @@ final class ServiceWatch: Sendable {
     /// reading (name, running).
     func start(changed: @escaping @Sendable (ServiceName, Bool) -> Void) async throws {
         for service in ServiceName.allCases {
-            let stream = try await connection.watchNameOwner(service.rawValue)
+            let stream = try await connection.watchNameOwner(service.busName)
             tasks.run { [weak self] in
                 var first = true
                 for await owner in stream {
                     guard let self else { return }
-                    self.owners.withLock { $0[service.rawValue] = owner ?? "" }
+                    self.owners.withLock { $0[service.busName] = owner ?? "" }
                     if first {
                         first = false
                         changed(service, owner != nil)
                         continue
                     }
-                    self.logger.info("\(service.rawValue) \(owner == nil ? "left the bus" : "is on the bus as \(owner!)")")
+                    self.logger.info("\(service.busName) \(owner == nil ? "left the bus" : "is on the bus as \(owner!)")")
                     changed(service, owner != nil)
                 }
             }
@@ -43,15 +43,15 @@ final class ServiceWatch: Sendable {
     }
 
     func isRunning(_ service: ServiceName) -> Bool {
-        !(owners.withLock { $0[service.rawValue] } ?? "").isEmpty
+        !(owners.withLock { $0[service.busName] } ?? "").isEmpty
     }
 
     /// `Services`: well-known name → (unique owner or "", running).
     var property: DBusValue {
         let snapshot = owners.withLock { $0 }
         return .dictionary(key: .string, value: .structure([.string, .boolean]), ServiceName.allCases.map { service in
-            let owner = snapshot[service.rawValue] ?? ""
-            return DBusValue.DictionaryEntry(.string(service.rawValue), .structure([.string(owner), .boolean(!owner.isEmpty)]))
+            let owner = snapshot[service.busName] ?? ""
+            return DBusValue.DictionaryEntry(.string(service.busName), .structure([.string(owner), .boolean(!owner.isEmpty)]))
         })
     }
 }

@@ -7,7 +7,7 @@ import SessionCore
 /// Keeping the session true: route changes from the devices and the ALSA configuration,
 /// and media-services resets from the capture service leaving and coming back.
 extension SessionService {
-    static let captureBusName = "org.earshot.Capture1"
+    static let captureBusName = CaptureContract.busName
 
     func startFollowingRoutes() throws {
         let files = ALSAConfiguration.filesInUse(environment: settings.environment) + [ALSAConfiguration.deviceDirectory]

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 
 /// One Earshot service as a client sees it: its well-known name, its manager object and
@@ -10,12 +11,17 @@ struct BusService: Sendable, Equatable {
 
     var interface: String { name }
 
-    static let capture = BusService(name: "org.earshot.Capture1", path: "/org/earshot/Capture1", label: "capture")
-    static let alerts = BusService(name: "org.earshot.Alerts1", path: "/org/earshot/Alerts1", label: "alerts")
-    static let session = BusService(name: "org.earshot.Session1", path: "/org/earshot/Session1", label: "session")
-    static let pieces = BusService(name: "org.earshot.Pieces1", path: "/org/earshot/Pieces1", label: "pieces")
-    static let orchestrator = BusService(name: "org.earshot.Orchestrator1", path: "/org/earshot/Orchestrator1",
-                                          label: "orchestrator")
+    init(_ service: ServiceDeclaration, label: String) {
+        name = service.busName
+        path = ObjectPath(declared: service.managerPath)
+        self.label = label
+    }
+
+    static let capture = BusService(CaptureContract.service, label: "capture")
+    static let alerts = BusService(AlertsContract.service, label: "alerts")
+    static let session = BusService(SessionContract.service, label: "session")
+    static let pieces = BusService(PiecesContract.service, label: "pieces")
+    static let orchestrator = BusService(OrchestratorContract.service, label: "orchestrator")
 
     /// Every service, in the order `earshot status` lists them.
     static let all: [BusService] = [capture, alerts, session, pieces, orchestrator]
@@ -23,8 +29,8 @@ struct BusService: Sendable, Equatable {
 
 /// The interfaces of the per-request objects below the managers.
 enum RequestInterface {
-    static let passThru = "org.earshot.Capture1.PassThru"
-    static let alert = "org.earshot.Alerts1.Alert"
-    static let job = "org.earshot.Orchestrator1.Job"
+    static let passThru = CaptureContract.PassThru.interface.name
+    static let alert = AlertsContract.Alert.interface.name
+    static let job = OrchestratorContract.Job.interface.name
     static let properties = "org.freedesktop.DBus.Properties"
 }
