@@ -173,7 +173,7 @@ let package = Package(
         .target(name: "CEchoClient", dependencies: ["CDBus"]),
         .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
+            "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -183,7 +183,7 @@ let package = Package(
         .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
 
         // Private bus daemons and service processes for tests and benchmarks.
-        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotDBus", "EarshotSync"]),
+        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
@@ -195,7 +195,9 @@ let package = Package(
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),
-        .testTarget(name: "EarshotContractTests", dependencies: ["EarshotContract", "EarshotDBus", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotContractTests", dependencies: [
+            "AlertsCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
+        ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",
         ]),

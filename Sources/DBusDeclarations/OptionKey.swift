@@ -16,8 +16,10 @@ public struct OptionKey: Sendable, Equatable {
     public enum Rule: Sendable, Equatable {
         /// A number within bounds (integers of any width whose value fits, or a double).
         case range(ClosedRange<Double>, unit: String = "")
-        /// One of these strings; `aliases` are other spellings accepted for them.
-        case oneOf([String], aliases: [String] = [])
+        /// One of these values (strings, or numbers written as strings); `aliases` maps other
+        /// accepted spellings to the value each stands for; `anyCase` accepts any letter case;
+        /// `unit` follows a number in messages.
+        case oneOf([String], aliases: [String: String] = [:], anyCase: Bool = false, unit: String = "")
         /// At most this many characters.
         case maxLength(Int)
         /// A rule said in words (it involves other keys, files or the store).

@@ -112,8 +112,10 @@ public enum APIPages {
         case .range(let range, let unit):
             let bound = { (value: Double) in value == value.rounded() ? String(Int64(value)) : String(value) }
             return "\(bound(range.lowerBound))..\(bound(range.upperBound))" + (unit.isEmpty ? "" : " \(unit)")
-        case .oneOf(let values, let aliases):
-            return "one of " + values.joined(separator: ", ") + (aliases.isEmpty ? "" : " (also " + aliases.joined(separator: ", ") + ")")
+        case .oneOf(let values, let aliases, let anyCase, let unit):
+            let place = { (alias: String) in values.firstIndex(of: aliases[alias]!) ?? values.count }
+            let also = aliases.keys.sorted { (place($0), $0) < (place($1), $1) }.map { "\($0) for \(aliases[$0]!)" }.joined(separator: ", ")
+            return "one of " + values.joined(separator: ", ") + (unit.isEmpty ? "" : " \(unit)") + (anyCase ? ", in any case" : "") + (aliases.isEmpty ? "" : " (also \(also))")
         case .maxLength(let length):
             return "at most \(length) characters"
         case .described(let words):

@@ -5,37 +5,50 @@ public enum AlertsContract {
 
     /// The manager: queues alerts and speech, and holds the presenter's settings.
     public enum Manager {
-        static let playTone = OptionKey("PlayTone", "b", doc: "A tone before the audio (ignored, with a warning, without audio).",
-                                        default: "false")
+        /// The keys of `PresentAlert`'s alert and of `Speak`'s options.
+        public enum Keys {
+            public static let text = CommonKeys.text("Text", doc: "The first text line.")
+            public static let secondaryText = CommonKeys.text("SecondaryText", doc: "The second text line.")
+            public static let tertiaryText = CommonKeys.text("TertiaryText", doc: "The third text line (not enough on its own).")
+            public static let timeout = OptionKey(
+                "Timeout", "d", doc: "Seconds it stays without buttons; 0 or absent is DefaultTimeout, others are held to 3..10.",
+                rules: [.described("a finite number of seconds")], error: CommonKeys.invalidData)
+            public static let audio = OptionKey("Audio", "a(ss)", doc: "What is spoken or played, in order.",
+                                                rules: [CommonKeys.speechRule], error: CommonKeys.invalidData)
+            public static let playTone = OptionKey(
+                "PlayTone", "b", doc: "A tone before the audio (ignored, with a warning, without audio).", default: "false")
+            public static let showWaitIndicator = OptionKey("ShowWaitIndicator", "b", doc: "Show a wait indicator.", default: "false")
+            public static let softButtons = OptionKey(
+                "SoftButtons", "aa{sv}", doc: "At most 4 buttons, each with a unique Id.",
+                rules: [.described("at most 4, ids unique, a TEXT button needs Text, an IMAGE button an Image")],
+                error: CommonKeys.invalidData, keys: SoftButtonKeys.all)
+            public static let icon = OptionKey("Icon", "s", doc: "The icon's path (a missing one is a warning).", default: "\"\"")
+            public static let priority = CommonKeys.priority
+            public static let outliveOwner = CommonKeys.outliveOwner
+        }
+
+        /// The keys of each of `SoftButtons`' dictionaries.
+        public enum SoftButtonKeys {
+            public static let id = OptionKey("Id", "q", doc: "The button's id, unique within the alert.", required: true,
+                                             error: CommonKeys.invalidData)
+            public static let text = OptionKey("Text", "s", doc: "Its label.", default: "\"\"")
+            public static let image = OptionKey("Image", "s", doc: "Its image's path (a missing one is a warning).", default: "\"\"")
+            public static let type = OptionKey("Type", "s", doc: "What it shows; by default what is given.",
+                                               rules: [.oneOf(["TEXT", "IMAGE", "BOTH"])], error: CommonKeys.invalidData)
+            public static let highlighted = OptionKey("Highlighted", "b", doc: "Shown as the default choice.", default: "false")
+            public static let systemAction = OptionKey(
+                "SystemAction", "s", doc: "What pressing it does to the alert.", default: "DEFAULT_ACTION",
+                rules: [.oneOf(["DEFAULT_ACTION", "STEAL_FOCUS", "KEEP_CONTEXT"])], error: CommonKeys.invalidData)
+
+            static let all = [id, text, image, type, highlighted, systemAction]
+        }
 
         public static let alertKeys = [
-            CommonKeys.text("Text", doc: "The first text line."),
-            CommonKeys.text("SecondaryText", doc: "The second text line."),
-            CommonKeys.text("TertiaryText", doc: "The third text line (not enough on its own)."),
-            OptionKey("Timeout", "d", doc: "Seconds it stays without buttons; 0 or absent is DefaultTimeout, others are held to 3..10.",
-                      rules: [.described("a finite number of seconds")], error: CommonKeys.invalidData),
-            OptionKey("Audio", "a(ss)", doc: "What is spoken or played, in order.", rules: [CommonKeys.speechRule],
-                      error: CommonKeys.invalidData),
-            playTone,
-            OptionKey("ShowWaitIndicator", "b", doc: "Show a wait indicator.", default: "false"),
-            OptionKey("SoftButtons", "aa{sv}", doc: "At most 4 buttons, each with a unique Id.",
-                      rules: [.described("at most 4, ids unique, a TEXT button needs Text, an IMAGE button an Image")],
-                      error: CommonKeys.invalidData, keys: [
-                          OptionKey("Id", "q", doc: "The button's id, unique within the alert.", required: true),
-                          OptionKey("Text", "s", doc: "Its label.", default: "\"\""),
-                          OptionKey("Image", "s", doc: "Its image's path (a missing one is a warning).", default: "\"\""),
-                          OptionKey("Type", "s", doc: "What it shows; by default what is given.",
-                                    rules: [.oneOf(["TEXT", "IMAGE", "BOTH"])], error: CommonKeys.invalidData),
-                          OptionKey("Highlighted", "b", doc: "Shown as the default choice.", default: "false"),
-                          OptionKey("SystemAction", "s", doc: "What pressing it does to the alert.", default: "DEFAULT_ACTION",
-                                    rules: [.oneOf(["DEFAULT_ACTION", "STEAL_FOCUS", "KEEP_CONTEXT"])], error: CommonKeys.invalidData),
-                      ]),
-            OptionKey("Icon", "s", doc: "The icon's path (a missing one is a warning).", default: "\"\""),
-            CommonKeys.priority,
-            CommonKeys.outliveOwner,
+            Keys.text, Keys.secondaryText, Keys.tertiaryText, Keys.timeout, Keys.audio, Keys.playTone, Keys.showWaitIndicator,
+            Keys.softButtons, Keys.icon, Keys.priority, Keys.outliveOwner,
         ]
 
-        public static let speechKeys = [playTone, CommonKeys.priority, CommonKeys.outliveOwner]
+        public static let speechKeys = [Keys.playTone, Keys.priority, Keys.outliveOwner]
 
         public static let presentAlert = MethodDeclaration(
             "PresentAlert", doc: "Copies the alert and queues it; replies at once with its object.",

@@ -6,30 +6,45 @@ public enum CaptureContract {
 
     /// The manager: starts and ends pass-thrus, and tells what the input can do.
     public enum Manager {
+        /// The keys of `PerformAudioPassThru`'s request.
+        public enum Keys {
+            public static let samplingRate = OptionKey(
+                "SamplingRate", "u", doc: "Frames per second; also given by name.", required: true,
+                rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"],
+                               aliases: ["8KHZ": "8000", "16KHZ": "16000", "22KHZ": "22050", "44KHZ": "44100"], unit: "Hz")],
+                error: CommonKeys.invalidData)
+            public static let bitsPerSample = OptionKey(
+                "BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian); also given by name.", required: true,
+                rules: [.oneOf(["8", "16"], aliases: ["8_BIT": "8", "16_BIT": "16"])], error: CommonKeys.invalidData)
+            public static let audioType = OptionKey("AudioType", "s", doc: "The encoding of the chunks.", required: true,
+                                                    rules: [.oneOf(["PCM"])], error: CommonKeys.invalidData)
+            public static let maxDuration = OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", required: true,
+                                                      rules: [.range(1...1_000_000, unit: "ms")], error: CommonKeys.invalidData)
+            public static let muteAudio = OptionKey(
+                "MuteAudio", "b", doc: "Interrupt other audio (rather than mix with it) while capturing.", default: "true")
+            public static let initialPrompt = OptionKey(
+                "InitialPrompt", "a(ss)", doc: "Spoken through org.earshot.Alerts1.Speak before recording starts.",
+                rules: [CommonKeys.speechRule], error: CommonKeys.invalidData)
+            public static let displayText1 = CommonKeys.text("DisplayText1", doc: "The HMI's first line while it records.")
+            public static let displayText2 = CommonKeys.text("DisplayText2", doc: "The HMI's second line while it records.")
+            public static let chunkMs = OptionKey("ChunkMs", "u", doc: "Audio per AudioPassThru signal.", default: "100",
+                                                  rules: [.range(10...1000, unit: "ms")], error: CommonKeys.invalidData)
+            public static let endOnSilenceMs = OptionKey(
+                "EndOnSilenceMs", "u", doc: "End with SUCCESS after this much silence following speech; 0 is off.",
+                default: "0", rules: [.range(0...1_000_000, unit: "ms")], error: CommonKeys.invalidData)
+            public static let outliveOwner = CommonKeys.outliveOwner
+            public static let outputPath = OptionKey(
+                "OutputPath", "s", doc: "Also write the audio there as a WAV file, with the caller's permissions.",
+                rules: [.described("an absolute path to a file")], error: CommonKeys.invalidData)
+            public static let delivery = OptionKey(
+                "Delivery", "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
+                default: "signals", rules: [.oneOf(["signals", "stream", "both"])], error: CommonKeys.invalidData)
+        }
+
         public static let requestKeys = [
-            OptionKey("SamplingRate", "u", doc: "Frames per second; also given by name.", required: true,
-                      rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"], aliases: ["8KHZ", "16KHZ", "22KHZ", "44KHZ"])],
-                      error: CommonKeys.invalidData),
-            OptionKey("BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian); also given by name.", required: true,
-                      rules: [.oneOf(["8", "16"], aliases: ["8_BIT", "16_BIT"])], error: CommonKeys.invalidData),
-            OptionKey("AudioType", "s", doc: "The encoding of the chunks.", required: true, rules: [.oneOf(["PCM"])],
-                      error: CommonKeys.invalidData),
-            OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", required: true,
-                      rules: [.range(1...1_000_000, unit: "ms")], error: CommonKeys.invalidData),
-            OptionKey("MuteAudio", "b", doc: "Interrupt other audio (rather than mix with it) while capturing.", default: "true"),
-            OptionKey("InitialPrompt", "a(ss)", doc: "Spoken through org.earshot.Alerts1.Speak before recording starts.",
-                      rules: [CommonKeys.speechRule], error: CommonKeys.invalidData),
-            CommonKeys.text("DisplayText1", doc: "The HMI's first line while it records."),
-            CommonKeys.text("DisplayText2", doc: "The HMI's second line while it records."),
-            OptionKey("ChunkMs", "u", doc: "Audio per AudioPassThru signal.", default: "100", rules: [.range(10...1000, unit: "ms")],
-                      error: CommonKeys.invalidData),
-            OptionKey("EndOnSilenceMs", "u", doc: "End with SUCCESS after this much silence following speech; 0 is off.",
-                      default: "0", rules: [.range(0...1_000_000, unit: "ms")], error: CommonKeys.invalidData),
-            CommonKeys.outliveOwner,
-            OptionKey("OutputPath", "s", doc: "Also write the audio there as a WAV file, with the caller's permissions.",
-                      rules: [.described("an absolute path to a file")], error: CommonKeys.invalidData),
-            OptionKey("Delivery", "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
-                      default: "signals", rules: [.oneOf(["signals", "stream", "both"])], error: CommonKeys.invalidData),
+            Keys.samplingRate, Keys.bitsPerSample, Keys.audioType, Keys.maxDuration, Keys.muteAudio, Keys.initialPrompt,
+            Keys.displayText1, Keys.displayText2, Keys.chunkMs, Keys.endOnSilenceMs, Keys.outliveOwner, Keys.outputPath,
+            Keys.delivery,
         ]
 
         public static let performAudioPassThru = MethodDeclaration(

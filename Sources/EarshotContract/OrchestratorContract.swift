@@ -6,21 +6,30 @@ public enum OrchestratorContract {
     /// The manager: starts jobs and watches the other services.
     public enum Manager {
         static let invalidData = EarshotContract.errorPrefix + "InvalidData"
-        static let capture = CaptureContract.Manager.requestKeys
+        /// The keys of `RecordPiece`'s request besides the piece's metadata
+        /// (`PiecesContract.Manager.metadataKeys`), which it passes on to `Drop`.
+        public enum Keys {
+            public static let title = OptionKey(
+                "Title", "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
+                rules: [.range(1...50, unit: "scalars")],
+                errors: [EarshotContract.errorPrefix + "TitleTooShort", EarshotContract.errorPrefix + "TitleTooLong"])
+            public static let prompt = CommonKeys.text("Prompt", doc: "Spoken before recording.")
+            public static let displayText1 = CaptureContract.Manager.Keys.displayText1
+            public static let displayText2 = CaptureContract.Manager.Keys.displayText2
+            public static let maxDuration = OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", default: "10000",
+                                                      rules: [.range(1...1_000_000, unit: "ms")], error: invalidData)
+            public static let samplingRate = OptionKey("SamplingRate", "u", doc: "Frames per second.", default: "16000",
+                                                       rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"])], error: invalidData)
+            public static let bitsPerSample = OptionKey("BitsPerSample", "u", doc: "8 or 16.", default: "16",
+                                                        rules: [.oneOf(["8", "16"])], error: invalidData)
+            public static let endOnSilenceMs = CaptureContract.Manager.Keys.endOnSilenceMs
+            public static let outliveOwner = CaptureContract.Manager.Keys.outliveOwner
+        }
 
-        /// The job's own keys, a few of the pass-thru's, and the piece's metadata.
         public static let requestKeys = [
-            OptionKey("Title", "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
-                      rules: [.range(1...50, unit: "scalars")],
-                      errors: [EarshotContract.errorPrefix + "TitleTooShort", EarshotContract.errorPrefix + "TitleTooLong"]),
-            CommonKeys.text("Prompt", doc: "Spoken before recording."),
-        ] + capture.filter { ["DisplayText1", "DisplayText2"].contains($0.name) } + [
-            OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", default: "10000",
-                      rules: [.range(1...1_000_000, unit: "ms")], error: invalidData),
-            OptionKey("SamplingRate", "u", doc: "Frames per second.", default: "16000",
-                      rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"])], error: invalidData),
-            OptionKey("BitsPerSample", "u", doc: "8 or 16.", default: "16", rules: [.oneOf(["8", "16"])], error: invalidData),
-        ] + capture.filter { ["EndOnSilenceMs", "OutliveOwner"].contains($0.name) } + PiecesContract.Manager.metadataKeys
+            Keys.title, Keys.prompt, Keys.displayText1, Keys.displayText2, Keys.maxDuration, Keys.samplingRate, Keys.bitsPerSample,
+            Keys.endOnSilenceMs, Keys.outliveOwner,
+        ] + PiecesContract.Manager.metadataKeys
 
         public static let recordPiece = MethodDeclaration(
             "RecordPiece", doc: "Prompt, capture, store and confirm a piece; replies at once with the job.",

@@ -17,72 +17,108 @@ public enum PiecesContract {
 
         static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
 
+        /// The keys of `Drop`'s piece.
+        public enum PieceKeys {
+            public static let title = OptionKey(
+                "Title", "s", doc: "Its title, 1 to 50 Unicode scalars.", required: true, rules: [.range(1...50, unit: "scalars")],
+                errors: [error("TitleTooShort"), error("TitleTooLong")])
+            public static let lengthMicroseconds = OptionKey(
+                "LengthMicroseconds", "t", doc: "Its length; measured from the mix stem when absent, within 1% of it when given.",
+                rules: [.range(1...1_200_000_000, unit: "µs")], errors: [error("PieceTooShort"), error("PieceTooLong")])
+            public static let description = OptionKey("Description", "s", doc: "What the piece is.", default: "\"\"",
+                                                      rules: [.maxLength(140)], error: error("InvalidData"))
+            public static let tempo = OptionKey("Tempo", "d", doc: "Beats per minute.", rules: [.range(1...999.999, unit: "BPM")],
+                                                errors: [error("TempoTooLow"), error("TempoTooHigh")])
+            public static let loopStartMicroseconds = OptionKey(
+                "LoopStartMicroseconds", "t", doc: "Where its loop starts; with LoopEndMicroseconds.",
+                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers"))
+            public static let loopEndMicroseconds = OptionKey(
+                "LoopEndMicroseconds", "t", doc: "Where its loop ends; with LoopStartMicroseconds.",
+                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers"))
+            public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar; with TimeSignatureLower.",
+                                                             rules: [.described("1..16; checked as a pair with TimeSignatureLower")],
+                                                             error: error("InvalidTimeSignature"))
+            public static let timeSignatureLower = OptionKey(
+                "TimeSignatureLower", "y", doc: "The beat's note value; with TimeSignatureUpper.",
+                rules: [.described("2, 4, 8 or 16; checked as a pair with TimeSignatureUpper")], error: error("InvalidTimeSignature"))
+            public static let basedOn = OptionKey("BasedOn", "as", doc: "The pieces it is based on, each once.",
+                                                  rules: [.described("each must exist")], error: error("BasedOnNotFound"))
+            public static let tonality = OptionKey("Tonality", "s", doc: "Its tonality.", default: "unknown",
+                                                   rules: [.oneOf(["unknown", "atonal", "tonal"])], error: error("InvalidTonality"))
+            public static let scale = OptionKey("Scale", "ab", doc: "For tonal: 12 values, C to B, at least one true.",
+                                                error: error("InvalidTonality"))
+            public static let root = OptionKey("Root", "y", doc: "For tonal: the root, 0 (C) to 11 (B), in the scale.",
+                                               rules: [.range(0...11)], error: error("InvalidTonality"))
+            public static let listed = OptionKey("Listed", "b", doc: "Whether List shows it to others.", default: "true")
+            public static let mixStem = asset("MixStem", "The audio: WAV, Ogg Vorbis or FLAC, checked by decoding", required: true)
+            public static let preview = asset("Preview", "A shorter audio preview")
+            public static let coverImage = asset("CoverImage", "A 640×640 PNG or JPEG")
+            public static let attachment = asset("Attachment", "Any file of at most 30 MiB")
+            public static let attachmentMimeType = OptionKey(
+                "AttachmentMimeType", "s", doc: "The attachment's MIME type; required with an attachment, refused without.",
+                error: EarshotContract.invalidArgs)
+        }
+
+        /// An asset's two keys: a descriptor, or a path.
+        public struct AssetKeys: Sendable {
+            public let fd: OptionKey
+            public let path: OptionKey
+        }
+
+        static func asset(_ name: String, _ doc: String, required: Bool = false) -> AssetKeys {
+            AssetKeys(fd: OptionKey(name, "h", doc: doc + " (a descriptor open for reading)."),
+                      path: OptionKey(name + "Path", "s", doc: doc + " (a path read with the caller's permissions).",
+                                      rules: [.described("an absolute path; give \(name) or \(name)Path, not both"
+                                                         + (required ? "; one is required" : ""))],
+                                      error: EarshotContract.invalidArgs))
+        }
+
         /// The piece's metadata, after Allihoopa's rules: the keys `Drop` takes besides its
         /// title, length and assets, which `RecordPiece` passes on.
         public static let metadataKeys = [
-            OptionKey("Description", "s", doc: "What the piece is.", default: "\"\"", rules: [.maxLength(140)],
-                      error: error("InvalidData")),
-            OptionKey("Tempo", "d", doc: "Beats per minute.", rules: [.range(1...999.999, unit: "BPM")],
-                      errors: [error("TempoTooLow"), error("TempoTooHigh")]),
-            OptionKey("LoopStartMicroseconds", "t", doc: "Where its loop starts; with LoopEndMicroseconds.",
-                      rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers")),
-            OptionKey("LoopEndMicroseconds", "t", doc: "Where its loop ends; with LoopStartMicroseconds.",
-                      rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers")),
-            OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar; with TimeSignatureLower.", rules: [.range(1...16)],
-                      error: error("InvalidTimeSignature")),
-            OptionKey("TimeSignatureLower", "y", doc: "The beat's note value; with TimeSignatureUpper.",
-                      rules: [.oneOf(["2", "4", "8", "16"])], error: error("InvalidTimeSignature")),
-            OptionKey("BasedOn", "as", doc: "The pieces it is based on, each once.", rules: [.described("each must exist")],
-                      error: error("BasedOnNotFound")),
-            OptionKey("Tonality", "s", doc: "Its tonality.", default: "unknown", rules: [.oneOf(["unknown", "atonal", "tonal"])],
-                      error: error("InvalidTonality")),
-            OptionKey("Scale", "ab", doc: "For tonal: 12 values, C to B, at least one true.", error: error("InvalidTonality")),
-            OptionKey("Root", "y", doc: "For tonal: the root, 0 (C) to 11 (B), in the scale.", rules: [.range(0...11)],
-                      error: error("InvalidTonality")),
-            OptionKey("Listed", "b", doc: "Whether List shows it to others.", default: "true"),
+            PieceKeys.description, PieceKeys.tempo, PieceKeys.loopStartMicroseconds, PieceKeys.loopEndMicroseconds,
+            PieceKeys.timeSignatureUpper, PieceKeys.timeSignatureLower, PieceKeys.basedOn, PieceKeys.tonality, PieceKeys.scale,
+            PieceKeys.root, PieceKeys.listed,
         ]
 
-        static func asset(_ name: String, _ doc: String, required: Bool = false) -> [OptionKey] {
-            [OptionKey(name, "h", doc: doc + " (a descriptor open for reading)."),
-             OptionKey(name + "Path", "s", doc: doc + " (a path read with the caller's permissions).",
-                       rules: [.described("an absolute path; give \(name) or \(name)Path, not both" + (required ? "; one is required" : ""))],
-                       error: EarshotContract.invalidArgs)]
+        /// The assets in the order `Drop` documents them.
+        public static let assets = [PieceKeys.mixStem, PieceKeys.preview, PieceKeys.coverImage, PieceKeys.attachment]
+
+        public static let pieceKeys = [PieceKeys.title, PieceKeys.lengthMicroseconds] + metadataKeys
+            + assets.flatMap { [$0.fd, $0.path] } + [PieceKeys.attachmentMimeType]
+
+        /// The keys of `List`'s query.
+        public enum QueryKeys {
+            public static let titleContains = OptionKey("TitleContains", "s", doc: "Titles containing this text, ignoring case.",
+                                                        rules: [.maxLength(200)], error: EarshotContract.invalidArgs)
+            public static let tempoMin = OptionKey("TempoMin", "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
+                                                   rules: [.described("not above TempoMax")], error: error("InvalidData"))
+            public static let tempoMax = OptionKey("TempoMax", "d", doc: "Tempo at most this many BPM.")
+            public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar.")
+            public static let timeSignatureLower = OptionKey("TimeSignatureLower", "y", doc: "The beat's note value.")
+            public static let tonality = OptionKey("Tonality", "s", doc: "This tonality.", rules: [.oneOf(["unknown", "atonal", "tonal"])],
+                                                   error: EarshotContract.invalidArgs)
+            public static let root = OptionKey("Root", "y", doc: "This root.", rules: [.range(0...11)], error: EarshotContract.invalidArgs)
+            public static let basedOn = OptionKey("BasedOn", "s", doc: "Direct children of this piece.")
+            public static let author = OptionKey("Author", "s", doc: "Dropped by this author (user, or user@host on a shared catalogue).")
+            public static let createdAfter = OptionKey("CreatedAfter", "s", doc: "Created after this time.",
+                                                       rules: [.described("RFC 3339, e.g. 2026-11-22T05:00:00Z")],
+                                                       error: EarshotContract.invalidArgs)
+            public static let createdBefore = OptionKey("CreatedBefore", "s", doc: "Created before this time.",
+                                                        rules: [.described("RFC 3339, e.g. 2026-11-22T05:00:00Z")],
+                                                        error: EarshotContract.invalidArgs)
+            public static let sortBy = OptionKey("SortBy", "s", doc: "The order.", default: "created",
+                                                 rules: [.oneOf(["created", "title", "tempo", "length"])], error: EarshotContract.invalidArgs)
+            public static let descending = OptionKey("Descending", "b", doc: "Reverse the order.", default: "false")
+            public static let offset = OptionKey("Offset", "u", doc: "Matches to skip.", default: "0")
+            public static let limit = OptionKey("Limit", "u", doc: "Pieces per page.", default: "50", rules: [.range(1...500)],
+                                                error: EarshotContract.invalidArgs)
         }
 
-        public static let pieceKeys = [
-            OptionKey("Title", "s", doc: "Its title, 1 to 50 Unicode scalars.", required: true, rules: [.range(1...50, unit: "scalars")],
-                      errors: [error("TitleTooShort"), error("TitleTooLong")]),
-            OptionKey("LengthMicroseconds", "t", doc: "Its length; measured from the mix stem when absent, within 1% of it when given.",
-                      rules: [.range(1...1_200_000_000, unit: "µs")], errors: [error("PieceTooShort"), error("PieceTooLong")]),
-        ] + metadataKeys + asset("MixStem", "The audio: WAV, Ogg Vorbis or FLAC, checked by decoding", required: true)
-            + asset("Preview", "A shorter audio preview")
-            + asset("CoverImage", "A 640×640 PNG or JPEG")
-            + asset("Attachment", "Any file of at most 30 MiB")
-            + [OptionKey("AttachmentMimeType", "s", doc: "The attachment's MIME type; required with an attachment, refused without.",
-                         error: EarshotContract.invalidArgs)]
-
         public static let queryKeys = [
-            OptionKey("TitleContains", "s", doc: "Titles containing this text, ignoring case.", rules: [.maxLength(200)],
-                      error: EarshotContract.invalidArgs),
-            OptionKey("TempoMin", "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
-                      rules: [.described("not above TempoMax")], error: error("InvalidData")),
-            OptionKey("TempoMax", "d", doc: "Tempo at most this many BPM."),
-            OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar."),
-            OptionKey("TimeSignatureLower", "y", doc: "The beat's note value."),
-            OptionKey("Tonality", "s", doc: "This tonality.", rules: [.oneOf(["unknown", "atonal", "tonal"])],
-                      error: EarshotContract.invalidArgs),
-            OptionKey("Root", "y", doc: "This root.", rules: [.range(0...11)], error: EarshotContract.invalidArgs),
-            OptionKey("BasedOn", "s", doc: "Direct children of this piece."),
-            OptionKey("Author", "s", doc: "Dropped by this author (user, or user@host on a shared catalogue)."),
-            OptionKey("CreatedAfter", "s", doc: "Created after this time.", rules: [.described("RFC 3339, e.g. 2026-11-22T05:00:00Z")],
-                      error: EarshotContract.invalidArgs),
-            OptionKey("CreatedBefore", "s", doc: "Created before this time.", rules: [.described("RFC 3339, e.g. 2026-11-22T05:00:00Z")],
-                      error: EarshotContract.invalidArgs),
-            OptionKey("SortBy", "s", doc: "The order.", default: "created", rules: [.oneOf(["created", "title", "tempo", "length"])],
-                      error: EarshotContract.invalidArgs),
-            OptionKey("Descending", "b", doc: "Reverse the order.", default: "false"),
-            OptionKey("Offset", "u", doc: "Matches to skip.", default: "0"),
-            OptionKey("Limit", "u", doc: "Pieces per page.", default: "50", rules: [.range(1...500)], error: EarshotContract.invalidArgs),
+            QueryKeys.titleContains, QueryKeys.tempoMin, QueryKeys.tempoMax, QueryKeys.timeSignatureUpper,
+            QueryKeys.timeSignatureLower, QueryKeys.tonality, QueryKeys.root, QueryKeys.basedOn, QueryKeys.author,
+            QueryKeys.createdAfter, QueryKeys.createdBefore, QueryKeys.sortBy, QueryKeys.descending, QueryKeys.offset, QueryKeys.limit,
         ]
 
         public static let drop = MethodDeclaration(

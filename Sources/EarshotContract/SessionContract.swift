@@ -12,45 +12,68 @@ public enum SessionContract {
 
         static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
 
-        static let categoryKey = OptionKey(
-            "Category", "s", doc: "The session's category (any case).", required: true,
-            rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
-                           aliases: ["solo-ambient", "recording", "play-and-record", "play_record", "multi-route"])],
-            error: error("InvalidCategory"))
-        static let optionsKey = OptionKey(
-            "Options", "as", doc: "Category options (any case); each must suit the category.",
-            rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
-                            "interruptSpokenAudioAndMixWithOthers", "allowAirPlay"],
-                           aliases: ["mix", "duck", "bt", "a2dp", "speaker", "interruptspokes", "airplay"])],
-            errors: [error("InvalidOption"), error("IncompatibleOption")])
-        static let modeKey = OptionKey(
-            "Mode", "s", doc: "The session's mode (any case, hyphenated forms too); it must suit the category.", default: "default",
-            rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"])],
-            errors: [error("InvalidMode"), error("IncompatibleOption")])
+        /// The keys of `SetDesiredState` and `Activate` requests.
+        public enum Keys {
+            public static let category = OptionKey(
+                "Category", "s", doc: "The session's category (any case).", required: true,
+                rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
+                               aliases: ["solo-ambient": "soloAmbient", "recording": "record", "play-and-record": "playAndRecord",
+                                         "play_record": "playAndRecord", "multi-route": "multiRoute"], anyCase: true)],
+                error: error("InvalidCategory"))
+            public static let options = OptionKey(
+                "Options", "as", doc: "Category options (any case); each must suit the category.",
+                rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
+                                "interruptSpokenAudioAndMixWithOthers", "allowAirPlay"],
+                               aliases: ["mix": "mixWithOthers", "mix-with-others": "mixWithOthers", "duck": "duckOthers",
+                                         "duck-others": "duckOthers", "bt": "allowBluetooth", "allow-bluetooth": "allowBluetooth",
+                                         "a2dp": "allowBluetoothA2DP", "allow-bluetooth-a2dp": "allowBluetoothA2DP",
+                                         "speaker": "defaultToSpeaker", "default-to-speaker": "defaultToSpeaker",
+                                         "interruptspokes": "interruptSpokenAudioAndMixWithOthers",
+                                         "interrupt-spoken-audio-and-mix-with-others": "interruptSpokenAudioAndMixWithOthers",
+                                         "airplay": "allowAirPlay", "allow-airplay": "allowAirPlay"], anyCase: true)],
+                errors: [error("InvalidOption"), error("IncompatibleOption")])
+            public static let mode = OptionKey(
+                "Mode", "s", doc: "The session's mode (any case); it must suit the category.", default: "default",
+                rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"],
+                               aliases: ["voice-chat": "voiceChat", "video-recording": "videoRecording",
+                                         "movie-playback": "moviePlayback", "spoken-audio": "spokenAudio", "game-chat": "gameChat"],
+                               anyCase: true)],
+                errors: [error("InvalidMode"), error("IncompatibleOption")])
+            public static let active = OptionKey(
+                "Active", "b", doc: "Activate or deactivate the session, last, after everything else applied; absent leaves it as it is.")
+            public static let sampleRate = OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
+                                                     rules: [.described("a positive number of Hz")], error: error("InvalidData"))
+            public static let ioBufferDuration = OptionKey(
+                "IOBufferDuration", "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
+                rules: [.described("a positive number of seconds")], error: error("InvalidData"))
+            public static let inputOrientation = OptionKey(
+                "InputOrientation", "s", doc: "The input's orientation, as in the reference (any case).",
+                rules: [.oneOf(["none", "portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight",
+                                "front", "back", "top", "bottom", "left", "right", "faceUp", "faceDown"],
+                               aliases: ["portrait-upside-down": "portraitUpsideDown", "landscape-left": "landscapeLeft",
+                                         "landscape-right": "landscapeRight", "face-up": "faceUp", "face-down": "faceDown"],
+                               anyCase: true)],
+                error: error("InvalidOrientation"))
+            public static let preferredInput = OptionKey(
+                "PreferredInput", "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
+                errors: [error("InvalidInputType"), error("NoInputDevice")])
+            public static let dataSourceName = OptionKey("DataSourceName", "s", doc: "One of the input's DataSources.",
+                                                         error: error("DataSourceNotFound"))
+            public static let polarPattern = OptionKey(
+                "PolarPattern", "s", doc: "A polar pattern the input offers (any case).",
+                rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"], anyCase: true)],
+                errors: [error("InvalidPolarPattern"), error("PolarPatternNotSupported")])
+            public static let audioStream = OptionKey(
+                "AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it).",
+                rules: [.described("1..256 bytes")], error: EarshotContract.invalidArgs)
+        }
 
         public static let desiredKeys = [
-            categoryKey, optionsKey, modeKey,
-            OptionKey("Active", "b", doc: "Activate the session (last, after everything else applied).", default: "false"),
-            OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
-                      rules: [.described("a positive number of Hz")], error: error("InvalidData")),
-            OptionKey("IOBufferDuration", "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
-                      rules: [.described("a positive number of seconds")], error: error("InvalidData")),
-            OptionKey("InputOrientation", "s", doc: "The input's orientation, as in the reference.",
-                      rules: [.oneOf(["portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight", "none"],
-                                     aliases: ["front", "back", "top", "bottom", "left", "right", "faceUp", "faceDown"])],
-                      error: error("InvalidOrientation")),
-            OptionKey("PreferredInput", "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
-                      errors: [error("InvalidInputType"), error("NoInputDevice")]),
-            OptionKey("DataSourceName", "s", doc: "One of the input's DataSources.", error: error("DataSourceNotFound")),
-            OptionKey("PolarPattern", "s", doc: "A polar pattern the input offers.",
-                      rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"])],
-                      errors: [error("InvalidPolarPattern"), error("PolarPatternNotSupported")]),
+            Keys.category, Keys.options, Keys.mode, Keys.active, Keys.sampleRate, Keys.ioBufferDuration, Keys.inputOrientation,
+            Keys.preferredInput, Keys.dataSourceName, Keys.polarPattern,
         ]
 
-        public static let activationKeys = [
-            categoryKey, optionsKey, modeKey,
-            OptionKey("AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it)."),
-        ]
+        public static let activationKeys = [Keys.category, Keys.options, Keys.mode, Keys.audioStream]
 
         public static let setDesiredState = MethodDeclaration(
             "SetDesiredState", doc: "Applies a state in order, stopping at the first failure, and keeps it for re-application.",

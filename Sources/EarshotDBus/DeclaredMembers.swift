@@ -63,3 +63,17 @@ extension DBusConnection {
         return try export(path, interfaces: interfaces, properties: table)
     }
 }
+
+extension Dictionary where Key == String {
+    /// A declared property's entry, e.g. in what `GetAll` returned.
+    public subscript(_ property: PropertyDeclaration) -> Value? {
+        get { self[property.name] }
+        set { self[property.name] = newValue }
+    }
+
+    /// A declared request key's entry, e.g. in a request being built.
+    public subscript(_ key: OptionKey) -> Value? {
+        get { self[key.name] }
+        set { self[key.name] = newValue }
+    }
+}

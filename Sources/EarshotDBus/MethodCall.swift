@@ -64,11 +64,6 @@ public struct MethodCall: Sendable {
         guard let v = try argument(index).unixFDValue else { throw mismatch(index, "h") }
         return v
     }
-
-    /// The `a{sv}` argument at `index`, as an option reader.
-    public func options(_ index: Int, errorName: String = OptionReader.defaultErrorName) throws(DBusError) -> OptionReader {
-        try OptionReader(try argument(index), errorName: errorName)
-    }
 }
 
 /// Actions to run after a call's reply has gone out.

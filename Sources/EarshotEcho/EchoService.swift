@@ -5,6 +5,15 @@ import Glibc
 /// `org.earshot.Echo1`: a small service that exercises every part of the D-Bus binding.
 /// The binding's tests drive it on a private bus, and the D-Bus benchmark measures it.
 public final class EchoService: Sendable {
+    static let invalidData = DBusError.earshotPrefix + "InvalidData"
+    /// The keys of `Options`: Mode, Count, Ratio and Name.
+    static let optionKeys = [
+        OptionKey("Mode", "s", doc: "How fast.", required: true, rules: [.oneOf(["fast", "slow"])], error: invalidData),
+        OptionKey("Count", "u", doc: "How many.", default: "1", rules: [.range(1...10)], error: invalidData),
+        OptionKey("Ratio", "d", doc: "How much.", default: "0.5", rules: [.range(0...1)], error: invalidData),
+        OptionKey("Name", "s", doc: "What.", default: "\"\"", rules: [.maxLength(8)], error: invalidData),
+    ]
+
     public static let busName = "org.earshot.Echo1"
     public static let path: ObjectPath = "/org/earshot/Echo1"
     public static let interfaceName = "org.earshot.Echo1"
@@ -100,12 +109,11 @@ public final class EchoService: Sendable {
                 return []
             },
             DBusMethod("Options", in: [DBusArgument("options", "a{sv}")], out: [DBusArgument("normalized", "a{sv}")]) { call in
-                var options = try call.options(0, errorName: DBusError.earshotPrefix + "InvalidData")
-                let mode = try options.require("Mode", .oneOf(["fast", "slow"]))
-                let count = try options.get("Count", .uint32(1...10)) ?? 1
-                let ratio = try options.get("Ratio", .double(0...1)) ?? 0.5
-                let name = try options.get("Name", .string(maxLength: 8)) ?? ""
-                try options.finish()
+                let options = try DeclaredRequest(try call.argument(0), keys: EchoService.optionKeys)
+                let mode: String = try options.require(EchoService.optionKeys[0])
+                let count: UInt32 = try options.require(EchoService.optionKeys[1])
+                let ratio: Double = try options.require(EchoService.optionKeys[2])
+                let name: String = try options.require(EchoService.optionKeys[3])
                 return [.vardict(["Mode": .string(mode), "Count": .uint32(count), "Ratio": .double(ratio), "Name": .string(name)])]
             },
         ], properties: [

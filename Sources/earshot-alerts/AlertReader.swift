@@ -1,74 +1,60 @@
 import AlertsCore
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 
-/// Reads `PresentAlert`'s `a{sv}` and `Speak`'s arguments into a validated request:
-/// wrong types and unknown keys are InvalidArgs, broken rules InvalidData.
+/// `PresentAlert`'s alert and `Speak`'s options read against the contract's keys (types,
+/// allowed values and defaults come from there), then the rules the alert core checks.
 enum AlertReader {
-    static let invalidData = DBusError.earshotPrefix + "InvalidData"
+    typealias Keys = AlertsContract.Manager.Keys
+    typealias ButtonKeys = AlertsContract.Manager.SoftButtonKeys
 
-    static func alert(_ value: DBusValue) throws(DBusError) -> AlertRequest {
-        var options = try OptionReader(value, errorName: invalidData)
+    static func alert(_ call: MethodCall) throws(DBusError) -> AlertRequest {
+        let options = try call.request(AlertsContract.Manager.presentAlert)
         var request = AlertRequest()
         try DBusError.readingRequest {
-            request.text = try options.get("Text", .string) ?? ""
-            request.secondaryText = try options.get("SecondaryText", .string) ?? ""
-            request.tertiaryText = try options.get("TertiaryText", .string) ?? ""
-            request.timeoutSeconds = try options.get("Timeout", .double())
-            if let audio = try options.get("Audio", .exactly(.array(.structure([.string, .string])))) {
-                request.audio = try chunks(audio, field: "Audio")
+            request.text = try options.require(Keys.text)
+            request.secondaryText = try options.require(Keys.secondaryText)
+            request.tertiaryText = try options.require(Keys.tertiaryText)
+            request.timeoutSeconds = try options.get(Keys.timeout)
+            if let audio = try options.get(Keys.audio, as: DBusValue.self) {
+                request.audio = try chunks(audio, field: Keys.audio.name)
             }
-            request.playTone = try options.get("PlayTone", .bool) ?? false
-            request.showWaitIndicator = try options.get("ShowWaitIndicator", .bool) ?? false
-            if let buttons = try options.get("SoftButtons", .vardicts) {
-                request.softButtons = try buttons.enumerated().map { index, reader throws in
-                    try softButton(reader, field: "SoftButtons[\(index)]")
-                }
-            }
-            request.icon = try options.get("Icon", .string) ?? ""
-            request.priority = try priority(&options)
-            request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
-            try options.finish()
+            request.playTone = try options.require(Keys.playTone)
+            request.showWaitIndicator = try options.require(Keys.showWaitIndicator)
+            request.softButtons = try options.dictionaries(Keys.softButtons).map(softButton)
+            request.icon = try options.require(Keys.icon)
+            request.priority = try options.word(Keys.priority) ?? .normal
+            request.outliveOwner = try options.require(Keys.outliveOwner)
             try request.validate()
         }
         return request
     }
 
-    static func speech(chunks value: DBusValue, options optionsValue: DBusValue) throws(DBusError) -> AlertRequest {
-        var options = try OptionReader(optionsValue, errorName: invalidData)
+    static func speech(_ call: MethodCall) throws(DBusError) -> AlertRequest {
+        let options = try call.request(AlertsContract.Manager.speak)
         var request = AlertRequest()
         request.speechOnly = true
         try DBusError.readingRequest {
-            request.audio = try chunks(value, field: "chunks")
-            request.playTone = try options.get("PlayTone", .bool) ?? false
-            request.priority = try priority(&options)
-            request.outliveOwner = try options.get("OutliveOwner", .bool) ?? false
-            try options.finish()
+            request.audio = try chunks(try call.argument(0), field: AlertsContract.Manager.speak.inputs[0].name)
+            request.playTone = try options.require(Keys.playTone)
+            request.priority = try options.word(Keys.priority) ?? .normal
+            request.outliveOwner = try options.require(Keys.outliveOwner)
             try request.validate()
         }
         return request
-    }
-
-    private static func priority(_ options: inout OptionReader) throws(DBusError) -> AlertPriority {
-        guard let name = try options.get("Priority", .oneOf(AlertPriority.allCases.map(\.rawValue))) else { return .normal }
-        return AlertPriority(rawValue: name) ?? .normal
     }
 
     private static func chunks(_ value: DBusValue, field: String) throws -> [SpeechChunk] {
         try SpeechChunk.parseAll(try value.speechPairs(field: field), field: field)
     }
 
-    private static func softButton(_ reader: OptionReader, field: String) throws -> SoftButton {
-        var options = reader
-        let id = try options.require("Id", .uint16())
-        let text = try options.get("Text", .string) ?? ""
-        let image = try options.get("Image", .string) ?? ""
-        let kind = try options.get("Type", .oneOf(SoftButton.Kind.allCases.map(\.rawValue))).flatMap(SoftButton.Kind.init(rawValue:))
-        let highlighted = try options.get("Highlighted", .bool) ?? false
-        let action = try options.get("SystemAction", .oneOf(SoftButton.SystemAction.allCases.map(\.rawValue)))
-            .flatMap(SoftButton.SystemAction.init(rawValue:)) ?? .defaultAction
-        try options.finish()
-        return try SoftButton(id: id, text: text, image: image, kind: kind, highlighted: highlighted, systemAction: action, field: field)
+    private static func softButton(_ options: DeclaredRequest) throws -> SoftButton {
+        try SoftButton(id: try options.require(ButtonKeys.id), text: try options.require(ButtonKeys.text),
+                       image: try options.require(ButtonKeys.image), kind: try options.word(ButtonKeys.type),
+                       highlighted: try options.require(ButtonKeys.highlighted),
+                       systemAction: try options.word(ButtonKeys.systemAction) ?? .defaultAction,
+                       field: String(options.context.dropLast()))
     }
 }

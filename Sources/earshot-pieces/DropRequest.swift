@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import PiecesCore
@@ -14,50 +15,63 @@ struct DropRequest: Sendable {
     var draft: PieceDraft
     var sources: [AssetKind: AssetSource]
 
-    static let scaleType = try! DBusType(signature: "ab")
+    typealias Keys = PiecesContract.Manager.PieceKeys
 
-    /// Reads and checks everything that needs no file: D-Bus types and unknown keys
-    /// (`InvalidArgs` naming the key), then Allihoopa's rules (their named errors).
+    /// The contract's two keys for an asset.
+    static func keys(_ kind: AssetKind) -> PiecesContract.Manager.AssetKeys {
+        switch kind {
+        case .mixStem: Keys.mixStem
+        case .preview: Keys.preview
+        case .coverImage: Keys.coverImage
+        case .attachment: Keys.attachment
+        }
+    }
+
+    /// Reads and checks everything that needs no file: the contract's keys (types, unknown
+    /// keys, defaults), then Allihoopa's rules (their named errors).
     static func read(_ call: MethodCall) throws(DBusError) -> DropRequest {
-        var options = try call.options(0)
-        let title = try options.require("Title", .string)
-        let description = try options.get("Description", .string) ?? ""
-        let length = try options.get("LengthMicroseconds", .uint64())
-        let tempo = try options.get("Tempo", .double())
-        let loopStart = try options.get("LoopStartMicroseconds", .uint64())
-        let loopEnd = try options.get("LoopEndMicroseconds", .uint64())
-        let upper = try options.get("TimeSignatureUpper", .uint8())
-        let lower = try options.get("TimeSignatureLower", .uint8())
-        let basedOn = try options.get("BasedOn", .strings) ?? []
-        let tonality = try options.get("Tonality", .string) ?? "unknown"
-        let scale = try options.get("Scale", .exactly(scaleType)).map { value in (value.arrayValue ?? []).compactMap(\.boolValue) }
-        let root = try options.get("Root", .uint8())
-        let listed = try options.get("Listed", .bool) ?? true
-        let mime = try options.get("AttachmentMimeType", .string)
+        let options = try call.request(PiecesContract.Manager.drop)
+        let title: String = try options.require(Keys.title)
+        let description: String = try options.require(Keys.description)
+        let length: UInt64? = try options.get(Keys.lengthMicroseconds)
+        let tempo: Double? = try options.get(Keys.tempo)
+        let loopStart: UInt64? = try options.get(Keys.loopStartMicroseconds)
+        let loopEnd: UInt64? = try options.get(Keys.loopEndMicroseconds)
+        let upper: UInt8? = try options.get(Keys.timeSignatureUpper)
+        let lower: UInt8? = try options.get(Keys.timeSignatureLower)
+        let basedOn: [String] = try options.get(Keys.basedOn) ?? []
+        let tonality: String = try options.require(Keys.tonality)
+        let scale: [Bool]? = try options.get(Keys.scale)
+        let root: UInt8? = try options.get(Keys.root)
+        let listed: Bool = try options.require(Keys.listed)
+        let mime: String? = try options.get(Keys.attachmentMimeType)
         var sources: [AssetKind: AssetSource] = [:]
         for kind in AssetKind.allCases {
-            let fd = try options.get(kind.key, .fd)
-            let path = try options.get(kind.key + "Path", .string)
+            let keys = keys(kind)
+            let fd = try options.fd(keys.fd)
+            let path: String? = try options.get(keys.path)
             switch (fd, path) {
             case (let fd?, nil): sources[kind] = .fd(fd)
             case (nil, let path?):
-                guard path.hasPrefix("/") else { throw options.invalid(kind.key + "Path", "'\(path)' is not an absolute path") }
+                guard path.hasPrefix("/") else { throw options.invalid(keys.path, "'\(path)' is not an absolute path") }
                 sources[kind] = .path(path)
             case (nil, nil): break
-            case (_?, _?): throw options.invalid(kind.key, "give \(kind.key) or \(kind.key)Path, not both")
+            case (_?, _?): throw .invalidArgs("\(keys.fd.name): give \(keys.fd.name) or \(keys.path.name), not both")
             }
         }
-        try options.finish()
-        guard sources[.mixStem] != nil else { throw .invalidArgs("MixStem: a mix stem is required (MixStem h or MixStemPath s)") }
+        let mixStem = keys(.mixStem)
+        guard sources[.mixStem] != nil else {
+            throw .invalidArgs("\(mixStem.fd.name): a mix stem is required (\(mixStem.fd.name) h or \(mixStem.path.name) s)")
+        }
         if mime != nil, sources[.attachment] == nil {
-            throw .invalidArgs("AttachmentMimeType: given without an Attachment")
+            throw options.invalid(Keys.attachmentMimeType, "given without an Attachment")
         }
         if sources[.attachment] != nil, mime == nil {
-            throw .invalidArgs("AttachmentMimeType: an Attachment needs its MIME type")
+            throw options.invalid(Keys.attachmentMimeType, "an Attachment needs its MIME type")
         }
         return try DBusError.readingRequest {
             if (upper == nil) != (lower == nil) {
-                throw RuleViolation("InvalidTimeSignature", field: upper == nil ? "TimeSignatureUpper" : "TimeSignatureLower",
+                throw RuleViolation("InvalidTimeSignature", field: upper == nil ? Keys.timeSignatureUpper.name : Keys.timeSignatureLower.name,
                                     "give both TimeSignatureUpper and TimeSignatureLower or neither")
             }
             var draft = PieceDraft(title: title, description: description, lengthMicroseconds: length, tempo: tempo,
@@ -65,7 +79,7 @@ struct DropRequest: Sendable {
                                    tonality: try Tonality(name: tonality, scale: scale, root: root), listed: listed,
                                    attachmentMimeType: mime)
             if let upper, let lower { draft.timeSignature = try TimeSignature(upper: upper, lower: lower) }
-            if Set(basedOn).count != basedOn.count { throw RuleViolation.invalidData("BasedOn", "lists a piece twice") }
+            if Set(basedOn).count != basedOn.count { throw RuleViolation.invalidData(Keys.basedOn.name, "lists a piece twice") }
             try draft.validate()
             return DropRequest(draft: draft, sources: sources)
         }

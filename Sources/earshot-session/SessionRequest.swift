@@ -1,31 +1,28 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import SessionCore
 
-/// Reading `SetDesiredState` and `Activate` requests: D-Bus types and unknown keys first
-/// (`InvalidArgs` naming the key), then the vocabulary and the compatibility rules (their
-/// named errors).
+/// Reading `SetDesiredState` and `Activate` requests against the contract's keys (types,
+/// unknown keys and the vocabulary it lists), then the compatibility rules of the session
+/// core (their named errors).
 enum SessionRequest {
+    typealias Keys = SessionContract.Manager.Keys
+
     static func desiredState(_ call: MethodCall) throws(DBusError) -> DesiredState {
-        var options = try call.options(0)
-        let category = try options.require("Category", .string)
-        let optionNames = try options.get("Options", .strings)
-        let mode = try options.get("Mode", .string)
-        let active = try options.get("Active", .bool)
-        let sampleRate = try options.get("SampleRate", .double(unit: "Hz"))
-        let ioBufferDuration = try options.get("IOBufferDuration", .double(unit: "s"))
-        let orientation = try options.get("InputOrientation", .string)
-        let preferredInput = try options.get("PreferredInput", .string)
-        let dataSource = try options.get("DataSourceName", .string)
-        let polarPattern = try options.get("PolarPattern", .string)
-        try options.finish()
+        let options = try call.request(SessionContract.Manager.setDesiredState)
         return try DBusError.readingRequest {
-            var desired = DesiredState(configuration: try configuration(category: category, mode: mode, options: optionNames),
-                                       active: active, sampleRate: sampleRate, ioBufferDuration: ioBufferDuration,
-                                       preferredInput: preferredInput, dataSourceName: dataSource)
-            desired.inputOrientation = try orientation.map { text throws(RuleViolation) in try InputOrientation.parse(text) }
-            desired.polarPattern = try polarPattern.map { text throws(RuleViolation) in try PolarPattern.parse(text) }
+            var desired = DesiredState(configuration: try configuration(options),
+                                       active: try options.get(Keys.active),
+                                       sampleRate: try options.get(Keys.sampleRate), ioBufferDuration: try options.get(Keys.ioBufferDuration),
+                                       preferredInput: try options.get(Keys.preferredInput), dataSourceName: try options.get(Keys.dataSourceName))
+            desired.inputOrientation = try options.get(Keys.inputOrientation, as: String.self).map { text throws(RuleViolation) in
+                try InputOrientation.parse(text)
+            }
+            desired.polarPattern = try options.get(Keys.polarPattern, as: String.self).map { text throws(RuleViolation) in
+                try PolarPattern.parse(text)
+            }
             try desired.validate()
             return desired
         }
@@ -34,28 +31,24 @@ enum SessionRequest {
     /// An activation's `Category` (required), `Mode`, `Options` and `AudioStream` (a mixer
     /// node name, 1..256 bytes).
     static func activation(_ call: MethodCall) throws(DBusError) -> (configuration: CategoryConfiguration, audioStream: String?) {
-        var options = try call.options(0)
-        let category = try options.require("Category", .string)
-        let optionNames = try options.get("Options", .strings)
-        let mode = try options.get("Mode", .string)
-        let audioStream = try options.get("AudioStream", .string)
-        try options.finish()
+        let options = try call.request(SessionContract.Manager.activate)
+        let audioStream: String? = try options.get(Keys.audioStream)
         if let audioStream, audioStream.isEmpty || audioStream.utf8.count > 256 {
-            throw DBusError.invalidArgs("AudioStream: must be 1..256 bytes, a PipeWire node name")
+            throw options.invalid(Keys.audioStream, "must be 1..256 bytes, a PipeWire node name")
         }
-        let parsed: CategoryConfiguration = try DBusError.readingRequest { () throws(RuleViolation) -> CategoryConfiguration in
-            try configuration(category: category, mode: mode, options: optionNames)
-        }
+        let parsed = try DBusError.readingRequest { try configuration(options) }
         return (parsed, audioStream)
     }
 
-    private static func configuration(category: String, mode: String?, options: [String]?) throws(RuleViolation) -> CategoryConfiguration {
-        let parsedCategory = try SessionCategory.parse(category)
-        let parsedMode = try mode.map { text throws(RuleViolation) in try SessionMode.parse(text) } ?? .default
+    /// Category, mode and options: the session core reads each word (aliases, any case) and
+    /// checks that they suit each other.
+    private static func configuration(_ options: DeclaredRequest) throws -> CategoryConfiguration {
+        let category = try SessionCategory.parse(try options.require(Keys.category))
+        let mode = try options.get(Keys.mode, as: String.self).map { text throws(RuleViolation) in try SessionMode.parse(text) } ?? .default
         var parsedOptions: Set<SessionOption> = []
-        for (index, name) in (options ?? []).enumerated() {
-            parsedOptions.insert(try SessionOption.parse(name, field: "Options[\(index)]"))
+        for (index, name) in (try options.get(Keys.options, as: [String].self) ?? []).enumerated() {
+            parsedOptions.insert(try SessionOption.parse(name, field: "\(Keys.options.name)[\(index)]"))
         }
-        return try CategoryConfiguration(category: parsedCategory, mode: parsedMode, options: parsedOptions)
+        return try CategoryConfiguration(category: category, mode: mode, options: parsedOptions)
     }
 }

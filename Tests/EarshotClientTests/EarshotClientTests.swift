@@ -47,11 +47,12 @@ import Testing
             #expect(error?.message == "MaxDuration: 0 is outside 1..1000000 ms")
             var request = AudioPassThruRequest(samplingRate: 11025, maxDurationMs: 100)
             let rate = await #expect(throws: EarshotError.self) { _ = try await earshot.capture.perform(request) }
-            #expect(rate?.message.hasPrefix("SamplingRate: '11025' is not one of") == true)
+            // The same reader as the service's, so the same words.
+            #expect(rate?.message == "SamplingRate: 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
             request.samplingRate = 16000
             request.displayText1 = String(repeating: "x", count: 501)
             let text = await #expect(throws: EarshotError.self) { _ = try await earshot.capture.perform(request) }
-            #expect(text?.message == "DisplayText1: 501 characters, at most 500")
+            #expect(text?.message == "DisplayText1: 501 characters, at most 500 allowed")
             // Nothing reached the service.
             let active = try await stack.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
                                                      interface: "org.freedesktop.DBus.Properties", member: "Get",

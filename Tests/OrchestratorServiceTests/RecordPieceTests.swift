@@ -125,7 +125,8 @@ import Testing
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
                 _ = try await deployment.record(["Title": .string("t"), "Colour": .string("red")])
             }
-            await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
+            // Out of range is the key's declared error, as for the pass-thru's own MaxDuration.
+            await expectDBusError("org.earshot.Error.InvalidData") {
                 _ = try await deployment.record(["Title": .string("t"), "MaxDuration": .uint32(0)])
             }
         }
