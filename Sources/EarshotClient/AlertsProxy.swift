@@ -2,6 +2,8 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 
+private typealias AlertKeys = AlertsContract.Manager.Keys
+
 /// An alert for `PresentAlert` (org.earshot.Alerts1), after SDL-0282's `SDLAlertView`.
 public struct Alert: Sendable {
     public var text: String?
@@ -55,17 +57,17 @@ public struct Alert: Sendable {
     }
 
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = ["Priority": .string(priority.rawValue)]
-        values["Text"] = text.map(DBusValue.string)
-        values["SecondaryText"] = secondaryText.map(DBusValue.string)
-        values["TertiaryText"] = tertiaryText.map(DBusValue.string)
-        values["Timeout"] = timeout.map(DBusValue.double)
-        if !audio.isEmpty { values["Audio"] = SpeechChunk.value(audio) }
-        if playTone { values["PlayTone"] = .boolean(true) }
-        if showWaitIndicator { values["ShowWaitIndicator"] = .boolean(true) }
-        if !softButtons.isEmpty { values["SoftButtons"] = .vardicts(softButtons.map(\.value)) }
-        values["Icon"] = icon.map(DBusValue.string)
-        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
+        var values: [String: DBusValue] = [AlertKeys.priority.name: .string(priority.rawValue)]
+        values[AlertKeys.text] = text.map(DBusValue.string)
+        values[AlertKeys.secondaryText] = secondaryText.map(DBusValue.string)
+        values[AlertKeys.tertiaryText] = tertiaryText.map(DBusValue.string)
+        values[AlertKeys.timeout] = timeout.map(DBusValue.double)
+        if !audio.isEmpty { values[AlertKeys.audio] = SpeechChunk.value(audio) }
+        if playTone { values[AlertKeys.playTone] = .boolean(true) }
+        if showWaitIndicator { values[AlertKeys.showWaitIndicator] = .boolean(true) }
+        if !softButtons.isEmpty { values[AlertKeys.softButtons] = .vardicts(softButtons.map(\.value)) }
+        values[AlertKeys.icon] = icon.map(DBusValue.string)
+        if outliveOwner { values[AlertKeys.outliveOwner] = .boolean(true) }
         return values
     }
 }

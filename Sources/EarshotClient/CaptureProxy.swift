@@ -2,6 +2,8 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 
+private typealias CaptureKeys = CaptureContract.Manager.Keys
+
 /// A `PerformAudioPassThru` request (org.earshot.Capture1), checked against the contract
 /// before it is sent.
 public struct AudioPassThruRequest: Sendable {
@@ -29,16 +31,17 @@ public struct AudioPassThruRequest: Sendable {
 
     var values: [String: DBusValue] {
         var values: [String: DBusValue] = [
-            "SamplingRate": .uint32(samplingRate), "BitsPerSample": .uint32(bitsPerSample), "AudioType": .string("PCM"),
-            "MaxDuration": .uint32(maxDurationMs), "MuteAudio": .boolean(muteAudio), "Delivery": .string(delivery.rawValue),
+            CaptureKeys.samplingRate.name: .uint32(samplingRate), CaptureKeys.bitsPerSample.name: .uint32(bitsPerSample),
+            CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(maxDurationMs),
+            CaptureKeys.muteAudio.name: .boolean(muteAudio), CaptureKeys.delivery.name: .string(delivery.rawValue),
         ]
-        if !initialPrompt.isEmpty { values["InitialPrompt"] = SpeechChunk.value(initialPrompt) }
-        values["DisplayText1"] = displayText1.map(DBusValue.string)
-        values["DisplayText2"] = displayText2.map(DBusValue.string)
-        values["ChunkMs"] = chunkMs.map(DBusValue.uint32)
-        values["EndOnSilenceMs"] = endOnSilenceMs.map(DBusValue.uint32)
-        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
-        values["OutputPath"] = outputPath.map(DBusValue.string)
+        if !initialPrompt.isEmpty { values[CaptureKeys.initialPrompt] = SpeechChunk.value(initialPrompt) }
+        values[CaptureKeys.displayText1] = displayText1.map(DBusValue.string)
+        values[CaptureKeys.displayText2] = displayText2.map(DBusValue.string)
+        values[CaptureKeys.chunkMs] = chunkMs.map(DBusValue.uint32)
+        values[CaptureKeys.endOnSilenceMs] = endOnSilenceMs.map(DBusValue.uint32)
+        if outliveOwner { values[CaptureKeys.outliveOwner] = .boolean(true) }
+        values[CaptureKeys.outputPath] = outputPath.map(DBusValue.string)
         return values
     }
 }

@@ -2,6 +2,9 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 
+private typealias RecordKeys = OrchestratorContract.Manager.Keys
+private typealias PieceKeys = PiecesContract.Manager.PieceKeys
+
 /// A `RecordPiece` request (org.earshot.Orchestrator1): prompt, capture, store, confirm.
 public struct RecordPieceRequest: Sendable {
     public var title: String
@@ -18,12 +21,12 @@ public struct RecordPieceRequest: Sendable {
     }
 
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = ["Title": .string(title)]
-        values["Prompt"] = prompt.map(DBusValue.string)
-        values["MaxDuration"] = maxDurationMs.map(DBusValue.uint32)
-        values["EndOnSilenceMs"] = endOnSilenceMs.map(DBusValue.uint32)
-        values["Tempo"] = tempo.map(DBusValue.double)
-        if outliveOwner { values["OutliveOwner"] = .boolean(true) }
+        var values: [String: DBusValue] = [RecordKeys.title.name: .string(title)]
+        values[RecordKeys.prompt] = prompt.map(DBusValue.string)
+        values[RecordKeys.maxDuration] = maxDurationMs.map(DBusValue.uint32)
+        values[RecordKeys.endOnSilenceMs] = endOnSilenceMs.map(DBusValue.uint32)
+        values[PieceKeys.tempo] = tempo.map(DBusValue.double)
+        if outliveOwner { values[RecordKeys.outliveOwner] = .boolean(true) }
         return values
     }
 }

@@ -1,6 +1,8 @@
 import EarshotContract
 import EarshotDBus
 
+private typealias PieceKeys = PiecesContract.Manager.PieceKeys
+
 /// A piece for `Drop` (org.earshot.Pieces1), after Allihoopa's model.
 public struct PieceDrop: Sendable {
     public var title: String
@@ -18,14 +20,16 @@ public struct PieceDrop: Sendable {
     }
 
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = ["Title": .string(title), "MixStemPath": .string(mixStemPath), "Listed": .boolean(listed)]
-        values["Description"] = description.map(DBusValue.string)
-        values["Tempo"] = tempo.map(DBusValue.double)
+        var values: [String: DBusValue] = [
+            PieceKeys.title.name: .string(title), PieceKeys.mixStem.path.name: .string(mixStemPath), PieceKeys.listed.name: .boolean(listed),
+        ]
+        values[PieceKeys.description] = description.map(DBusValue.string)
+        values[PieceKeys.tempo] = tempo.map(DBusValue.double)
         if let timeSignature {
-            values["TimeSignatureUpper"] = .byte(timeSignature.upper)
-            values["TimeSignatureLower"] = .byte(timeSignature.lower)
+            values[PieceKeys.timeSignatureUpper] = .byte(timeSignature.upper)
+            values[PieceKeys.timeSignatureLower] = .byte(timeSignature.lower)
         }
-        if !basedOn.isEmpty { values["BasedOn"] = .strings(basedOn) }
+        if !basedOn.isEmpty { values[PieceKeys.basedOn] = .strings(basedOn) }
         return values
     }
 }

@@ -1,6 +1,8 @@
 import EarshotContract
 import EarshotDBus
 
+private typealias SessionKeys = SessionContract.Manager.Keys
+
 /// The session state asked for with `SetDesiredState` (org.earshot.Session1); strings take
 /// the contract's spellings, in any case.
 public struct DesiredSessionState: Sendable {
@@ -22,16 +24,16 @@ public struct DesiredSessionState: Sendable {
     }
 
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = ["Category": .string(category)]
-        if !options.isEmpty { values["Options"] = .strings(options) }
-        values["Mode"] = mode.map(DBusValue.string)
-        values["Active"] = active.map(DBusValue.boolean)
-        values["SampleRate"] = sampleRate.map(DBusValue.double)
-        values["IOBufferDuration"] = ioBufferDuration.map(DBusValue.double)
-        values["PreferredInput"] = preferredInput.map(DBusValue.string)
-        values["DataSourceName"] = dataSourceName.map(DBusValue.string)
-        values["PolarPattern"] = polarPattern.map(DBusValue.string)
-        values["InputOrientation"] = inputOrientation.map(DBusValue.string)
+        var values: [String: DBusValue] = [SessionKeys.category.name: .string(category)]
+        if !options.isEmpty { values[SessionKeys.options] = .strings(options) }
+        values[SessionKeys.mode] = mode.map(DBusValue.string)
+        values[SessionKeys.active] = active.map(DBusValue.boolean)
+        values[SessionKeys.sampleRate] = sampleRate.map(DBusValue.double)
+        values[SessionKeys.ioBufferDuration] = ioBufferDuration.map(DBusValue.double)
+        values[SessionKeys.preferredInput] = preferredInput.map(DBusValue.string)
+        values[SessionKeys.dataSourceName] = dataSourceName.map(DBusValue.string)
+        values[SessionKeys.polarPattern] = polarPattern.map(DBusValue.string)
+        values[SessionKeys.inputOrientation] = inputOrientation.map(DBusValue.string)
         return values
     }
 }
@@ -113,9 +115,10 @@ public struct SessionProxy: Sendable {
 
     /// Claims audio for the caller (`Activate`).
     public func activate(category: String, options: [String] = [], mode: String? = nil, audioStream: String? = nil) async throws -> SessionActivation {
-        var values: [String: DBusValue] = ["Category": .string(category), "Options": .strings(options)]
-        values["Mode"] = mode.map(DBusValue.string)
-        values["AudioStream"] = audioStream.map(DBusValue.string)
+        var values: [String: DBusValue] = [SessionKeys.category.name: .string(category),
+                                          SessionKeys.options.name: .strings(options)]
+        values[SessionKeys.mode] = mode.map(DBusValue.string)
+        values[SessionKeys.audioStream] = audioStream.map(DBusValue.string)
         try RequestCheck.check(values, against: Manager.activationKeys)
         let reply = try await calls.call(path, Manager.interface, Manager.activate, [.vardict(values)])
         guard let activation = reply.first?.objectPathValue else {

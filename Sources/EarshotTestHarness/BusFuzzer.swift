@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -113,7 +114,7 @@ public final class BusFuzzer {
     public func finish(timeout: Duration = .seconds(30)) async throws -> [String] {
         try? await discover()
         for (path, interface, method) in methods where path != root && method.inputs.isEmpty
-            && ["Cancel", "End", "Deactivate"].contains(method.name) {
+            && [AlertsContract.Alert.cancel, CaptureContract.PassThru.end, SessionContract.Activation.deactivate].map(\.name).contains(method.name) {
             _ = try? await connection.call(destination: destination, path: path, interface: interface,
                                            member: method.name, timeout: self.timeout)
         }
@@ -207,7 +208,8 @@ public final class BusFuzzer {
                             [.string(property?.interface ?? values.string()), .string(property?.property.name ?? values.string())])
         default:
             let path = values.chance(50) ? root : values.objectPath()
-            let member = values.pick(["Frobnicate", "Drop", "PresentAlert", "Cancel", "Introspect", "Ping", "GetMachineId"])
+            let member = values.pick(["Frobnicate", PiecesContract.Manager.drop.name, AlertsContract.Manager.presentAlert.name, AlertsContract.Alert.cancel.name,
+                                  "Introspect", "Ping", "GetMachineId"])
             let interface = values.pick([destination, "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Peer",
                                          "org.earshot.Nonexistent1", destination + ".PassThru"])
             let arguments = values.chance(50) ? [] : [values.value(values.randomType())]

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -6,41 +7,41 @@ public enum LoadScenarios {
     /// The scenario for `busName`; `wave` is a short WAV file the pieces clients drop.
     public static func scenario(for busName: String, wave: String) -> LoadRunner.Scenario? {
         switch busName {
-        case "org.earshot.Session1":
+        case SessionContract.busName:
             // Setting and reading the session state.
             return LoadRunner.Scenario(busName: busName) { client in
                 let manager: ObjectPath = "/org/earshot/Session1"
                 let category = ["playback", "ambient", "playAndRecord", "soloAmbient"][(client.index + client.iteration) % 4]
-                await client.call(manager, busName, "SetDesiredState", [.vardict(["Category": .string(category)])])
-                await client.call(manager, busName, "GetState")
+                await client.call(manager, busName, SessionContract.Manager.setDesiredState.name, [.vardict(["Category": .string(category)])])
+                await client.call(manager, busName, SessionContract.Manager.getState.name)
             }
-        case "org.earshot.Alerts1":
+        case AlertsContract.busName:
             // Presenting and cancelling alerts. Most are refused by the rate limit or a
             // full queue (they complete at once with REJECTED); cancelling one that has
             // completed is `Rejected`.
             return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
-                guard let path = await client.call("/org/earshot/Alerts1", busName, "PresentAlert", [.vardict([
+                guard let path = await client.call(ObjectPath(declared: AlertsContract.managerPath), busName, AlertsContract.Manager.presentAlert.name, [.vardict([
                     "Text": .string("Load \(client.index)"), "Timeout": .double(3),
                 ])])?.first?.objectPathValue else { return }
-                await client.call(path, "org.earshot.Alerts1.Alert", "Cancel")
+                await client.call(path, AlertsContract.Alert.interface.name, AlertsContract.Alert.cancel.name)
             }
-        case "org.earshot.Pieces1":
+        case PiecesContract.busName:
             // Dropping and listing pieces.
             return LoadRunner.Scenario(busName: busName) { client in
                 let manager: ObjectPath = "/org/earshot/Pieces1"
-                await client.call(manager, busName, "Drop", [.vardict([
+                await client.call(manager, busName, PiecesContract.Manager.drop.name, [.vardict([
                     "Title": .string("Load \(client.index).\(client.iteration)"), "MixStemPath": .string(wave),
                     "Tempo": .double(Double(60 + client.index % 120)),
                 ])])
-                await client.call(manager, busName, "List", [.vardict([
+                await client.call(manager, busName, PiecesContract.Manager.list.name, [.vardict([
                     "TempoMin": .double(80), "TempoMax": .double(140), "Limit": .uint32(20),
                 ])])
             }
-        case "org.earshot.Capture1":
+        case CaptureContract.busName:
             // Starting and ending pass-thrus in turn: one runs at a time, the others are
             // `Rejected` with the time left.
             return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
-                let started = await client.call("/org/earshot/Capture1", busName, "PerformAudioPassThru", [.vardict([
+                let started = await client.call(ObjectPath(declared: CaptureContract.managerPath), busName, CaptureContract.Manager.performAudioPassThru.name, [.vardict([
                     "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
                     "MaxDuration": .uint32(2000),
                 ])])
@@ -49,17 +50,17 @@ public enum LoadScenarios {
                     return
                 }
                 try? await Task.sleep(for: .milliseconds(50))
-                await client.call("/org/earshot/Capture1", busName, "EndAudioPassThru")
+                await client.call(ObjectPath(declared: CaptureContract.managerPath), busName, CaptureContract.Manager.endAudioPassThru.name)
             }
-        case "org.earshot.Orchestrator1":
+        case OrchestratorContract.busName:
             // Reading the services' health, starting a job and cancelling it.
             return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
                 let manager: ObjectPath = "/org/earshot/Orchestrator1"
-                await client.call(manager, "org.freedesktop.DBus.Properties", "Get", [.string(busName), .string("Services")])
-                guard let job = await client.call(manager, busName, "RecordPiece", [.vardict([
+                await client.call(manager, "org.freedesktop.DBus.Properties", "Get", [.string(busName), .string(OrchestratorContract.Manager.services.name)])
+                guard let job = await client.call(manager, busName, OrchestratorContract.Manager.recordPiece.name, [.vardict([
                     "Title": .string("Load \(client.index)"), "MaxDuration": .uint32(500),
                 ])])?.first?.objectPathValue else { return }
-                await client.call(job, "org.earshot.Orchestrator1.Job", "Cancel")
+                await client.call(job, OrchestratorContract.Job.interface.name, OrchestratorContract.Job.cancel.name)
             }
         default:
             return nil

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -23,11 +24,10 @@ public final class ServiceStack: Sendable {
         }
     }
 
+    /// In the order they start: the session first, the orchestrator last.
     public static let services: [(executable: String, busName: String)] = [
-        ("earshot-session", "org.earshot.Session1"), ("earshot-capture", "org.earshot.Capture1"),
-        ("earshot-alerts", "org.earshot.Alerts1"), ("earshot-pieces", "org.earshot.Pieces1"),
-        ("earshot-orchestrator", "org.earshot.Orchestrator1"),
-    ]
+        SessionContract.service, CaptureContract.service, AlertsContract.service, PiecesContract.service, OrchestratorContract.service,
+    ].map { ($0.executable, $0.busName) }
     public static let everything = services.map(\.executable)
 
     public let bus: PrivateBus

@@ -122,7 +122,7 @@ final class AlertObject: Sendable {
     /// `Cancel()`: the owner's (or a privileged HMI's).
     func cancel(_ call: MethodCall) async throws {
         try await authorize(call, ownerOnly: true)
-        try service.act(on: self, call: "Cancel") { queue, now in queue.cancel(self.id, now: now) }
+        try service.act(on: self, call: AlertsContract.Alert.cancel.name) { queue, now in queue.cancel(self.id, now: now) }
     }
 
     /// `PressButton(q id)`: the user pressed one of the presented alert's buttons.
@@ -133,7 +133,7 @@ final class AlertObject: Sendable {
             throw DBusError.earshot("InvalidData", "id: the alert has no button \(button) (it has \(request.softButtons.map { String($0.id) }.joined(separator: ", ").nonEmpty ?? "none"))")
         }
         let action = request.softButtons.first { $0.id == button }?.systemAction ?? .defaultAction
-        try service.act(on: self, call: "PressButton", presentedOnly: true) { queue, now in
+        try service.act(on: self, call: AlertsContract.Alert.pressButton.name, presentedOnly: true) { queue, now in
             queue.pressButton(self.id, button: button, action: action, now: now)
         }
     }
@@ -141,7 +141,7 @@ final class AlertObject: Sendable {
     /// `Dismiss()`: the user dismissed the presented alert.
     func dismiss(_ call: MethodCall) async throws {
         try await authorize(call, ownerOnly: false)
-        try service.act(on: self, call: "Dismiss", presentedOnly: true) { queue, now in queue.dismiss(self.id, now: now) }
+        try service.act(on: self, call: AlertsContract.Alert.dismiss.name, presentedOnly: true) { queue, now in queue.dismiss(self.id, now: now) }
     }
 
     /// The owner may do everything; the HMI's user actions may also come from uid 0 or

@@ -84,8 +84,8 @@ final class AlertsService: Sendable {
 
     func present(_ call: MethodCall, speechOnly: Bool) async throws -> ObjectPath {
         let request = speechOnly
-            ? try AlertReader.speech(chunks: try call.argument(0), options: try call.argument(1))
-            : try AlertReader.alert(try call.argument(0))
+            ? try AlertReader.speech(call)
+            : try AlertReader.alert(call)
         var warnings: [String] = []
         var audio: [SpeechChunk] = []
         var missingFile: String?
@@ -113,7 +113,8 @@ final class AlertsService: Sendable {
 
         let owner = call.sender
         let (alert, immediate) = try state.withLock { s throws(DBusError) -> (AlertObject, AlertEnd?) in
-            if s.stopping { throw .failed("\(speechOnly ? "Speak" : "PresentAlert"): the service is stopping") }
+            let method = speechOnly ? AlertsContract.Manager.speak : AlertsContract.Manager.presentAlert
+            if s.stopping { throw .failed("\(method.name): the service is stopping") }
             let id = s.nextID
             s.nextID += 1
             let lines = speechOnly ? [] : TextLayout.lines(request.texts, displayLines: Int(s.displayLines))

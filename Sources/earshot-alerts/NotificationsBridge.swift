@@ -1,4 +1,5 @@
 import AlertsCore
+import EarshotContract
 import EarshotDBus
 import Logging
 
@@ -101,7 +102,7 @@ final class NotificationsBridge: AlertObserver {
         case "ActionInvoked":
             guard let alert = state.withLock({ $0.shown[id] }), let key = signal.body.dropFirst().first?.stringValue,
                   let button = UInt16(key), let pressed = alert.request.softButtons.first(where: { $0.id == button }) else { return }
-            try? service.act(on: alert, call: "PressButton", presentedOnly: true) { queue, now in
+            try? service.act(on: alert, call: AlertsContract.Alert.pressButton.name, presentedOnly: true) { queue, now in
                 queue.pressButton(alert.id, button: button, action: pressed.systemAction, now: now)
             }
         case "NotificationClosed":

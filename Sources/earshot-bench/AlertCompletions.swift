@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -19,7 +20,7 @@ final class AlertCompletions: Sendable {
 
     /// Subscribes `observer` to `Completed` of every alert of `busName`.
     init(observer: DBusConnection, busName: String, interface: String) async throws {
-        let subscription = try await observer.subscribe(MatchRule(sender: busName, interface: interface, member: "Completed"))
+        let subscription = try await observer.subscribe(MatchRule(sender: busName, interface: interface, member: AlertsContract.Alert.completed.name))
         let seen = Locked<[ObjectPath: Completion]>([:])
         reader = Task {
             for await signal in subscription {

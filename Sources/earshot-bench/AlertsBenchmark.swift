@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -110,9 +111,9 @@ struct AlertsBenchmark: Sendable {
     let speechWarmup: Int
     let sentence: String
 
-    static let busName = "org.earshot.Alerts1"
-    static let managerPath: ObjectPath = "/org/earshot/Alerts1"
-    static let alertInterface = "org.earshot.Alerts1.Alert"
+    static let busName = AlertsContract.busName
+    static let managerPath = ObjectPath(declared: AlertsContract.managerPath)
+    static let alertInterface = AlertsContract.Alert.interface.name
     static let properties = "org.freedesktop.DBus.Properties"
     static let espeak = "/usr/bin/espeak-ng"
     static let outputPace = "realtime"
@@ -184,7 +185,7 @@ struct AlertsBenchmark: Sendable {
             let caller = try await bus.connect()
             let start = monotonicNanoseconds()
             let reply = try await caller.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                              member: "Speak", [chunks, .vardict([:])])
+                                              member: AlertsContract.Manager.speak.name, [chunks, .vardict([:])])
             let replied = monotonicNanoseconds()
             guard let path = reply.first?.objectPathValue, let id = path.rawValue.split(separator: "/").last.map(String.init) else {
                 caller.close()

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -15,7 +16,7 @@ extension AlertsBenchmark {
 
     func presentAlert(on connection: DBusConnection) async throws -> ObjectPath {
         let reply = try await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                              member: "PresentAlert", [alert])
+                                              member: AlertsContract.Manager.presentAlert.name, [alert])
         guard let path = reply.first?.objectPathValue else { throw BenchmarkError("PresentAlert replied \(reply)") }
         return path
     }
@@ -44,7 +45,7 @@ extension AlertsBenchmark {
         // service is known and the connection's thread is running.
         for connection in connections {
             _ = try await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                          member: "Get", [.string(Self.busName), .string("QueueLength")])
+                                          member: "Get", [.string(Self.busName), .string(AlertsContract.Manager.queueLength.name)])
         }
 
         struct Sample: Sendable {

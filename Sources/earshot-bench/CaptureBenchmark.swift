@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -97,9 +98,9 @@ struct CaptureBenchmark: Sendable {
     let seconds: Int
     let cpuLabels: Set<String>
 
-    static let busName = "org.earshot.Capture1"
-    static let managerPath: ObjectPath = "/org/earshot/Capture1"
-    static let passThruInterface = "org.earshot.Capture1.PassThru"
+    static let busName = CaptureContract.busName
+    static let managerPath = ObjectPath(declared: CaptureContract.managerPath)
+    static let passThruInterface = CaptureContract.PassThru.interface.name
     static let arecord = "/usr/bin/arecord"
     /// Recorder warm-up before the measured pass-thru starts.
     static let recorderWarmUp: Duration = .seconds(1)
@@ -254,8 +255,8 @@ struct CaptureBenchmark: Sendable {
                           content: [UInt8], window: UsageWindow?) async throws -> ChunkLatencyResult {
         // Subscribe first: the unicast chunks (already addressed to this connection, so no
         // AddMatch), and the broadcast Finished.
-        let chunks = try await client.subscribe(MatchRule(interface: Self.passThruInterface, member: "AudioPassThru"), addMatch: false)
-        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: "Finished"))
+        let chunks = try await client.subscribe(MatchRule(interface: Self.passThruInterface, member: CaptureContract.PassThru.audioPassThru.name), addMatch: false)
+        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: CaptureContract.PassThru.finished.name))
         defer {
             chunks.cancel()
             finished.cancel()
@@ -271,7 +272,7 @@ struct CaptureBenchmark: Sendable {
         ]
         let hostStart = HostSample.take()
         let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                          member: "PerformAudioPassThru", [.vardict(request)])
+                                          member: CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
         guard let path = reply.first?.objectPathValue else {
             throw BenchmarkError("PerformAudioPassThru replied \(reply)")
         }
@@ -292,7 +293,7 @@ struct CaptureBenchmark: Sendable {
     /// arrive; checked against the microphone input. Returns the bytes read.
     private func streamPassThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
                                 content: [UInt8], window: UsageWindow?) async throws -> Int {
-        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: "Finished"))
+        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: CaptureContract.PassThru.finished.name))
         defer { finished.cancel() }
         let request: [String: DBusValue] = [
             "SamplingRate": .uint32(configuration.samplingRate), "BitsPerSample": .uint32(16),
@@ -300,9 +301,9 @@ struct CaptureBenchmark: Sendable {
             "ChunkMs": .uint32(configuration.chunkMs), "Delivery": .string("stream"),
         ]
         let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                          member: "PerformAudioPassThru", [.vardict(request)])
+                                          member: CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
         guard let path = reply.first?.objectPathValue else { throw BenchmarkError("PerformAudioPassThru replied \(reply)") }
-        let opened = try await client.call(destination: Self.busName, path: path, interface: Self.passThruInterface, member: "OpenStream")
+        let opened = try await client.call(destination: Self.busName, path: path, interface: Self.passThruInterface, member: CaptureContract.PassThru.openStream.name)
         guard let fd = opened.first?.unixFDValue?.take() else { throw BenchmarkError("OpenStream replied \(opened)") }
         defer { Glibc.close(fd) }
         let chunkBytes = configuration.chunkBytes

@@ -1,3 +1,4 @@
+import EarshotContract
 import Foundation
 
 /// What one configuration's pass-thru delivered, and how late.
@@ -224,7 +225,7 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         lines.append("one \(seconds) s pass-thru per configuration, file microphone paced in real time, private bus")
         let widths = [-38, 7, 9, 6, 7, 7, 8, 8, 8, 8, 7, 7, 3, -18]
         lines.append(row(["configuration", "chunks", "expected", "gaps", "size!", "data!", "p50", "p99", "max", "mean", ">2 ms", "host%",
-                          "", "Finished"], widths))
+                          "", CaptureContract.PassThru.finished.name], widths))
         for result in latencies {
             let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
             lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
@@ -91,8 +92,8 @@ struct PiecesBenchmark: Sendable {
     let lists: Int
     let transcodes: Int
 
-    static let busName = "org.earshot.Pieces1"
-    static let path: ObjectPath = "/org/earshot/Pieces1"
+    static let busName = PiecesContract.busName
+    static let path = ObjectPath(declared: PiecesContract.managerPath)
 
     func run() async throws -> PiecesBenchmarkResults {
         let service = try builtService("earshot-pieces")
@@ -205,7 +206,7 @@ struct PiecesBenchmark: Sendable {
                                               "Tonality": .string(["unknown", "atonal", "tonal"][Int(generator.next() % 3)]),
                                               "Limit": .uint32(50)]
             let start = monotonicNanoseconds()
-            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "List",
+            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.list.name,
                                               [.vardict(query)])
             if index >= 50 { times.append(Double(monotonicNanoseconds() - start) / 1e6) }
             guard reply.count == 2 else { throw BenchmarkError("List replied \(reply)") }
@@ -221,7 +222,7 @@ struct PiecesBenchmark: Sendable {
             try Self.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run + 1)
             let fd = open(file.path, O_RDONLY | O_CLOEXEC)
             let start = monotonicNanoseconds()
-            _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "Drop",
+            _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.drop.name,
                                       [.vardict(["Title": .string("Drop \(run)"), "MixStem": .unixFD(UnixFD(taking: fd))])],
                                       timeout: .seconds(120))
             let dropped = Double(monotonicNanoseconds() - start) / 1e6
@@ -247,14 +248,14 @@ struct PiecesBenchmark: Sendable {
         for run in 0..<transcodes {
             let file = bus.directory.appendingPathComponent("minute-\(run).wav")
             try Self.writeWAV(file, dataBytes: 44100 * 4 * 60, seed: 100 + run)
-            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "Drop",
+            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.drop.name,
                                               [.vardict(["Title": .string("Minute \(run)"), "MixStemPath": .string(file.path)])],
                                               timeout: .seconds(120))
             guard let id = reply.first?.stringValue else { throw BenchmarkError("Drop replied \(reply)") }
             for (format, (ext, codec)) in commands.sorted(by: { $0.key > $1.key }) {
                 let out = bus.directory.appendingPathComponent("export-\(run).\(ext)").path
                 let start = monotonicNanoseconds()
-                _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "ExportMixStem",
+                _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.exportMixStem.name,
                                           [.string(id), .string(format), .string(out)], timeout: .seconds(300))
                 ours[format, default: []].append(Double(monotonicNanoseconds() - start) / 1e6)
                 let peerOut = bus.directory.appendingPathComponent("ffmpeg-\(run).\(ext)").path

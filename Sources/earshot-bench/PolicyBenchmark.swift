@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotPipeWire
 import EarshotTestHarness
@@ -82,9 +83,9 @@ struct PolicyBenchmark: Sendable {
     static let peerHertz = 9000.0
     static let quantum = 256
     static let duckLevel = 0.3
-    static let session = "org.earshot.Session1"
-    static let sessionPath: ObjectPath = "/org/earshot/Session1"
-    static let alerts = "org.earshot.Alerts1"
+    static let session = SessionContract.busName
+    static let sessionPath = ObjectPath(declared: SessionContract.managerPath)
+    static let alerts = AlertsContract.busName
     static let tools = ["/usr/bin/pipewire", "/usr/bin/wireplumber", "/usr/bin/pw-play", "/usr/bin/pw-record", "/usr/bin/espeak-ng"]
 
     func run() async throws -> PolicyBenchmarkResults {
@@ -165,7 +166,7 @@ struct PolicyBenchmark: Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let reply = try await client.call(destination: Self.session, path: Self.sessionPath, interface: "org.freedesktop.DBus.Properties",
-                                              member: "Get", [.string(Self.session), .string("Streams")])
+                                              member: "Get", [.string(Self.session), .string(SessionContract.Manager.streams.name)])
             let streams = reply.first?.variantValue?.arrayValue?.compactMap(\.stringKeyedValue) ?? []
             if streams.contains(where: { $0["Role"]?.stringValue == "Music" }) { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -196,14 +197,14 @@ struct PolicyBenchmark: Sendable {
             let request: [String: DBusValue] = ["Category": .string("playback"), "Options": .strings(["duckOthers"])]
             let sent = monotonicNanoseconds()
             let reply = try await music.call(destination: Self.session, path: Self.sessionPath, interface: Self.session,
-                                             member: "Activate", [.vardict(request)])
+                                             member: SessionContract.Manager.activate.name, [.vardict(request)])
             let replied = monotonicNanoseconds()
             guard let activation = reply.first?.objectPathValue else { throw BenchmarkError("Activate replied \(reply)") }
             let lowered = try await heard(monitor, after: sent, what: "ducked after Activate") { $0 < threshold }
             try await Task.sleep(for: .milliseconds(150))
             let leaving = monotonicNanoseconds()
-            _ = try await music.call(destination: Self.session, path: activation, interface: "org.earshot.Session1.Activation",
-                                     member: "Deactivate")
+            _ = try await music.call(destination: Self.session, path: activation, interface: SessionContract.Activation.interface.name,
+                                     member: SessionContract.Activation.deactivate.name)
             let left = monotonicNanoseconds()
             let back = try await heard(monitor, after: leaving, what: "restored after Deactivate") { $0 > threshold }
             if round >= warmup {
@@ -217,7 +218,7 @@ struct PolicyBenchmark: Sendable {
 
     private func alertRounds(bus: PrivateBus, client: DBusConnection, monitor: MonitorLevels, threshold: Double,
                              check: @Sendable () throws -> Void) async throws -> [Double] {
-        let completions = try await client.subscribe(MatchRule(sender: Self.alerts, interface: "org.earshot.Alerts1.Alert", member: "Completed"))
+        let completions = try await client.subscribe(MatchRule(sender: Self.alerts, interface: AlertsContract.Alert.interface.name, member: AlertsContract.Alert.completed.name))
         var lowered: [Double] = []
         for round in 0..<(warmup + rounds) {
             try check()
@@ -230,12 +231,12 @@ struct PolicyBenchmark: Sendable {
             ]
             let sent = monotonicNanoseconds()
             let reply = try await owner.call(destination: Self.alerts, path: "/org/earshot/Alerts1", interface: Self.alerts,
-                                             member: "PresentAlert", [.vardict(request)])
+                                             member: AlertsContract.Manager.presentAlert.name, [.vardict(request)])
             let replied = monotonicNanoseconds()
             guard let alert = reply.first?.objectPathValue else { throw BenchmarkError("PresentAlert replied \(reply)") }
             let down = try await heard(monitor, after: sent, what: "lowered by an alert") { $0 < threshold }
             // Only its start is timed: end it rather than wait for its timeout.
-            _ = try await owner.call(destination: Self.alerts, path: alert, interface: "org.earshot.Alerts1.Alert", member: "Cancel")
+            _ = try await owner.call(destination: Self.alerts, path: alert, interface: AlertsContract.Alert.interface.name, member: AlertsContract.Alert.cancel.name)
             var completed = false
             while let signal = await completions.next(timeout: .seconds(15)) {
                 if signal.path == alert {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -69,8 +70,8 @@ struct SessionBenchmark: Sendable {
     let getCalls: Int
     let routeChanges: Int
 
-    static let busName = "org.earshot.Session1"
-    static let path: ObjectPath = "/org/earshot/Session1"
+    static let busName = SessionContract.busName
+    static let path = ObjectPath(declared: SessionContract.managerPath)
     static let routeGoalMilliseconds = 500.0
 
     static let states: [[String: DBusValue]] = [
@@ -110,11 +111,11 @@ struct SessionBenchmark: Sendable {
             let set = try await timed(warmup: warmup, count: setCalls) {
                 index += 1
                 _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                          member: "SetDesiredState", [.vardict(Self.states[index % 2])])
+                                          member: SessionContract.Manager.setDesiredState.name, [.vardict(Self.states[index % 2])])
             }
             progress("\(warmup) + \(getCalls) GetState calls")
             let get = try await timed(warmup: warmup, count: getCalls) {
-                _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "GetState")
+                _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: SessionContract.Manager.getState.name)
             }
             progress("\(routeChanges) route changes")
             let routes = try await routeChangeTimes(bus: bus, client: client)
@@ -149,7 +150,7 @@ struct SessionBenchmark: Sendable {
 
     /// Milliseconds from each configuration rewrite to its `RouteChanged`.
     private func routeChangeTimes(bus: PrivateBus, client: DBusConnection) async throws -> (times: [Double], reasons: [String: Int]) {
-        let signals = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: "RouteChanged"))
+        let signals = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: SessionContract.Manager.routeChanged.name))
         var times: [Double] = []
         var reasons: [String: Int] = [:]
         for change in 0..<routeChanges {

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -38,7 +39,7 @@ struct SharedPiecesBenchmark: Sendable {
         @discardableResult
         func drop(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> String {
             let reply = try await (connection ?? client).call(destination: SharedPiecesBenchmark.busName, path: SharedPiecesBenchmark.path,
-                                                              interface: SharedPiecesBenchmark.busName, member: "Drop",
+                                                              interface: SharedPiecesBenchmark.busName, member: PiecesContract.Manager.drop.name,
                                                               [.vardict(request)], timeout: .seconds(120))
             guard let id = reply.first?.stringValue else { throw BenchmarkError("Drop replied \(reply)") }
             return id
@@ -98,7 +99,7 @@ struct SharedPiecesBenchmark: Sendable {
         let small = work.appendingPathComponent("small.wav")
         try PiecesBenchmark.writeWAV(small, dataBytes: 44100 * 4, seed: 7)
         progress("100 drops on one host, each until another host announces it")
-        let signals = try await second.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: "PieceDropped"))
+        let signals = try await second.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: PiecesContract.Manager.pieceDropped.name))
         var announced: [Double] = []
         for run in 0..<110 {
             let start = monotonicNanoseconds()

@@ -146,7 +146,7 @@ final class CaptureService: Sendable {
     // MARK: Requests
 
     func perform(_ call: MethodCall) async throws -> ObjectPath {
-        var request = try RequestReader.read(try call.argument(0))
+        var request = try RequestReader.read(call)
         let id = try state.withLock { s throws(DBusError) -> UInt64 in
             if let active = s.active {
                 throw .earshot("Rejected", "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")

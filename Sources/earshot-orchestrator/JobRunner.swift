@@ -262,8 +262,8 @@ final class JobRunner: Sendable {
             let fd = open(wav, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw DBusError.failed("cannot open \(wav)") }
             var piece = plan.metadata
-            piece["Title"] = .string(plan.title)
-            piece["MixStem"] = .unixFD(UnixFD(taking: fd))
+            piece[PiecesContract.Manager.PieceKeys.title.name] = .string(plan.title)
+            piece[PiecesContract.Manager.PieceKeys.mixStem.fd.name] = .unixFD(UnixFD(taking: fd))
             let reply = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
                                                   interface: PiecesContract.Manager.interface.name,
                                                   member: PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))

@@ -60,7 +60,7 @@ extension PiecesService {
         draft.lengthMicroseconds = try draft.validate(measuredMicroseconds: analysis.durationMicroseconds)
 
         // What is staged already takes its room: what is left must not eat into the reserve.
-        try store.files.checkRoom(for: "Drop")
+        try store.files.checkRoom(for: PiecesContract.Manager.drop.name)
         let assets = AssetKind.allCases.compactMap { kind in
             staged[kind].map { StoredAsset(kind: kind, format: formats[kind] ?? "", hash: $0.hash, size: $0.size, dropped: true) }
         }

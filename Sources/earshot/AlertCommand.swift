@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot alert`: presents an alert, and with `--wait` waits for how it ended.
@@ -79,7 +80,7 @@ struct AlertCommand: ClientCommand {
 
         let events = ClientEvents()
         defer { events.stop() }
-        events.forward(try await client.subscribe(.alerts, interface: RequestInterface.alert, member: "Completed"))
+        events.forward(try await client.subscribe(.alerts, interface: RequestInterface.alert, member: AlertsContract.Alert.completed.name))
         try await events.watch(.alerts, on: client)
         // From here Ctrl-C is an event: one that comes during the call cancels the alert
         // once its path is known.
@@ -98,7 +99,7 @@ struct AlertCommand: ClientCommand {
                 if cancelled { return ClientExit.interrupted }
                 cancelled = true
                 Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.alerts, "Cancel", path: path, interface: RequestInterface.alert)
+                _ = try? await client.call(.alerts, AlertsContract.Alert.cancel.name, path: path, interface: RequestInterface.alert)
             case .key, .inputClosed, .tick:
                 continue
             case .serviceGone(let name):
@@ -109,7 +110,7 @@ struct AlertCommand: ClientCommand {
     }
 
     func present(_ client: BusClient) async throws(ClientFailure) -> ObjectPath {
-        let reply = try await client.call(.alerts, "PresentAlert", [.vardict(request)])
+        let reply = try await client.call(.alerts, AlertsContract.Manager.presentAlert.name, [.vardict(request)])
         guard let path = reply.first?.objectPathValue else { throw .failed("PresentAlert replied \(reply)") }
         return path
     }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotService
 
@@ -45,8 +46,9 @@ struct BusClient: Sendable {
     }
 
     /// One property of an object of `service`.
-    func property(_ service: BusService, _ name: String, path: ObjectPath? = nil,
+    func property(_ service: BusService, _ property: PropertyDeclaration, path: ObjectPath? = nil,
                   interface: String? = nil) async throws(ClientFailure) -> DBusValue {
+        let name = property.name
         let reply = try await call(service, "Get", [.string(interface ?? service.interface), .string(name)],
                                    path: path, interface: RequestInterface.properties)
         guard let value = reply.first?.variantValue else { throw .failed("\(service.name) answered Get \(name) with \(reply)") }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -84,14 +85,15 @@ struct CaptureSubcommand: ClientCommand {
         events.catchInterrupts()
         let path: ObjectPath
         do throws(ClientFailure) {
-            let reply = try await client.call(.capture, "PerformAudioPassThru", [.vardict(request)])
+            let reply = try await client.call(.capture, CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
             guard let made = reply.first?.objectPathValue else { throw ClientFailure.failed("PerformAudioPassThru replied \(reply)") }
             path = made
         } catch {
             writer.discard()
             throw error
         }
-        let channels = try? await client.property(.capture, "Channels", path: path, interface: RequestInterface.passThru).uint32Value
+        let channels = try? await client.property(.capture, CaptureContract.PassThru.channels, path: path,
+                                                  interface: RequestInterface.passThru).uint32Value
 
         let meter = options.json || noMeter || !Terminal.stderrIsTerminal ? nil : LevelMeter(bitsPerSample: bits)
         let bytesPerFrame = Double(channels ?? 1) * Double(bits / 8)
@@ -104,7 +106,7 @@ struct CaptureSubcommand: ClientCommand {
             switch event {
             case .signal(let message):
                 guard message.path == path else { continue }
-                if message.member == "AudioPassThru", message.body.count == 3, let data = message.body[0].bytesValue {
+                if message.member == CaptureContract.PassThru.audioPassThru.name, message.body.count == 3, let data = message.body[0].bytesValue {
                     let sequence = message.body[1].uint64Value ?? nextSequence
                     if sequence > nextSequence { missing += sequence - nextSequence }
                     nextSequence = sequence + 1
@@ -112,7 +114,7 @@ struct CaptureSubcommand: ClientCommand {
                     if let meter {
                         Terminal.status(meter.line(seconds: Double(writer.dataBytes) / bytesPerFrame / Double(rate), samples: data))
                     }
-                } else if message.member == "Finished", message.body.count == 3 {
+                } else if message.member == CaptureContract.PassThru.finished.name, message.body.count == 3 {
                     outcome = Outcome(resultCode: message.body[0].stringValue ?? "", success: message.body[1].boolValue ?? false,
                                       info: message.body[2].stringKeyedValue ?? [:])
                     break waiting
@@ -126,7 +128,7 @@ struct CaptureSubcommand: ClientCommand {
                 }
                 cancelled = true
                 Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.capture, "Cancel", path: path, interface: RequestInterface.passThru)
+                _ = try? await client.call(.capture, CaptureContract.PassThru.cancel.name, path: path, interface: RequestInterface.passThru)
             case .key, .inputClosed, .tick:
                 continue
             case .serviceGone(let name):

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot hmi`: a terminal HMI for the alert being presented and the active microphone
@@ -78,16 +79,18 @@ struct HMICommand: ClientCommand {
             default: ""
             }
             return await perform("pressed [\(character)] \(button.text)\(outcome)") {
-                _ = try await client.call(.alerts, "PressButton", [.uint16(button.id)], path: alert.path, interface: RequestInterface.alert)
+                _ = try await client.call(.alerts, AlertsContract.Alert.pressButton.name, [.uint16(button.id)], path: alert.path,
+                                          interface: RequestInterface.alert)
             }
         case "x":
             guard let alert = snapshot.alert else { return "no alert to dismiss" }
             return await perform("dismissed \(alert.path.rawValue)") {
-                _ = try await client.call(.alerts, "Dismiss", path: alert.path, interface: RequestInterface.alert)
+                _ = try await client.call(.alerts, AlertsContract.Alert.dismiss.name, path: alert.path, interface: RequestInterface.alert)
             }
         case "d", "c", "r":
             guard let passThru = snapshot.passThru else { return "no pass-thru to end" }
-            let member = character == "d" ? "Done" : character == "c" ? "Cancel" : "Retry"
+            let member = (character == "d" ? CaptureContract.PassThru.done : character == "c" ? CaptureContract.PassThru.cancel
+                : CaptureContract.PassThru.retry).name
             return await perform("\(member) \(passThru.path.rawValue)") {
                 _ = try await client.call(.capture, member, path: passThru.path, interface: RequestInterface.passThru)
             }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 
 /// What the terminal HMI shows: the alert being presented and the active microphone
@@ -43,29 +44,38 @@ struct HMISnapshot: Equatable {
     /// Reads both services; a service that is absent (or answers with an error) shows as
     /// not running or idle rather than ending the HMI.
     static func read(_ client: BusClient) async -> HMISnapshot {
+        typealias AlertMembers = AlertsContract.Alert
+        typealias ButtonKeys = AlertsContract.Manager.SoftButtonKeys
+        typealias PassThruMembers = CaptureContract.PassThru
         var snapshot = HMISnapshot()
         snapshot.alertsRunning = (try? await client.owner(of: .alerts)) != nil
-        if snapshot.alertsRunning, let current = try? await client.property(.alerts, "Current").objectPathValue, current != .root,
+        if snapshot.alertsRunning,
+           let current = try? await client.property(.alerts, AlertsContract.Manager.current).objectPathValue, current != .root,
            let values = try? await client.properties(.alerts, path: current, interface: RequestInterface.alert),
-           values["State"]?.stringValue != "finished" {
+           values[AlertMembers.state]?.stringValue != "finished" {
+            let buttons = (values[AlertMembers.softButtons]?.arrayValue ?? []).compactMap(\.stringKeyedValue).map { button in
+                (button[ButtonKeys.id]?.uint16Value ?? 0, button[ButtonKeys.text]?.stringValue ?? "",
+                 button[ButtonKeys.systemAction]?.stringValue ?? "DEFAULT_ACTION")
+            }
             snapshot.alert = Alert(
-                path: current, lines: values["Lines"]?.stringArrayValue ?? [],
-                buttons: (values["SoftButtons"]?.arrayValue ?? []).compactMap(\.stringKeyedValue).map { button in
-                    (button["Id"]?.uint16Value ?? 0, button["Text"]?.stringValue ?? "", button["SystemAction"]?.stringValue ?? "DEFAULT_ACTION")
-                },
-                priority: values["Priority"]?.stringValue ?? "", state: values["State"]?.stringValue ?? "",
-                showWaitIndicator: values["ShowWaitIndicator"]?.boolValue ?? false)
+                path: current, lines: values[AlertMembers.lines]?.stringArrayValue ?? [], buttons: buttons,
+                priority: values[AlertMembers.priority]?.stringValue ?? "", state: values[AlertMembers.state]?.stringValue ?? "",
+                showWaitIndicator: values[AlertMembers.showWaitIndicator]?.boolValue ?? false)
         }
         snapshot.captureRunning = (try? await client.owner(of: .capture)) != nil
-        if snapshot.captureRunning, let active = try? await client.property(.capture, "Active").objectPathValue, active != .root,
+        if snapshot.captureRunning,
+           let active = try? await client.property(.capture, CaptureContract.Manager.active).objectPathValue, active != .root,
            let values = try? await client.properties(.capture, path: active, interface: RequestInterface.passThru),
-           values["State"]?.stringValue != "finished" {
+           values[PassThruMembers.state]?.stringValue != "finished" {
             snapshot.passThru = PassThru(
-                path: active, state: values["State"]?.stringValue ?? "",
-                displayText1: values["DisplayText1"]?.stringValue ?? "", displayText2: values["DisplayText2"]?.stringValue ?? "",
-                samplingRate: values["SamplingRate"]?.uint32Value ?? 0, bitsPerSample: values["BitsPerSample"]?.uint32Value ?? 0,
-                channels: values["Channels"]?.uint32Value ?? 0, maxDurationMs: values["MaxDuration"]?.uint32Value ?? 0,
-                framesCaptured: values["FramesCaptured"]?.uint64Value ?? 0)
+                path: active, state: values[PassThruMembers.state]?.stringValue ?? "",
+                displayText1: values[PassThruMembers.displayText1]?.stringValue ?? "",
+                displayText2: values[PassThruMembers.displayText2]?.stringValue ?? "",
+                samplingRate: values[PassThruMembers.samplingRate]?.uint32Value ?? 0,
+                bitsPerSample: values[PassThruMembers.bitsPerSample]?.uint32Value ?? 0,
+                channels: values[PassThruMembers.channels]?.uint32Value ?? 0,
+                maxDurationMs: values[PassThruMembers.maxDuration]?.uint32Value ?? 0,
+                framesCaptured: values[PassThruMembers.framesCaptured]?.uint64Value ?? 0)
         }
         return snapshot
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -89,7 +90,7 @@ struct PiecesDropCommand: ClientCommand {
         if let root { piece["Root"] = .byte(root) }
         if unlisted { piece["Listed"] = .boolean(false) }
 
-        let reply = try await client.call(.pieces, "Drop", [.vardict(piece)], timeout: .seconds(120))
+        let reply = try await client.call(.pieces, PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))
         guard let id = reply.first?.stringValue else { throw .failed("Drop replied \(reply)") }
         if options.json {
             printJSON(.object([("id", .string(id))]))

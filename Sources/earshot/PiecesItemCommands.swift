@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -16,7 +17,7 @@ struct PiecesGetCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, "Get", [.string(id)])
+        let reply = try await client.call(.pieces, PiecesContract.Manager.get.name, [.string(id)])
         guard let piece = reply.first?.stringKeyedValue else { throw .failed("Get replied \(reply)") }
         if options.json {
             printJSON(.dictionary(piece))
@@ -56,7 +57,8 @@ struct PiecesExportCommand: ClientCommand {
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         let path = absolutePath
-        _ = try await client.call(.pieces, "ExportMixStem", [.string(id), .string(format), .string(path)], timeout: .seconds(300))
+        _ = try await client.call(.pieces, PiecesContract.Manager.exportMixStem.name, [.string(id), .string(format), .string(path)],
+                                  timeout: .seconds(300))
         if options.json {
             printJSON(.object([("id", .string(id)), ("format", .string(format)), ("path", .string(path))]))
         } else {
@@ -78,7 +80,7 @@ struct PiecesDeleteCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        _ = try await client.call(.pieces, "Delete", [.string(id)])
+        _ = try await client.call(.pieces, PiecesContract.Manager.delete.name, [.string(id)])
         if options.json {
             printJSON(.object([("deleted", .string(id))]))
         } else {
@@ -100,7 +102,7 @@ struct PiecesLineageCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, "Lineage", [.string(id)])
+        let reply = try await client.call(.pieces, PiecesContract.Manager.lineage.name, [.string(id)])
         guard reply.count == 2, let ancestors = reply[0].stringArrayValue, let descendants = reply[1].stringArrayValue else {
             throw .failed("Lineage replied \(reply)")
         }

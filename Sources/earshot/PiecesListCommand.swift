@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -62,7 +63,7 @@ struct PiecesListCommand: ClientCommand {
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, "List", [.vardict(query)])
+        let reply = try await client.call(.pieces, PiecesContract.Manager.list.name, [.vardict(query)])
         guard reply.count == 2, let pieces = reply[0].arrayValue?.compactMap(\.stringKeyedValue), let total = reply[1].uint32Value else {
             throw .failed("List replied \(reply)")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot record`: a whole recording through the orchestrator, followed to its end.
@@ -75,7 +76,7 @@ struct RecordCommand: ClientCommand {
         // From here Ctrl-C is an event: one that comes during the call cancels the job once
         // its path is known.
         events.catchInterrupts()
-        let reply = try await client.call(.orchestrator, "RecordPiece", [.vardict(request)])
+        let reply = try await client.call(.orchestrator, OrchestratorContract.Manager.recordPiece.name, [.vardict(request)])
         guard let job = reply.first?.objectPathValue else { throw .failed("RecordPiece replied \(reply)") }
 
         var states = ["preparing"]
@@ -89,7 +90,8 @@ struct RecordCommand: ClientCommand {
                    let state = message.body[1].stringKeyedValue?["State"]?.stringValue, state != states.last {
                     states.append(state)
                     if !options.json && state != "finished" { Terminal.line("\(state)…") }
-                } else if message.member == "Finished", message.interface == RequestInterface.job, message.body.count == 3 {
+                } else if message.member == OrchestratorContract.Job.finished.name, message.interface == RequestInterface.job,
+                          message.body.count == 3 {
                     let code = message.body[0].stringValue ?? ""
                     report(job: job, code: code, pieceID: message.body[1].stringValue ?? "",
                            info: message.body[2].stringKeyedValue ?? [:], states: states)
@@ -99,7 +101,7 @@ struct RecordCommand: ClientCommand {
                 if cancelled { return ClientExit.interrupted }
                 cancelled = true
                 Terminal.error("earshot: cancelling \(job.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.orchestrator, "Cancel", path: job, interface: RequestInterface.job)
+                _ = try? await client.call(.orchestrator, OrchestratorContract.Job.cancel.name, path: job, interface: RequestInterface.job)
             case .key, .inputClosed, .tick:
                 continue
             case .serviceGone(let name):

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot session set`: a new desired state, then the state in force.
@@ -65,7 +66,7 @@ struct SessionSetCommand: ClientCommand {
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        _ = try await client.call(.session, "SetDesiredState", [.vardict(desired)])
+        _ = try await client.call(.session, SessionContract.Manager.setDesiredState.name, [.vardict(desired)])
         SessionSubcommand.printState(try await SessionSubcommand.state(client), json: options.json)
         return ClientExit.success
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot session …`: the audio session (org.earshot.Session1).
@@ -19,7 +20,7 @@ struct SessionSubcommand: AsyncParsableCommand {
     }
 
     static func state(_ client: BusClient) async throws(ClientFailure) -> [String: DBusValue] {
-        let reply = try await client.call(.session, "GetState")
+        let reply = try await client.call(.session, SessionContract.Manager.getState.name)
         guard let state = reply.first?.stringKeyedValue else { throw .failed("GetState replied \(reply)") }
         return state
     }
@@ -53,7 +54,7 @@ struct SessionInputsCommand: ClientCommand {
     @OptionGroup var options: ClientOptions
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.session, "ListInputs")
+        let reply = try await client.call(.session, SessionContract.Manager.listInputs.name)
         guard let inputs = reply.first?.arrayValue?.compactMap(\.stringKeyedValue) else { throw .failed("ListInputs replied \(reply)") }
         if options.json {
             printJSON(.array(inputs.map(JSONValue.dictionary)))

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 
 /// `earshot session watch`: the session's signals as they come.
@@ -52,10 +53,9 @@ struct SessionWatchCommand: ClientCommand {
     }
 
     /// The argument names of each signal, from the contract.
-    static let argumentNames: [String: [String]] = [
-        "RouteChanged": ["reason", "previousRoute"], "Interruption": ["type", "options"],
-        "MediaServicesReset": [], "Reapplied": ["reason", "ok", "error"],
-    ]
+    static let argumentNames: [String: [String]] = Dictionary(uniqueKeysWithValues: SessionContract.Manager.interface.signals.map {
+        ($0.name, $0.arguments.map(\.name))
+    })
 
     static func json(_ member: String, _ body: [DBusValue]) -> JSONValue {
         let names = argumentNames[member] ?? []
@@ -68,13 +68,13 @@ struct SessionWatchCommand: ClientCommand {
 
     static func text(_ member: String, _ body: [DBusValue]) -> String {
         switch (member, body.count) {
-        case ("RouteChanged", 2):
+        case (SessionContract.Manager.routeChanged.name, 2):
             let previous = body[1].stringKeyedValue ?? [:]
             let route = previous.keys.sorted().map { "\($0) \(ValueText.visible(ValueText.describe(previous[$0]!)))" }.joined(separator: ", ")
-            return "RouteChanged \(ValueText.describe(body[0]))" + (route.isEmpty ? "" : " (previous route: \(route))")
-        case ("Reapplied", 3):
+            return "\(member) \(ValueText.describe(body[0]))" + (route.isEmpty ? "" : " (previous route: \(route))")
+        case (SessionContract.Manager.reapplied.name, 3):
             let ok = body[1].boolValue ?? false
-            return "Reapplied \(ValueText.describe(body[0])) " + (ok ? "ok" : "failed: \(ValueText.describe(body[2]))")
+            return "\(member) \(ValueText.describe(body[0])) " + (ok ? "ok" : "failed: \(ValueText.describe(body[2]))")
         default:
             return ([member] + body.map(ValueText.describe)).joined(separator: " ")
         }
