@@ -30,7 +30,7 @@ let package = Package(
         // C libraries from the system, found through pkg-config.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        .systemLibrary(name: "CGlibcExtras", path: "Sources/CGlibcExtras"),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa",
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "EarshotPipeWire", dependencies: ["CPipeWireMixer", "EarshotSync"]),
 
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
-        .target(name: "EarshotSync"),
+        .target(name: "EarshotSync", dependencies: ["CGlibcExtras"]),
 
         // ALSA access shared by the services: devices, formats, capture and playback threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
@@ -155,7 +155,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "CMalloc", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
+            "CGlibcExtras", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
-        .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia"]),
+        .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),
         .testTarget(name: "EarshotContractTests", dependencies: [

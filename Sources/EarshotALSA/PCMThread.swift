@@ -70,13 +70,14 @@ final class PCMThread<Direction: ALSADirection>: @unchecked Sendable {
             case .finished: return .endedAlready
             case .ready: break
             }
-            let (created, result) = startDetachedThread(work)
-            guard result == 0 else {
+            switch Threads.detached(name: "earshot-\(Direction.noun)", work) {
+            case .failure(let error):
                 snd_pcm_close(pcm)
                 phase = .finished
-                return .failed(result)
+                return .failed(error.code)
+            case .success(let created):
+                thread = created
             }
-            thread = created
             phase = .running
             return .started
         }
@@ -222,26 +223,4 @@ private enum StartOutcome {
     case started, ignored, endedAlready
     /// `pthread_create` failed with this errno value.
     case failed(Int32)
-}
-
-/// A thread's work, handed through `pthread_create`.
-private final class ThreadWork {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-}
-
-/// Runs `work` on a new detached thread; returns the thread and 0, or pthread_create's error.
-private func startDetachedThread(_ work: @escaping @Sendable () -> Void) -> (pthread_t, Int32) {
-    let context = Unmanaged.passRetained(ThreadWork(work))
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    defer { pthread_attr_destroy(&attributes) }
-    var thread = pthread_t()
-    let result = pthread_create(&thread, &attributes, { argument in
-        Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue().run()
-        return nil
-    }, context.toOpaque())
-    if result != 0 { context.release() }
-    return (thread, result)
 }

@@ -1,3 +1,5 @@
+import EarshotSync
+
 /// Whole-file analysis of the audio the contract accepts.
 public enum AudioAnalyzer {
     /// Opens `path` with libsndfile, accepts only WAV (RIFF, WAVEX or RF64; PCM or float),
@@ -52,7 +54,7 @@ public enum AudioAnalyzer {
         let channels = reader.channels
         let sampleRate = reader.sampleRate
         let relay = ChunkRelay(channels: Int(channels))
-        guard let thread = JoinableThread({
+        guard let thread = JoinableThread(name: "earshot-peak", {
             measureTruePeak(relay, channels: channels, sampleRate: sampleRate)
         }) else { return nil }
 

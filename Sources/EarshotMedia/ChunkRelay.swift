@@ -177,39 +177,3 @@ final class ChunkRelay: @unchecked Sendable {
         queued.removeAll()
     }
 }
-
-/// A thread started with `pthread_create` that must be joined.
-struct JoinableThread: ~Copyable {
-    private let thread: pthread_t
-
-    /// Starts `work` on a new thread; nil if `pthread_create` fails.
-    init?(_ work: @escaping @Sendable () -> Void) {
-        let context = Unmanaged.passRetained(ThreadWork(work))
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            Unmanaged<ThreadWork>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, context.toOpaque())
-        guard result == 0 else {
-            context.release()
-            return nil
-        }
-        self.thread = thread
-    }
-
-    /// Waits for the thread's work to end.
-    consuming func join() {
-        pthread_join(thread, nil)
-        discard self
-    }
-
-    deinit {
-        pthread_join(thread, nil)
-    }
-}
-
-/// A thread's work, handed through `pthread_create`.
-private final class ThreadWork {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
-}

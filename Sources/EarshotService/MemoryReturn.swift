@@ -1,4 +1,4 @@
-import CMalloc
+import CGlibcExtras
 
 /// Giving memory back to the system after bursts of work.
 ///

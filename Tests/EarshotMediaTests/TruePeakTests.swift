@@ -1,4 +1,5 @@
 @testable import EarshotMedia
+import EarshotSync
 import Foundation
 import Testing
 
@@ -166,7 +167,7 @@ import Testing
         let relay = ChunkRelay(channels: 2)
         // The consumer reports how many chunks came in order, each whole (every sample holds
         // the chunk's number, and its frame count is the one written).
-        guard let consumer = JoinableThread({
+        guard let consumer = JoinableThread(name: "test-consumer", {
             var expected = 0
             while let chunk = relay.next() {
                 let samples = relay.samples(chunk.buffer, frames: chunk.frames)
@@ -210,7 +211,7 @@ import Testing
             relay.release(index)
         }
         let failure = MediaError(kind: .io, message: "injected")
-        guard let consumer = JoinableThread({
+        guard let consumer = JoinableThread(name: "test-consumer", {
             if let chunk = relay.next() { relay.release(chunk.buffer) }
             relay.report(.failure(failure))
         }) else {
