@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,7 @@
 import CDBus
-import Foundation
+import Dispatch
+import EarshotSync
+import Glibc
 import Logging
 import Synchronization
 
@@ -22,7 +24,8 @@ public final class DBusConnection: Sendable {
     private let socketFD: Int32
     private let stopRequested = Atomic<Bool>(false)
     private let loopFinished = DispatchSemaphore(value: 0)
-    private let ioThreadID = Locked<pthread_t?>(nil)
+    /// The I/O thread's pthread_t once it runs (0 before).
+    private let ioThreadID = Atomic<UInt>(0)
 
     let calls = Locked(PendingCalls())
     /// The method calls this connection is serving (see `InFlightCalls`).
@@ -47,13 +50,15 @@ public final class DBusConnection: Sendable {
         // continuation only wakes the caller.
         let handoff = Locked<Result<DBusConnection, EarshotDBus.DBusError>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
+            let started = Threads.detached(name: "earshot-connect") {
                 let result = Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger) }
                 handoff.withLock { $0 = result }
                 continuation.resume()
             }
-            thread.name = "earshot-dbus-connect"
-            thread.start()
+            if case .failure(let error) = started {
+                handoff.withLock { $0 = .failure(.noMemory("cannot start a thread to connect: \(String(cString: strerror(error.code)))")) }
+                continuation.resume()
+            }
         }
         guard let result = handoff.withLock({ $0 }) else { throw EarshotDBus.DBusError.failed("internal error: connect finished without a result") }
         return try result.get()
@@ -134,16 +139,20 @@ public final class DBusConnection: Sendable {
         }, context, nil)
         // The thread keeps the connection alive until its loop ends; the libdbus
         // connection is closed there, and released in deinit once nobody can use it.
-        let thread = Thread { [self] in
-            ioThreadID.withLock { $0 = pthread_self() }
+        let started = Threads.detached(name: "earshot-dbus-io") { [self] in
+            ioThreadID.store(pthread_self(), ordering: .releasing)
             runLoop()
             connectionLost(stopRequested.load(ordering: .acquiring)
                            ? nil : .disconnected("the connection to the \(bus) was lost"))
             dbus_connection_close(raw.pointer)
             loopFinished.signal()
         }
-        thread.name = "earshot-dbus-io"
-        thread.start()
+        if case .failure(let error) = started {
+            // Without its thread the connection cannot be serviced: it is lost at once.
+            connectionLost(.noMemory("cannot start the D-Bus I/O thread: \(String(cString: strerror(error.code)))"))
+            dbus_connection_close(raw.pointer)
+            loopFinished.signal()
+        }
     }
 
     deinit {
@@ -159,7 +168,7 @@ public final class DBusConnection: Sendable {
     }
 
     var isOnIOThread: Bool {
-        ioThreadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        ioThreadID.load(ordering: .acquiring) == pthread_self()
     }
 
     private func runLoop() {

@@ -27,7 +27,7 @@ public struct MatchRule: Sendable, Equatable, CustomStringConvertible {
         var parts = ["type='signal'"]
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
-            parts.append("\(key)='" + value.replacingOccurrences(of: "'", with: "'\\''") + "'")
+            parts.append("\(key)='" + value.replacing("'", with: "'\\''") + "'")
         }
         add("sender", sender)
         add("interface", interface)

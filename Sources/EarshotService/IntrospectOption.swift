@@ -1,6 +1,6 @@
 import ArgumentParser
 import EarshotContract
-import Foundation
+import Glibc
 
 /// A service's contract, as the process scaffolding needs it.
 public protocol ServiceContract {
@@ -23,7 +23,7 @@ public struct IntrospectOption<Contract: ServiceContract>: ParsableArguments {
 
     public func validate() throws {
         guard introspect else { return }
-        FileHandle.standardOutput.write(Data(Contract.service.introspection.utf8))
-        Foundation.exit(0)
+        FileOutput.write(Contract.service.introspection, to: STDOUT_FILENO)
+        Glibc.exit(0)
     }
 }

@@ -1,5 +1,5 @@
 import EarshotDBus
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// Logs one line per event to stderr.
@@ -30,7 +30,7 @@ public struct JournalLogHandler: LogHandler {
         var fields = metadata
         if let extra = event.metadata { fields.merge(extra) { _, new in new } }
         let suffix = fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let text = "\(event.message)\(suffix)".replacingOccurrences(of: "\n", with: " ")
+        let text = "\(event.message)\(suffix)".replacing("\n", with: " ")
         let line: String
         if journal {
             line = "<\(Self.priority(event.level))>\(text)\n"
@@ -38,7 +38,7 @@ public struct JournalLogHandler: LogHandler {
             let time = Date.now.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
             line = "\(time) \(event.level.rawValue) \(label): \(text)\n"
         }
-        Self.output.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
+        Self.output.withLock { _ in FileOutput.write(line) }
     }
 
     /// syslog(3) priorities.

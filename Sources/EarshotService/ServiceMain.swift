@@ -1,6 +1,6 @@
 import EarshotContract
 import EarshotDBus
-import Foundation
+import Glibc
 import Logging
 import ServiceLifecycle
 

@@ -75,8 +75,8 @@ final class AlertVoice: AlertAudioOutput {
         let firstFrameUs = Locked<UInt64?>(nil)
         stream.start(onFirstFrame: { writtenUs in
             firstFrameUs.withLock { $0 = writtenUs }
-            let latency = Double(writtenUs &- presentedUs) / 1000
-            logger.info("alert \(id): first audio frame written \(String(format: "%.1f", latency)) ms after presentation")
+            let tenthsMs = (writtenUs &- presentedUs &+ 50) / 100
+            logger.info("alert \(id): first audio frame written \(tenthsMs / 10).\(tenthsMs % 10) ms after presentation")
         }, onEnd: { error in
             if let error {
                 logger.error("alert \(id): playback failed: \(error)")

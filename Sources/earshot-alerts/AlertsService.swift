@@ -3,7 +3,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Foundation
+import FoundationEssentials
 import Logging
 
 /// The alert service: the queue of `AlertsCore` on the bus, with timers, owners, the

@@ -3,7 +3,8 @@ import EarshotALSA
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Logging
 
 /// The capture service: one pass-thru at a time, on one ALSA capture device.

@@ -2,7 +2,7 @@ import CaptureCore
 import EarshotALSA
 import EarshotContract
 import EarshotDBus
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 

@@ -3,7 +3,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Foundation
+import FoundationEssentials
 
 /// A PerformAudioPassThru request read against the contract's keys (types, names, ranges
 /// and defaults come from there), then the rules the contract states in words: display

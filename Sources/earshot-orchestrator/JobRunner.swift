@@ -2,7 +2,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Foundation
+import FoundationEssentials
 import Glibc
 import Logging
 import OrchestratorCore
@@ -196,12 +196,12 @@ final class JobRunner: Sendable {
         }
         defer { subscription.cancel() }
         passThruPath.withLock { $0 = passThru }
-        guard FileManager.default.createFile(atPath: audioFile, contents: nil),
-              let output = FileHandle(forWritingAtPath: audioFile) else {
-            events.yield(.passThruRefused(.genericError, "cannot create \(audioFile)"))
+        let output = open(audioFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard output >= 0 else {
+            events.yield(.passThruRefused(.genericError, "cannot create \(audioFile): \(String(cString: strerror(errno)))"))
             return
         }
-        defer { try? output.close() }
+        defer { close(output) }
         let properties = try? await connection.call(destination: Self.capture, path: passThru,
                                                     interface: "org.freedesktop.DBus.Properties", member: "GetAll",
                                                     [.string(Self.passThru)]).first?.stringKeyedValue
@@ -216,7 +216,12 @@ final class JobRunner: Sendable {
             case CaptureContract.PassThru.audioPassThru.name:
                 guard let chunk = signal.body.first?.bytesValue else { continue }
                 if bytes == 0 { events.yield(.recordingStarted) }
-                output.write(Data(chunk))
+                let failure = chunk.withUnsafeBytes { FileOutput.writeAll($0, to: output) }
+                guard failure == 0 else {
+                    events.yield(.passThruFinished(.genericError, reason: "cannot write \(audioFile): \(String(cString: strerror(failure)))"))
+                    await cancelPassThru()
+                    return
+                }
                 bytes += UInt64(chunk.count)
                 events.yield(.framesCaptured(bytes / max(1, bytesPerFrame)))
             case CaptureContract.PassThru.finished.name:
@@ -233,7 +238,7 @@ final class JobRunner: Sendable {
     /// The time another pass-thru still runs, as capture's `Rejected` says it: "… (PATH,
     /// N ms remaining)".
     static func remainingMs(in message: String) -> UInt32? {
-        guard let range = message.range(of: " ms remaining") else { return nil }
+        guard let range = message.firstRange(of: " ms remaining") else { return nil }
         let digits = message[..<range.lowerBound].reversed().prefix { $0.isNumber }
         return UInt32(String(digits.reversed()))
     }

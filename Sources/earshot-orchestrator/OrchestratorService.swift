@@ -2,7 +2,7 @@ import EarshotContract
 import EarshotDBus
 import EarshotService
 import EarshotSync
-import Foundation
+import FoundationEssentials
 import Logging
 import OrchestratorCore
 

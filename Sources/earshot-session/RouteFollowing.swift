@@ -1,7 +1,7 @@
 import EarshotContract
 import EarshotALSA
 import EarshotDBus
-import Foundation
+import FoundationEssentials
 import SessionCore
 
 /// Keeping the session true: route changes from the devices and the ALSA configuration,

@@ -1,5 +1,5 @@
 import EarshotSync
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// What tells the session that routes may have changed.
@@ -27,7 +27,7 @@ final class RoutePoller: RouteChangeSource {
     }
 
     func start(onChange: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
+        Threads.detached(name: "earshot-routes") { [self] in
             var last = fingerprint()
             while !stopped.withLock({ $0 }) {
                 usleep(UInt32(Self.intervalMilliseconds * 1000))
@@ -38,8 +38,6 @@ final class RoutePoller: RouteChangeSource {
                 }
             }
         }
-        thread.name = "earshot-session.routes"
-        thread.start()
     }
 
     func stop() { stopped.withLock { $0 = true } }

@@ -1,5 +1,5 @@
 import EarshotSync
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Watches what can change the audio routes with inotify: the kernel's sound devices
@@ -51,9 +51,7 @@ final class RouteWatcher: Sendable {
 
     /// Starts the watching thread.
     func start(onChange: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in self.loop(onChange) }
-        thread.name = "earshot-session.routes"
-        thread.start()
+        Threads.detached(name: "earshot-routes") { [self] in self.loop(onChange) }
     }
 
     func stop() {

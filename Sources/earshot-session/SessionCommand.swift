@@ -2,7 +2,7 @@ import ArgumentParser
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Foundation
+import FoundationEssentials
 import SessionCore
 
 @main
@@ -62,7 +62,7 @@ struct SessionCommand: AsyncParsableCommand {
         do {
             text = try String(contentsOfFile: policy, encoding: .utf8)
         } catch {
-            throw ValidationError("--policy \(policy): cannot read it (\(error.localizedDescription))")
+            throw ValidationError("--policy \(policy): cannot read it (\(error))")
         }
         do {
             return try RoleTable.parse(text)
@@ -84,7 +84,7 @@ struct SessionCommand: AsyncParsableCommand {
             mixer: MixerChoice(rawValue: mixer) ?? .auto,
             roles: try roleTable(),
             policyPath: policy,
-            ledgerPath: (statePath as NSString).deletingLastPathComponent + "/mixer-ledger.json")
+            ledgerPath: URL(filePath: statePath).deletingLastPathComponent().appending(path: "mixer-ledger.json").path)
         await ServiceMain.run(SessionContract.service, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()

@@ -1,7 +1,7 @@
 import EarshotContract
 import EarshotDBus
 import EarshotPipeWire
-import Foundation
+import FoundationEssentials
 import SessionCore
 
 /// What the system mixer shows the session: its playback streams, the processes behind

@@ -5,7 +5,7 @@ import EarshotDBus
 import EarshotPipeWire
 import EarshotService
 import EarshotSync
-import Foundation
+import FoundationEssentials
 import Logging
 import SessionCore
 

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import SessionCore
 
@@ -17,7 +17,7 @@ struct StateFile: Sendable {
     /// The default: `$XDG_STATE_HOME/earshot/session.json` (`~/.local/state/…`).
     static func defaultPath(environment: [String: String]) -> String {
         let stateHome = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.local/state"
+            ?? (environment["HOME"] ?? FileManager.default.temporaryDirectory.path) + "/.local/state"
         return stateHome + "/earshot/session.json"
     }
 
