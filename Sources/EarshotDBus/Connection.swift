@@ -162,7 +162,11 @@ public final class DBusConnection: Sendable {
 
     // MARK: The I/O loop
 
+    /// Makes the I/O thread leave `poll` and look again. Not needed on the I/O thread
+    /// itself, which dispatches and sends queued data before it polls: libdbus asks for a
+    /// wake-up for every message it reads, and each would cost a write, a poll and a read.
     func wake() {
+        if isOnIOThread { return }
         var one: UInt64 = 1
         _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
     }
