@@ -36,8 +36,9 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
         // Speech synthesis, audio files and resampling for the alert voice.
-        .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng",
-                       providers: [.apt(["libespeak-ng-dev"])]),
+        // libespeak-ng's header only: the library is opened when speech is first needed
+        // (no pkgConfig, whose link flag would load it, and all it needs, at every start).
+        .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",

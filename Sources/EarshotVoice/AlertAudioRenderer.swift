@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotSync
 
 /// Why one part of an alert's audio could not be rendered.
 public enum AlertAudioError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -54,23 +55,31 @@ public enum AlertAudioPart: Sendable, Equatable {
 public final class AlertAudioRenderer: Sendable {
     /// The rate of every rendered segment, in Hz.
     public let sampleRate: Int
-    /// The speech engine used for TEXT and phoneme chunks.
-    public let synthesizer: SpeechSynthesizer
+    /// The speech engine for TEXT and phoneme chunks: the one given, or a default en-us
+    /// one made when speech is first needed (libespeak-ng is opened then, not before).
+    private let speech: Locked<SpeechSynthesizer?>
 
     /// A SILENCE chunk without a usable number lasts this long.
     public static let defaultSilenceMilliseconds = 500.0
     /// The longest SILENCE chunk rendered; longer requests are cut to this.
     public static let maximumSilenceMilliseconds = 60_000.0
 
-    /// A renderer producing `sampleRate` Hz, speaking with `synthesizer` (a default en-us
-    /// one when nil).
-    public init(sampleRate: Int = 22050, synthesizer: SpeechSynthesizer? = nil) throws(SpeechError) {
+    /// A renderer producing `sampleRate` Hz, speaking with `synthesizer` (when nil, a
+    /// default en-us one made at the first speech chunk).
+    public init(sampleRate: Int = 22050, synthesizer: SpeechSynthesizer? = nil) {
         precondition(sampleRate > 0, "sample rate must be positive")
         self.sampleRate = sampleRate
-        if let synthesizer {
-            self.synthesizer = synthesizer
-        } else {
-            self.synthesizer = try SpeechSynthesizer()
+        speech = Locked(synthesizer)
+    }
+
+    /// The speech engine, made now if there is none yet. A failure (no libespeak-ng, no
+    /// voice data) is thrown, and tried again at the next call.
+    public func synthesizer() throws(SpeechError) -> SpeechSynthesizer {
+        try speech.withLock { (current: inout SpeechSynthesizer?) throws(SpeechError) -> SpeechSynthesizer in
+            if let current { return current }
+            let made = try SpeechSynthesizer()
+            current = made
+            return made
         }
     }
 
@@ -152,7 +161,9 @@ public final class AlertAudioRenderer: Sendable {
 
     private func speak(_ text: String, phonemes: Bool) throws(AlertAudioError) -> [Int16] {
         let samples: [Int16]
+        let synthesizer: SpeechSynthesizer
         do {
+            synthesizer = try self.synthesizer()
             samples = try synthesizer.synthesize(text: text, phonemes: phonemes)
         } catch {
             throw .speech(error)

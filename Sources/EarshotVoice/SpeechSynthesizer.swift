@@ -4,7 +4,8 @@ import Glibc
 
 /// Why speech could not be synthesized.
 public enum SpeechError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// `espeak_Initialize` failed (no espeak-ng data, for instance).
+    /// libespeak-ng could not be opened, or `espeak_Initialize` failed (no espeak-ng data,
+    /// for instance).
     case engineUnavailable(String)
     /// espeak-ng has no voice by this name.
     case unknownVoice(String)
@@ -75,6 +76,8 @@ final class EspeakEngine: @unchecked Sendable {
     static let shared = EspeakEngine()
 
     private let lock = ThreadLock()
+    /// libespeak-ng's entry points once the library is open.
+    private var api: earshot_espeak?
     /// The rate `espeak_Initialize` returned; nil until it succeeded.
     private var sampleRate: Int?
     /// The voice last selected with `espeak_SetVoiceByName`.
@@ -93,14 +96,15 @@ final class EspeakEngine: @unchecked Sendable {
         try lock.withLock { () throws(SpeechError) -> [Int16] in
             _ = try initializeLocked()
             try selectLocked(voice)
-            _ = espeak_SetParameter(espeakRATE, wordsPerMinute, 0)
+            guard let api else { throw .engineUnavailable("libespeak-ng is not open") }
+            _ = api.setParameter!(espeakRATE, wordsPerMinute, 0)
             let sink = SampleSink()
             var flags = UInt32(espeakCHARS_UTF8)
             if phonemeInput { flags |= UInt32(espeakPHONEMES) }
             let result = withExtendedLifetime(sink) {
                 input.withCString { text in
-                    espeak_Synth(text, strlen(text) + 1, 0, POS_CHARACTER, 0, flags, nil,
-                                 Unmanaged.passUnretained(sink).toOpaque())
+                    api.synth!(text, strlen(text) + 1, 0, POS_CHARACTER, 0, flags, nil,
+                              Unmanaged.passUnretained(sink).toOpaque())
                 }
             }
             guard result == EE_OK else { throw .synthesisFailed(code: Int32(result.rawValue)) }
@@ -108,18 +112,26 @@ final class EspeakEngine: @unchecked Sendable {
         }
     }
 
+    /// Opens libespeak-ng (the first time) and initializes it (until that succeeds once).
     private func initializeLocked() throws(SpeechError) -> Int {
         if let sampleRate { return sampleRate }
-        let rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, nil, Int32(espeakINITIALIZE_DONT_EXIT))
+        if api == nil {
+            var opened = earshot_espeak()
+            if let failure = earshot_espeak_open(&opened) { throw .engineUnavailable(String(cString: failure)) }
+            api = opened
+        }
+        guard let api else { throw .engineUnavailable("libespeak-ng is not open") }
+        // The entry points are never nil here: earshot_espeak_open checked each one.
+        let rate = api.initialize!(AUDIO_OUTPUT_SYNCHRONOUS, 0, nil, Int32(espeakINITIALIZE_DONT_EXIT))
         guard rate > 0 else { throw .engineUnavailable("espeak_Initialize returned \(rate)") }
-        espeak_SetSynthCallback(collectSamples)
+        api.setSynthCallback!(collectSamples)
         sampleRate = Int(rate)
         return Int(rate)
     }
 
     private func selectLocked(_ voice: String) throws(SpeechError) {
         if currentVoice == voice { return }
-        guard espeak_SetVoiceByName(voice) == EE_OK else { throw .unknownVoice(voice) }
+        guard let api, api.setVoiceByName!(voice) == EE_OK else { throw .unknownVoice(voice) }
         currentVoice = voice
     }
 }

@@ -20,7 +20,7 @@ final class AlertVoice: AlertAudioOutput {
         self.device = device
         self.sampleRate = sampleRate
         self.pacing = pacing
-        renderer = try AlertAudioRenderer(sampleRate: Int(sampleRate))
+        renderer = AlertAudioRenderer(sampleRate: Int(sampleRate))
     }
 
     static let renderAheadSeconds = 4

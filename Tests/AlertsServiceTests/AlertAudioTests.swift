@@ -53,6 +53,27 @@ import Testing
         }
     }
 
+    /// libespeak-ng (and the libraries it pulls in) is opened at the first spoken chunk,
+    /// not at start: a service that has spoken nothing has not mapped it.
+    @Test func speechEngineIsOpenedWhenFirstNeeded() async throws {
+        try await AlertsFixture.with { f in
+            func mapsSpeechEngine() throws -> Bool {
+                // Read to the end: /proc files report a size of 0.
+                let maps = try FileHandle(forReadingFrom: URL(filePath: "/proc/\(f.service.pid)/maps")).readToEnd() ?? Data()
+                #expect(String(decoding: maps, as: UTF8.self).contains("/libc.so"), "the maps of \(f.service.pid) were not read")
+                return String(decoding: maps, as: UTF8.self).contains("libespeak-ng")
+            }
+            let completions = try await f.completions()
+            #expect(try !mapsSpeechEngine(), "libespeak-ng mapped before any speech")
+            let silence = try await Self.spoken(f, [("SILENCE", "100")], completions: completions)
+            #expect(silence.count == Int(0.1 * Self.rate))
+            #expect(try !mapsSpeechEngine(), "libespeak-ng mapped for a SILENCE chunk")
+            let speech = try await Self.spoken(f, [("TEXT", "hello")], completions: completions)
+            #expect(isAudible(speech[...]))
+            #expect(try mapsSpeechEngine(), "libespeak-ng not mapped after speaking")
+        }
+    }
+
     @Test func silenceAddsItsLength() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()

@@ -16,15 +16,15 @@ struct AlertAudioRendererTests {
         (8000, "999999999", 480_000), // capped at 60 s
     ])
     func silenceHasExactLength(rate: Int, text: String, frames: Int) throws {
-        let renderer = try AlertAudioRenderer(sampleRate: rate)
+        let renderer = AlertAudioRenderer(sampleRate: rate)
         let samples = try renderer.render(SpeechChunk(kind: .silence, text: text))
         #expect(samples.count == frames)
         #expect(samples.allSatisfy { $0 == 0 })
     }
 
     @Test func speechIsResampledToTheOutputRate() throws {
-        let native = try AlertAudioRenderer(sampleRate: 22050)
-        let doubled = try AlertAudioRenderer(sampleRate: 44100)
+        let native = AlertAudioRenderer(sampleRate: 22050)
+        let doubled = AlertAudioRenderer(sampleRate: 44100)
         let chunk = SpeechChunk(kind: .text, text: "Low tyre pressure.")
         let a = try native.render(chunk)
         let b = try doubled.render(chunk)
@@ -35,7 +35,7 @@ struct AlertAudioRendererTests {
     }
 
     @Test func phonemeChunksAreSpoken() throws {
-        let renderer = try AlertAudioRenderer()
+        let renderer = AlertAudioRenderer()
         for chunk in [SpeechChunk(kind: .sapiPhonemes, text: "h eh 1 l ow"),
                       SpeechChunk(kind: .lhplusPhonemes, text: "h@'loU")] {
             let samples = try renderer.render(chunk)
@@ -48,7 +48,7 @@ struct AlertAudioRendererTests {
     }
 
     @Test func jinglesAndToneAtTheOutputRate() throws {
-        let renderer = try AlertAudioRenderer(sampleRate: 16000)
+        let renderer = AlertAudioRenderer(sampleRate: 16000)
         #expect(try renderer.render(SpeechChunk(kind: .preRecorded, text: "LISTEN_JINGLE"))
                 == Jingle.listen.render(sampleRate: 16000))
         #expect(try renderer.render(.tone) == Tone.render(sampleRate: 16000))
@@ -65,7 +65,7 @@ struct AlertAudioRendererTests {
     }
 
     @Test func missingFileIsSkippedOrFails() throws {
-        let renderer = try AlertAudioRenderer()
+        let renderer = AlertAudioRenderer()
         let missing = SpeechChunk(kind: .file, text: "/nonexistent/earshot.wav")
         let chunks = [SpeechChunk(kind: .silence, text: "100"), missing, SpeechChunk(kind: .preRecorded, text: "POSITIVE_JINGLE")]
         let rendered = try renderer.renderAll(chunks, playTone: true, skippingUnreadableFiles: true)
@@ -81,7 +81,7 @@ struct AlertAudioRendererTests {
         let files = TestFiles()
         defer { files.remove() }
         let path = files.writeWAV("half.wav", samples: [Float](repeating: 0.25, count: 22050), channels: 1, sampleRate: 44100)
-        let renderer = try AlertAudioRenderer(sampleRate: 16000)
+        let renderer = AlertAudioRenderer(sampleRate: 16000)
         let samples = try renderer.render(SpeechChunk(kind: .file, text: path))
         #expect(samples.count == 8000)
         #expect(abs(Int(samples[4000]) - 8192) <= 40)
