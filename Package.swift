@@ -1,6 +1,12 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// How each service executable is linked: by lld, with the relative relocations of a
+/// position-independent executable packed (DT_RELR, glibc 2.36 or later). The packed
+/// table is a few KiB where the plain one is about 1 MiB, which the loader reads at every
+/// start (docs/benchmarks.md, footprint).
+let serviceLinking: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+
 let package = Package(
     name: "Earshot",
     platforms: [.macOS(.v15)],
@@ -85,7 +91,7 @@ let package = Package(
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: serviceLinking),
 
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
@@ -93,7 +99,7 @@ let package = Package(
             "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: serviceLinking),
 
         // The audio session: its domain core (vocabulary, rules, ordered apply, audio focus)
         // and its executable (ALSA inputs, route watching, the state file).
@@ -102,7 +108,7 @@ let package = Package(
             "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: serviceLinking),
 
         // The piece store: its domain core (Allihoopa's rules, queries), the store (SQLite
         // through GRDB, content-addressed files) and the executable.
@@ -121,7 +127,7 @@ let package = Package(
             "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: serviceLinking),
 
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
@@ -129,7 +135,7 @@ let package = Package(
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: serviceLinking),
 
         // The command-line client for every service.
         .executableTarget(name: "earshot", dependencies: [
