@@ -16,6 +16,10 @@ public struct ProcessSample: Sendable {
     /// VmRSS and VmHWM from /proc/<pid>/status, in KiB.
     public let rssKiB: UInt64
     public let hwmKiB: UInt64
+    /// VmRSS's parts: anonymous memory (heap, stacks) and mapped files (the binary and
+    /// its libraries, of which the kernel maps what it has read ahead), in KiB.
+    public let rssAnonKiB: UInt64
+    public let rssFileKiB: UInt64
 
     public static let clockTicksPerSecond = UInt64(max(1, sysconf(Int32(_SC_CLK_TCK))))
 
@@ -50,7 +54,8 @@ public struct ProcessSample: Sendable {
             return 0
         }
         return ProcessSample(command: command, monotonicNanoseconds: now, ticks: utime + stime, cpuNanoseconds: cpu,
-                             rssKiB: kibibytes("VmRSS"), hwmKiB: kibibytes("VmHWM"))
+                             rssKiB: kibibytes("VmRSS"), hwmKiB: kibibytes("VmHWM"), rssAnonKiB: kibibytes("RssAnon"),
+                             rssFileKiB: kibibytes("RssFile"))
     }
 
     private static func read(_ path: String) throws -> String {

@@ -17,11 +17,18 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             peer. For each: the start time (from the spawn to its name's NameOwnerChanged arriving \
             at a client), VmRSS idle (--idle-seconds after start), VmRSS busy (right after \
             --busy-seconds of the load benchmark's scenario with --clients clients; for hostnamed, \
-            GetAll calls) and VmHWM. Ratios are against hostnamed's figures.
+            GetAll calls), VmRSS after (--settle-seconds after the work ended, against idle: what \
+            the work left behind) and VmHWM. Idle VmRSS is also split into its anonymous part \
+            (heap, stacks) and its file part (the binary and libraries as far as the kernel mapped \
+            them; that part grows with the block device's read-ahead, read_ahead_kb, which is \
+            printed). Ratios are against hostnamed's figures.
             """)
 
     @Option(help: "Seconds to wait after the name is owned before the idle sample.")
     var idleSeconds = 2.0
+
+    @Option(help: "Seconds to wait after the work before the after sample (past the 60 s that finished request objects linger, and a heap trim).")
+    var settleSeconds = 65.0
 
     @Option(help: "Seconds of work before the busy sample.")
     var busySeconds = 5.0
@@ -35,8 +42,8 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
     static let hostnamed = "/lib/systemd/systemd-hostnamed"
 
     func validate() throws {
-        guard idleSeconds >= 0, busySeconds > 0, clients >= 1 else {
-            throw ValidationError("--idle-seconds must not be negative; --busy-seconds and --clients must be positive")
+        guard idleSeconds >= 0, settleSeconds >= 0, busySeconds > 0, clients >= 1 else {
+            throw ValidationError("--idle-seconds and --settle-seconds must not be negative; --busy-seconds and --clients must be positive")
         }
     }
 
@@ -45,10 +52,10 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: Self.hostnamed) else {
             throw BenchmarkError("\(Self.hostnamed) is missing: install systemd")
         }
-        let (idle, busy, clients) = (idleSeconds, busySeconds, clients)
+        let (idle, settle, busy, clients) = (idleSeconds, settleSeconds, busySeconds, clients)
         let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
             try await FootprintBenchmark(idle: .milliseconds(Int(idle * 1000)), busy: .milliseconds(Int(busy * 1000)),
-                                         clients: clients).run()
+                                         settle: .milliseconds(Int(settle * 1000)), clients: clients).run()
         }
         try results.print(json: json)
     }
@@ -57,13 +64,18 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
 struct FootprintBenchmark: Sendable {
     let idle: Duration
     let busy: Duration
+    let settle: Duration
     let clients: Int
 
     struct Row: Encodable, Sendable {
         let name: String
         let startMilliseconds: Double
         let idleRssKiB: UInt64
+        let idleAnonKiB: UInt64
+        let idleFileKiB: UInt64
         let busyRssKiB: UInt64
+        /// Nil when the process had left by then (systemd-hostnamed exits when idle).
+        let afterRssKiB: UInt64?
         let hwmKiB: UInt64
     }
 
@@ -86,9 +98,28 @@ struct FootprintBenchmark: Sendable {
                 peer.withLock { $0 = process }
                 return process.pid
             }, work: { try await hostnameCalls(stack: stack) })
-            return FootprintResults(processors: ProcessInfo.processInfo.activeProcessorCount, idleSeconds: seconds(idle),
-                                    busySeconds: seconds(busy), clients: clients, services: rows, peer: hostname)
+            return FootprintResults(processors: ProcessInfo.processInfo.activeProcessorCount,
+                                    readAheadKiB: Self.readAheadKiB(of: stack.bus.directory), idleSeconds: seconds(idle),
+                                    busySeconds: seconds(busy), settleSeconds: seconds(settle), clients: clients, services: rows, peer: hostname)
         }
+    }
+
+    /// The read-ahead of the block device that holds `directory` (where the services'
+    /// binaries are too, in a checkout), from sysfs; nil when it cannot be told.
+    static func readAheadKiB(of directory: URL) -> Int? {
+        var status = stat()
+        guard stat(directory.path, &status) == 0 else { return nil }
+        // glibc's encoding of a dev_t (its major() and minor() are macros Swift cannot call).
+        let dev = UInt64(status.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
+        let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+        let device = "/sys/dev/block/\(major):\(minor)"
+        // A partition's own queue settings are its disk's, one directory up.
+        for path in [device + "/queue/read_ahead_kb", device + "/../queue/read_ahead_kb"] {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8),
+               let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return value }
+        }
+        return nil
     }
 
     private func seconds(_ duration: Duration) -> Double {
@@ -112,11 +143,15 @@ struct FootprintBenchmark: Sendable {
         let pid = try await start()
         guard let owned = await arrived.value else { throw BenchmarkError("\(busName) was never owned") }
         try await Task.sleep(for: idle)
-        let idleRss = try ProcessSample.take(pid).rssKiB
+        let idleSample = try ProcessSample.take(pid)
         try await work()
         let busySample = try ProcessSample.take(pid)
-        return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleRss,
-                   busyRssKiB: busySample.rssKiB, hwmKiB: busySample.hwmKiB)
+        try await Task.sleep(for: settle)
+        // A process that has exited (or is a zombie) shows no VmRSS.
+        let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
+        return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleSample.rssKiB,
+                   idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
+                   afterRssKiB: afterSample?.rssKiB, hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB)
     }
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
@@ -152,23 +187,32 @@ struct FootprintBenchmark: Sendable {
 
 struct FootprintResults: BenchmarkReport, Sendable {
     let processors: Int
+    let readAheadKiB: Int?
     let idleSeconds: Double
     let busySeconds: Double
+    let settleSeconds: Double
     let clients: Int
     let services: [FootprintBenchmark.Row]
     let peer: FootprintBenchmark.Row
 
     func table() -> String {
-        let widths = [-26, 10, 10, 10, 10, 9, 9, 9]
+        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 9, 8, 8]
+        let readAhead = readAheadKiB.map { "\($0) KiB" } ?? "unknown"
         var lines = ["""
-            each service alone on a private bus, \(processors) processors; idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; \
-            busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load scenario, \(clients) clients; ratios against systemd-hostnamed
+            each service alone on a private bus, \(processors) processors, block device read-ahead \(readAhead); \
+            idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
+            scenario, \(clients) clients; after: \(TableFormat.fixed(settleSeconds, 1)) s later; memory in MiB (VmRSS; anon and file: \
+            idle VmRSS's parts); ratios against systemd-hostnamed
             """]
-        lines.append(TableFormat.row(["", "start ms", "idle MiB", "busy MiB", "HWM MiB", "start ×", "idle ×", "busy ×"], widths: widths))
+        lines.append(TableFormat.row(["", "start ms", "idle", "anon", "file", "busy", "after", "after-idle", "HWM", "start ×",
+                                      "idle ×", "busy ×"], widths: widths))
         func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
         func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
         for row in services + [peer] {
-            lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1), mib(row.idleRssKiB), mib(row.busyRssKiB),
+            let grown = row.afterRssKiB.map { (Double($0) - Double(row.idleRssKiB)) / 1024 }
+            lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1), mib(row.idleRssKiB), mib(row.idleAnonKiB),
+                                          mib(row.idleFileKiB), mib(row.busyRssKiB), row.afterRssKiB.map(mib) ?? "exited",
+                                          grown.map { ($0 >= 0 ? "+" : "") + TableFormat.fixed($0, 1) } ?? "",
                                           mib(row.hwmKiB), ratio(row.startMilliseconds, peer.startMilliseconds),
                                           ratio(Double(row.idleRssKiB), Double(peer.idleRssKiB)),
                                           ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB))], widths: widths))
