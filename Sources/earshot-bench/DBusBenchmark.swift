@@ -17,7 +17,7 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
               - EchoBytes(ay) -> ay round-trips (16 B, 3.2 KB, 64 KiB, 1 MiB): p50 and p99 latency,
               - unicast Bytes(ay, t) signal throughput (EmitBytes): signals/s and MB/s.
             The clients run in alternating rounds so that drift affects both equally. \
-            Goals: round-trip p50 ratio swift/C <= 1.25 for every payload, signal throughput \
+            Goals: round-trip p50 ratio swift/C <= 1.10 for every payload, signal throughput \
             ratio swift/C >= 0.8. They are reported, not enforced.
             """)
 

@@ -62,7 +62,7 @@ struct SignalResult: Encodable {
 }
 
 struct BenchmarkResults: BenchmarkReport {
-    static let roundTripGoal = 1.25
+    static let roundTripGoal = 1.10
     static let signalGoal = 0.8
 
     let libdbusVersion: String
