@@ -28,6 +28,8 @@ public final class DBusConnection: Sendable {
     private let ioThreadID = Atomic<UInt>(0)
 
     let calls = Locked(PendingCalls())
+    /// Jobs of tasks that prefer this connection as their executor (ConnectionExecutor).
+    let jobs = Locked(IOJobs())
     /// The method calls this connection is serving (see `InFlightCalls`).
     public let inFlight = InFlightCalls()
     let routing = Locked(Routing())
@@ -144,12 +146,15 @@ public final class DBusConnection: Sendable {
             runLoop()
             connectionLost(stopRequested.load(ordering: .acquiring)
                            ? nil : .disconnected("the connection to the \(bus) was lost"))
+            // After the calls have failed: the tasks they resumed here run elsewhere.
+            stopRunningJobs()
             dbus_connection_close(raw.pointer)
             loopFinished.signal()
         }
         if case .failure(let error) = started {
             // Without its thread the connection cannot be serviced: it is lost at once.
             connectionLost(.noMemory("cannot start the D-Bus I/O thread: \(String(cString: strerror(error.code)))"))
+            stopRunningJobs()
             dbus_connection_close(raw.pointer)
             loopFinished.signal()
         }
@@ -180,6 +185,9 @@ public final class DBusConnection: Sendable {
         var fds = [pollfd](repeating: pollfd(), count: 2)
         while !stopRequested.load(ordering: .acquiring) {
             while dbus_connection_dispatch(pointer) == DBUS_DISPATCH_DATA_REMAINS {}
+            // Tasks resumed by that dispatch, when they run here: look again before polling,
+            // for what they sent and what arrived meanwhile.
+            if runQueuedJobs() { continue }
             let connected = dbus_connection_get_is_connected(pointer) != 0
             if !connected { break }
             fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
