@@ -32,7 +32,8 @@ extension DBusConnection: TaskExecutor {
     /// Runs the jobs queued so far (I/O thread). Returns whether there were any.
     func runQueuedJobs() -> Bool {
         let queued = jobs.withLock { state -> [UnownedJob] in
-            defer { state.queue.removeAll(keepingCapacity: true) }
+            guard !state.queue.isEmpty else { return [] }
+            defer { state.queue = [] }
             return state.queue
         }
         for job in queued { job.runSynchronously(on: asUnownedTaskExecutor()) }
