@@ -32,6 +32,15 @@ public struct Chunker: Sendable {
 
     /// Adds whole frames read at `monotonicUs`; returns the chunks they complete.
     public mutating func append(_ bytes: ArraySlice<UInt8>, monotonicUs: UInt64) -> [AudioChunk] {
+        if pending.isEmpty, bytes.count == Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame {
+            // A read of exactly the next chunk (reads ask for chunk-sized periods): it is the
+            // chunk, with no copy when the slice spans its whole array.
+            defer {
+                pendingStart = endFrame(ofChunk: sequence)
+                sequence += 1
+            }
+            return [AudioChunk(data: Array(bytes), sequence: sequence, monotonicUs: monotonicUs)]
+        }
         pending.append(contentsOf: bytes)
         var chunks: [AudioChunk] = []
         while true {

@@ -62,13 +62,10 @@ public struct PassThru: Sendable {
         if framesCaptured >= request.maxFrames {
             step.chunks += finish(.timeout, monotonicUs: monotonicUs)
             step.outcome = outcome
-        } else if var tracker = silence {
-            let ended = tracker.feed(slice)
-            silence = tracker
-            if ended {
-                step.chunks += finish(.silence, monotonicUs: monotonicUs)
-                step.outcome = outcome
-            }
+        } else if silence?.feed(slice) == true {
+            // (Fed in place: the tracker and its detector are not copied per chunk.)
+            step.chunks += finish(.silence, monotonicUs: monotonicUs)
+            step.outcome = outcome
         }
         return step
     }

@@ -81,7 +81,9 @@ final class CaptureLoop: @unchecked Sendable {
         // Where a read leaves bytes untouched (`null` writes nothing; `file` at the end of its
         // input leaves the rest of the buffer), the caller gets silence, not stale data.
         let silence = format.silenceByte
-        var buffer = [UInt8](repeating: silence, count: periodFrames * bytesPerFrame)
+        let periodBytes = periodFrames * bytesPerFrame
+        // Each read fills a new array that is handed over as it is (no copy per read).
+        var buffer = [UInt8](repeating: silence, count: periodBytes)
         var pollDescriptors: [pollfd] = []
         // Set by a prepare-based recovery, cleared by the next frames: a second bad state
         // without any frame in between means the device is not coming back.
@@ -107,15 +109,20 @@ final class CaptureLoop: @unchecked Sendable {
             preparedWithoutData = false
             delivered += UInt64(frames)
             framesRead.add(UInt64(frames), ordering: .relaxed)
-            onData(Array(buffer[0 ..< frames * bytesPerFrame]), frames, now)
+            var read = [UInt8](repeating: silence, count: periodBytes)
+            swap(&read, &buffer)
+            if frames * bytesPerFrame < read.count { read.removeLast(read.count - frames * bytesPerFrame) }
+            onData(read, frames, now)
         }
 
-        /// Reads up to `frames` (at most a period) into `buffer`, without waiting.
+        /// Reads up to `frames` (at most a period) into `buffer`, without waiting. `buffer`
+        /// holds silence before every read (a new array, or one a failed read left as it was).
         func read(_ frames: Int) -> Int {
-            buffer.withUnsafeMutableBytes { bytes in
-                bytes.initializeMemory(as: UInt8.self, repeating: silence)
-                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
+            let result = buffer.withUnsafeMutableBytes { bytes in
+                snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
             }
+            if result <= 0 { buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: silence) } }
+            return result
         }
 
         /// After a stop request: with draining, the frames already captured (all the device

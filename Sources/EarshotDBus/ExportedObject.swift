@@ -17,7 +17,7 @@ public final class ExportedObject: Sendable {
                 throw .invalidArgs("\(path): interface \(interface.name) given twice")
             }
             var properties: [String: DBusValue] = [:]
-            for property in interface.properties {
+            for property in interface.properties where property.reader == nil {
                 let value = initial[interface.name]?[property.name] ?? property.type.zeroValue
                 guard let value else {
                     throw .invalidArgs("\(interface.name).\(property.name) needs an initial value")
@@ -27,8 +27,9 @@ public final class ExportedObject: Sendable {
                 }
                 properties[property.name] = value
             }
-            for name in initial[interface.name]?.keys ?? [:].keys where interface.property(name) == nil {
-                throw .invalidArgs("\(interface.name) has no property \(name)")
+            for name in initial[interface.name]?.keys ?? [:].keys {
+                guard let property = interface.property(name) else { throw .invalidArgs("\(interface.name) has no property \(name)") }
+                guard property.reader == nil else { throw .invalidArgs("\(interface.name).\(name) is read live: it takes no value") }
             }
             table[interface.name] = properties
         }
@@ -61,7 +62,8 @@ public final class ExportedObject: Sendable {
 
     /// The current value of a property.
     public func property(_ name: String, interface: String? = nil) -> DBusValue? {
-        guard let (declaring, _) = try? resolve(interface, property: name) else { return nil }
+        guard let (declaring, declared) = try? resolve(interface, property: name) else { return nil }
+        if let reader = declared.reader { return reader() }
         return values.withLock { $0[declaring.name]?[name] }
     }
 
@@ -71,6 +73,7 @@ public final class ExportedObject: Sendable {
         guard value.type == declared.type else {
             throw .invalidArgs("\(declaring.name).\(name) is \(declared.type), not \(value.type)")
         }
+        guard declared.reader == nil else { throw .invalidArgs("\(declaring.name).\(name) is read live: it cannot be set") }
         try values.withLock { table throws(DBusError) in
             guard table[declaring.name]?[name] != value else { return }
             table[declaring.name]?[name] = value
@@ -98,6 +101,7 @@ public final class ExportedObject: Sendable {
             guard value.type == declared.type else {
                 throw .invalidArgs("\(name).\(property) is \(declared.type), not \(value.type)")
             }
+            guard declared.reader == nil else { throw .invalidArgs("\(name).\(property) is read live: it cannot be set") }
         }
         try values.withLock { table throws(DBusError) in
             var changed: [String: DBusValue] = [:]
@@ -122,7 +126,7 @@ public final class ExportedObject: Sendable {
         let current = values.withLock { $0[interface.name] ?? [:] }
         var result: [String: DBusValue] = [:]
         for property in interface.properties where property.access.readable {
-            result[property.name] = current[property.name]
+            result[property.name] = property.reader?() ?? current[property.name]
         }
         return result
     }
@@ -160,6 +164,7 @@ public final class ExportedObject: Sendable {
     func getProperty(interface name: String, property: String) throws(DBusError) -> DBusValue {
         let (declaring, declared) = try resolve(name.isEmpty ? nil : checkedInterface(name), property: property)
         guard declared.access.readable else { throw .accessDenied("\(declaring.name).\(property) is write-only") }
+        if let reader = declared.reader { return reader() }
         guard let value = values.withLock({ $0[declaring.name]?[property] }) else {
             throw .unknownProperty("\(declaring.name).\(property) has no value")
         }

@@ -97,6 +97,9 @@ public struct DBusProperty: Sendable {
     public typealias EmitsChangedSignal = PropertyDeclaration.EmitsChangedSignal
 
     public typealias Setter = @Sendable (DBusValue, MethodCall) async throws -> DBusValue
+    /// Reads a property's current value when it is asked for (`Get`, `GetAll`), for a value
+    /// that changes too often to be stored at every change and is not announced.
+    public typealias Reader = @Sendable () -> DBusValue
 
     public let name: String
     public let type: DBusType
@@ -106,6 +109,8 @@ public struct DBusProperty: Sendable {
     public let emitsChangedSignal: EmitsChangedSignal
     public let annotations: [DBusAnnotation]
     fileprivate(set) var setter: Setter?
+    /// Set for a property read live (see `Reader`); such a property has no stored value.
+    fileprivate(set) var reader: Reader?
 
     /// A read-only property.
     public init(_ name: String, _ signature: String, emitsChangedSignal: EmitsChangedSignal = .true,
@@ -162,18 +167,28 @@ public struct DBusInterface: Sendable {
         self.annotations = annotations
     }
 
-    /// `declaration` served by `methods`, one for each method it declares, and with a setter
-    /// for each writable property. A declared method left without a handler, or a handler
-    /// for a method it does not declare, is a programming error.
-    public init(_ declaration: InterfaceDeclaration, methods: [DBusMethod], setters: [String: DBusProperty.Setter] = [:]) {
+    /// `declaration` served by `methods`, one for each method it declares, with a setter
+    /// for each writable property and, for read-only properties that are not announced, an
+    /// optional reader that gives their value when asked (the object then stores none). A
+    /// declared method left without a handler, a handler for a method it does not declare,
+    /// or a reader for a property that is writable or announced is a programming error.
+    public init(_ declaration: InterfaceDeclaration, methods: [DBusMethod], setters: [String: DBusProperty.Setter] = [:],
+                readers: [String: DBusProperty.Reader] = [:]) {
         let bound = methods.map(\.name), declared = declaration.methods.map(\.name)
         precondition(Set(bound) == Set(declared) && bound.count == declared.count,
                      "\(declaration.name): handlers for \(bound), declared \(declared)")
         precondition(Set(setters.keys).isSubset(of: declaration.properties.filter(\.access.writable).map(\.name)),
                      "\(declaration.name): setters for properties it does not declare writable")
+        let liveReadable = declaration.properties.filter { $0.access == .read && $0.emitsChangedSignal == .false }
+        precondition(Set(readers.keys).isSubset(of: liveReadable.map(\.name)),
+                     "\(declaration.name): readers for properties that are writable or announced")
         self.init(declaration.name,
                   methods: declaration.methods.map { method in methods.first { $0.name == method.name }! },
-                  properties: declaration.properties.map { DBusProperty($0, setter: setters[$0.name]) },
+                  properties: declaration.properties.map { property in
+                      var bound = DBusProperty(property, setter: setters[property.name])
+                      bound.reader = readers[property.name]
+                      return bound
+                  },
                   signals: declaration.signals.map(DBusSignal.init), annotations: declaration.annotations)
     }
 
@@ -197,6 +212,11 @@ public struct DBusInterface: Sendable {
         copy.properties = properties.map { property in
             var inert = property
             if inert.setter != nil { inert.setter = { _, _ in throw gone() } }
+            // The last value stays readable through references still held.
+            if let reader = inert.reader {
+                let last = reader()
+                inert.reader = { last }
+            }
             return inert
         }
         return copy

@@ -41,6 +41,6 @@ enum CaptureInterfaces {
             DBusMethod(PassThru.openStream) { call in
                 [.unixFD(try session.openStream(call))]
             },
-        ])
+        ], readers: [PassThru.framesCaptured.name: { .uint64(session.framesCaptured) }])
     }
 }

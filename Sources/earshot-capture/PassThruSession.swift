@@ -5,6 +5,7 @@ import EarshotDBus
 import FoundationEssentials
 import Glibc
 import Logging
+import Synchronization
 
 /// One pass-thru on the bus: its object, its ALSA stream, its owner.
 ///
@@ -24,6 +25,8 @@ final class PassThruSession: Sendable {
     private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
+    /// `FramesCaptured`, read live by `Get`: it changes with every chunk and is not announced.
+    private let framesCapturedNow = Atomic<UInt64>(0)
     /// Its end by MaxDuration (µs, CLOCK_MONOTONIC): exact from its first read, estimated
     /// from its prompt's end while it prompts; 0 while not known.
     private let endsAtUs = Locked<UInt64>(0)
@@ -85,6 +88,7 @@ final class PassThruSession: Sendable {
         let now = monotonicMicroseconds()
         return end > now ? UInt32(clamping: (end - now + 999) / 1000) : 0
     }
+    var framesCaptured: UInt64 { framesCapturedNow.load(ordering: .relaxed) }
     var periodFrames: UInt32 { stream.grantedPeriodFrames }
     var bufferFrames: UInt32 { stream.grantedBufferFrames }
 
@@ -173,9 +177,10 @@ final class PassThruSession: Sendable {
 
     /// Audio from the reading thread.
     private func captured(_ bytes: [UInt8], monotonicUs: UInt64) {
-        let (outcome, frames, first) = core.withLock { state -> (PassThruOutcome?, UInt64, Bool) in
+        let (outcome, _, first) = core.withLock { state -> (PassThruOutcome?, UInt64, Bool) in
             let first = state.framesCaptured == 0 && state.phase == .recording
             let step = state.capture(bytes, monotonicUs: monotonicUs)
+            framesCapturedNow.store(state.framesCaptured, ordering: .relaxed)
             send(step.chunks)
             return (step.outcome, state.framesCaptured, first)
         }
@@ -191,7 +196,6 @@ final class PassThruSession: Sendable {
                 service.publishEnd(end, of: self)
             }
         }
-        setProperty(Members.framesCaptured, .uint64(frames))
         if let outcome { finish(outcome) }
     }
 
@@ -251,8 +255,6 @@ final class PassThruSession: Sendable {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }
         }
-        let pipesOpen = pipes.withLock { !$0.isEmpty }
-        guard pipesOpen || output != nil else { return }
         let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
         output?.append(bytes)
         pipes.withLock { list in
@@ -280,6 +282,7 @@ final class PassThruSession: Sendable {
             }
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
+        framesCapturedNow.store(frames, ordering: .relaxed)
         // The file is complete before anyone hears of the end.
         let outputError = output?.finish()
         if let outputError { logger.warning("pass-thru \(id): OutputPath: \(outputError)") }
@@ -289,8 +292,7 @@ final class PassThruSession: Sendable {
         service.finished(self)
         if let object = objectBox.withLock({ $0?.object }) {
             try? object.set([(Members.state, .string(PassThru.Phase.finished.rawValue)),
-                             (Members.resultCode, .string(outcome.resultCode.rawValue)),
-                             (Members.framesCaptured, .uint64(frames))])
+                             (Members.resultCode, .string(outcome.resultCode.rawValue))])
             do {
                 try object.emit(Members.finished, [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
                                              .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),

@@ -20,24 +20,41 @@ struct StreamPipe: Sendable {
         return (UnixFD(taking: ends[0]), StreamPipe(writer: ends[1]))
     }
 
-    /// Queues `bytes` and writes as much as the pipe takes.
+    /// Writes `bytes` after what is queued, as much as the pipe takes; queues the rest.
     mutating func write(_ bytes: [UInt8]) {
         guard !closed else { return }
-        backlog += bytes
-        while !backlog.isEmpty {
-            let n = backlog.withUnsafeBytes { Glibc.write(writer, $0.baseAddress, $0.count) }
+        if backlog.isEmpty {
+            // The usual case, a reader keeping up: straight from the chunk, nothing copied.
+            let written = bytes.withUnsafeBytes { writeSome($0) }
+            guard let written else { return }
+            if written < bytes.count { backlog.append(contentsOf: bytes[written...]) }
+        } else {
+            backlog += bytes
+            let written = backlog.withUnsafeBytes { writeSome($0) }
+            guard let written else { return }
+            backlog.removeFirst(written)
+        }
+        if backlog.count > Self.limit { close() }
+    }
+
+    /// Writes from `bytes` until done or the pipe is full; returns the count written, nil
+    /// once closed (the reader went away).
+    private mutating func writeSome(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(writer, bytes.baseAddress! + done, bytes.count - done)
             if n > 0 {
-                backlog.removeFirst(n)
+                done += n
             } else if n < 0 && errno == EINTR {
                 continue
             } else if n < 0 && errno == EAGAIN {
-                if backlog.count > Self.limit { close() }
-                return
+                break
             } else {
                 close()  // EPIPE: the reader went away
-                return
+                return nil
             }
         }
+        return done
     }
 
     /// Gives the reader up to a second to take the backlog (offering it every 50 ms), then

@@ -14,16 +14,27 @@ import Testing
     ])
     func userActionsEndWithTheirResult(member: String, code: String, success: Bool, reason: String) async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
+            var framesWhileRecording: [UInt64] = []
+            var framesAtTheEnd: DBusValue?
             let recording = try await capture.record(Self.long) { path in
                 try await Task.sleep(for: .milliseconds(300))
+                // FramesCaptured is read as it is now: it grows while recording.
+                for _ in 0..<2 {
+                    framesWhileRecording.append(try #require(try await capture.property("FramesCaptured", path: path)?.uint64Value))
+                    try await Task.sleep(for: .milliseconds(120))
+                }
                 _ = try await capture.call(member, path: path)
                 await expectDBusError("org.earshot.Error.Rejected") { _ = try await capture.call(member, path: path) }
                 #expect(try await capture.property("ResultCode", path: path) == .string(code))
                 #expect(try await capture.property("State", path: path) == .string("finished"))
+                framesAtTheEnd = try await capture.property("FramesCaptured", path: path)
             }
             #expect(recording.resultCode == code && recording.success == success && recording.reason == reason)
             #expect(recording.chunks.map(\.sequence) == Array(0..<UInt64(recording.chunks.count)))
             #expect(recording.info["FramesCaptured"] == .uint64(UInt64(recording.bytes.count / 2)))
+            #expect(framesAtTheEnd == recording.info["FramesCaptured"])
+            #expect(framesWhileRecording.count == 2 && framesWhileRecording[0] > 0 && framesWhileRecording[1] > framesWhileRecording[0],
+                    "\(framesWhileRecording)")
         }
     }
 

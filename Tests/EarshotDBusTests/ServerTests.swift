@@ -122,6 +122,48 @@ import Testing
         }
     }
 
+    /// A property read live has no stored value: `Get` and `GetAll` ask its reader, it
+    /// cannot be set, and after the object leaves the bus its last value stays (the
+    /// reader, which may hold the object's owner, is let go).
+    @Test func propertiesReadLiveComeFromTheirReader() async throws {
+        try await EchoFixture.with { echo in
+            let path: ObjectPath = "/org/earshot/Test/Live"
+            let declaration = InterfaceDeclaration("org.earshot.Test", methods: [], signals: [], properties: [
+                PropertyDeclaration("Count", "t", doc: "Counted elsewhere.", emitsChangedSignal: .false),
+                PropertyDeclaration("Name", "s", doc: "Stored."),
+            ])
+            let counter = Locked<UInt64>(7)
+            var owner: ObjectOwner? = ObjectOwner()
+            weak let watched = owner
+            let exported = try echo.client.export(path, interfaces: [
+                DBusInterface(declaration, methods: [], readers: ["Count": { [owner] in
+                    _ = owner
+                    return .uint64(counter.withLock { $0 })
+                }]),
+            ], values: [])
+            func get(_ name: String) async throws -> DBusValue? {
+                try await echo.client.call(destination: echo.client.uniqueName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                           member: "Get", [.string("org.earshot.Test"), .string(name)]).first?.variantValue
+            }
+            #expect(try await get("Count") == .uint64(7))
+            counter.withLock { $0 = 41 }
+            #expect(try await get("Count") == .uint64(41))
+            #expect(exported.property("Count") == .uint64(41))
+            let all = try await echo.client.call(destination: echo.client.uniqueName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                 member: "GetAll", [.string("org.earshot.Test")])
+            #expect(all.first?.stringKeyedValue?["Count"] == .uint64(41))
+            #expect(all.first?.stringKeyedValue?["Name"] == .string(""))
+            #expect(throws: DBusError.self) { try exported.set("Count", .uint64(1)) }
+
+            counter.withLock { $0 = 42 }
+            echo.client.unexport(path)
+            owner = nil
+            #expect(watched == nil, "the unexported object's reader still holds its owner")
+            counter.withLock { $0 = 99 }
+            #expect(exported.property("Count") == .uint64(42))
+        }
+    }
+
     @Test func callerIdentityIsKnown() async throws {
         try await EchoFixture.with { echo in
             let reply = try await echo.call("WhoAmI")
