@@ -81,9 +81,9 @@ final class CaptureLoop: @unchecked Sendable {
         // Where a read leaves bytes untouched (`null` writes nothing; `file` at the end of its
         // input leaves the rest of the buffer), the caller gets silence, not stale data.
         let silence = format.silenceByte
-        let periodBytes = periodFrames * bytesPerFrame
-        // Each read fills a new array that is handed over as it is (no copy per read).
-        var buffer = [UInt8](repeating: silence, count: periodBytes)
+        // Handed over as it is after a whole period's read: a consumer that lets it go
+        // before the next read leaves it to be reused, with no allocation or copy per read.
+        var buffer = [UInt8](repeating: silence, count: periodFrames * bytesPerFrame)
         var pollDescriptors: [pollfd] = []
         // Set by a prepare-based recovery, cleared by the next frames: a second bad state
         // without any frame in between means the device is not coming back.
@@ -109,20 +109,17 @@ final class CaptureLoop: @unchecked Sendable {
             preparedWithoutData = false
             delivered += UInt64(frames)
             framesRead.add(UInt64(frames), ordering: .relaxed)
-            var read = [UInt8](repeating: silence, count: periodBytes)
-            swap(&read, &buffer)
-            if frames * bytesPerFrame < read.count { read.removeLast(read.count - frames * bytesPerFrame) }
-            onData(read, frames, now)
+            let count = frames * bytesPerFrame
+            onData(count == buffer.count ? buffer : Array(buffer[0 ..< count]), frames, now)
         }
 
-        /// Reads up to `frames` (at most a period) into `buffer`, without waiting. `buffer`
-        /// holds silence before every read (a new array, or one a failed read left as it was).
+        /// Reads up to `frames` (at most a period) into `buffer`, without waiting. (Writing to
+        /// `buffer` copies it first only if the last one handed over is still held.)
         func read(_ frames: Int) -> Int {
-            let result = buffer.withUnsafeMutableBytes { bytes in
-                snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
+            buffer.withUnsafeMutableBytes { bytes in
+                bytes.initializeMemory(as: UInt8.self, repeating: silence)
+                return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
             }
-            if result <= 0 { buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: silence) } }
-            return result
         }
 
         /// After a stop request: with draining, the frames already captured (all the device
