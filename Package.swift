@@ -24,6 +24,8 @@ let package = Package(
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
         // An ALSA capture plugin for tests: a microphone that can be unplugged.
         .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
+        // FFmpeg's AAC encoder, loaded by earshot-pieces at its first AAC export.
+        .library(name: "EarshotAACEncoder", type: .dynamic, targets: ["CAACEncoder"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -50,11 +52,13 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
 
-        // Loudness, the FFmpeg libraries (AAC in MP4) and SHA-256 for the piece store.
+        // Loudness, the FFmpeg libraries (true peak; AAC in MP4) and SHA-256 for the piece store.
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
+        .systemLibrary(name: "CSwresample", pkgConfig: "libswresample",
+                       providers: [.apt(["libswresample-dev", "libavutil-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         // The system mixer: libpipewire-0.3, wrapped in C where its API is macros.
@@ -76,9 +80,16 @@ let package = Package(
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libcrypto),
         // cover image dimensions.
-        .target(name: "CMediaEncode", dependencies: ["CFFmpeg", "CSndFile"],
-                linkerSettings: [.linkedLibrary("avcodec"), .linkedLibrary("swresample"), .linkedLibrary("avutil")]),
-        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CMediaEncode", "COpenSSL", "EarshotSync"]),
+        // True peak by FFmpeg's resampler (libswresample and libavutil only).
+        .target(name: "CTruePeak", dependencies: ["CSwresample"],
+                linkerSettings: [.linkedLibrary("swresample"), .linkedLibrary("avutil")]),
+        // AAC in M4A through libavcodec and libavformat, whose dependencies (codecs, TLS,
+        // image and network libraries) a service should not map at every start: built as
+        // a plugin of its own, which EarshotMedia loads at the first AAC export.
+        .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
+                linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
+                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")]),
+        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CTruePeak", "COpenSSL", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),

@@ -1,4 +1,3 @@
-import CMediaEncode
 import Glibc
 
 /// Converts audio the contract accepts into any of its four formats.
@@ -9,7 +8,8 @@ public enum Transcoder {
     ///   sources are rounded to 16 bits, clipped, without dither);
     /// - `.flac`: 16-bit FLAC, the same samples as `.wave`;
     /// - `.oggVorbis`: Ogg Vorbis through libsndfile at VBR quality 0.4 (libvorbis -q 4);
-    /// - `.aacM4A`: AAC-LC in M4A through FFmpeg's native encoder, 96 kb/s for mono and
+    /// - `.aacM4A`: AAC-LC in M4A through FFmpeg's native encoder (in a plugin loaded at the
+    ///   first use, `AACEncoderPlugin`), 96 kb/s for mono and
     ///   64 kb/s per channel otherwise; a rate AAC cannot encode (anything but 7350, 8000,
     ///   11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000 Hz) is
     ///   resampled to 48000 Hz.
@@ -18,7 +18,7 @@ public enum Transcoder {
     /// truncating it); on a failure after it has opened `output`, removes it. Throws
     /// `.invalidAudio` for a source `AudioAnalyzer` would refuse, that fails to decode
     /// part-way, or that the target format cannot encode (Vorbis above 200 kHz); `.io` when
-    /// reading or writing fails, or `output` is `input`.
+    /// reading or writing fails, `output` is `input`, or the AAC plugin cannot be loaded.
     public static func transcode(from input: String, to output: String, format: MediaFormat) throws(MediaError) {
         try refuseSameFile(input, output)
         let reader = try SoundFileReader(path: input)
@@ -66,11 +66,12 @@ public enum Transcoder {
     }
 
     private static func writeAAC(from input: String, to output: String) throws(MediaError) {
+        let encode = try AACEncoderPlugin.encoder()
         var message = [CChar](repeating: 0, count: 512)
-        let status = earshot_encode_aac_m4a(input, output, &message, message.count)
-        guard status != EARSHOT_AAC_OK else { return }
+        let status = encode(input, output, &message, message.count)
+        guard status != AACEncoderPlugin.Status.ok.rawValue else { return }
         let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if status == EARSHOT_AAC_INVALID_AUDIO {
+        if status == AACEncoderPlugin.Status.invalidAudio.rawValue {
             throw .invalidAudio("cannot encode '\(input)' as AAC: \(text)")
         }
         throw .io("cannot write '\(output)' as AAC in M4A: \(text)")

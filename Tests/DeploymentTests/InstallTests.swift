@@ -39,6 +39,8 @@ import Testing
             let user = prefix.appendingPathComponent("lib/systemd/user/earshot-\(service).service")
             _ = try await ToolRun.run(["env", "XDG_RUNTIME_DIR=\(runtime.path)", "systemd-analyze", "--user", "verify", user.path])
         }
+        // earshot-pieces loads its AAC encoder from bin/../lib/earshot.
+        #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent("lib/earshot/libEarshotAACEncoder.so").path))
         let pieces = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/system/earshot-pieces.service"), encoding: .utf8)
         #expect(pieces.contains("StateDirectory=earshot/pieces"))
         for name in ["Capture1", "Alerts1", "Session1", "Pieces1", "Orchestrator1"] {

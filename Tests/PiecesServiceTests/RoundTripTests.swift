@@ -109,7 +109,18 @@ import Testing
                 "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
                 "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
             ]
+            // FFmpeg's codec and container libraries are mapped at the first AAC export, not
+            // before (the drop's true peak uses libswresample alone).
+            func mapsCodecLibraries() throws -> Bool {
+                // Read to the end: /proc files report a size of 0.
+                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
+                                  as: UTF8.self)
+                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
+                return maps.contains("libavcodec") || maps.contains("libavformat")
+            }
+            #expect(try !mapsCodecLibraries(), "libavcodec mapped before any AAC export")
             for (format, want) in expected.sorted(by: { $0.key < $1.key }) {
+                #expect(try mapsCodecLibraries() == (format > "aacM4A"), "before \(format)")
                 let out = pieces.file("export.\(format)")
                 _ = try await pieces.call("ExportMixStem", [.string(id), .string(format), .string(out.path)])
                 let probe = try await TestMedia.probe(out)
