@@ -5,7 +5,19 @@ import PackageDescription
 /// position-independent executable packed (DT_RELR, glibc 2.36 or later). The packed
 /// table is a few KiB where the plain one is about 1 MiB, which the loader reads at every
 /// start (docs/benchmarks.md, footprint).
-let serviceLinking: [LinkerSetting] = [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+///
+/// In release builds, lld also lays out first the functions the service uses
+/// while it starts, idles and works (`deploy/link-order/NAME.order`, written by
+/// `deploy/earshot-dev bench link-order`), so that it maps a few dense megabytes of its
+/// binary instead of pages scattered over all of it. A symbol the order names that no longer
+/// exists is skipped.
+func serviceLinking(_ executable: String) -> [LinkerSetting] {
+    [
+        .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+        .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/deploy/link-order/\(executable).order",
+                      "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+    ]
+}
 
 let package = Package(
     name: "Earshot",
@@ -102,7 +114,7 @@ let package = Package(
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking),
+        ], linkerSettings: serviceLinking("earshot-capture")),
 
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
@@ -110,7 +122,7 @@ let package = Package(
             "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking),
+        ], linkerSettings: serviceLinking("earshot-alerts")),
 
         // The audio session: its domain core (vocabulary, rules, ordered apply, audio focus)
         // and its executable (ALSA inputs, route watching, the state file).
@@ -119,7 +131,7 @@ let package = Package(
             "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking),
+        ], linkerSettings: serviceLinking("earshot-session")),
 
         // The piece store: its domain core (Allihoopa's rules, queries), the store (SQLite
         // through GRDB, content-addressed files) and the executable.
@@ -138,7 +150,7 @@ let package = Package(
             "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking),
+        ], linkerSettings: serviceLinking("earshot-pieces")),
 
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
@@ -146,7 +158,7 @@ let package = Package(
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking),
+        ], linkerSettings: serviceLinking("earshot-orchestrator")),
 
         // The command-line client for every service.
         .executableTarget(name: "earshot", dependencies: [
@@ -242,3 +254,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Release builds put each Swift function in its own section, so that the link order above
+// can place it: without this, a source file's code is one section and moves as a whole.
+for target in package.targets where target.type != .system && target.type != .binary {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
+}

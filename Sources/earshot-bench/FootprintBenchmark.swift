@@ -107,19 +107,21 @@ struct FootprintBenchmark: Sendable {
     /// The read-ahead of the block device that holds `directory` (where the services'
     /// binaries are too, in a checkout), from sysfs; nil when it cannot be told.
     static func readAheadKiB(of directory: URL) -> Int? {
+        guard let path = readAheadFile(of: directory), let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The sysfs file holding the read-ahead (KiB) of the block device that holds `path`.
+    static func readAheadFile(of path: URL) -> String? {
         var status = stat()
-        guard stat(directory.path, &status) == 0 else { return nil }
+        guard stat(path.path, &status) == 0 else { return nil }
         // glibc's encoding of a dev_t (its major() and minor() are macros Swift cannot call).
         let dev = UInt64(status.st_dev)
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
         let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
         let device = "/sys/dev/block/\(major):\(minor)"
         // A partition's own queue settings are its disk's, one directory up.
-        for path in [device + "/queue/read_ahead_kb", device + "/../queue/read_ahead_kb"] {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8),
-               let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) { return value }
-        }
-        return nil
+        return [device + "/queue/read_ahead_kb", device + "/../queue/read_ahead_kb"].first { FileManager.default.fileExists(atPath: $0) }
     }
 
     private func seconds(_ duration: Duration) -> Double {
@@ -156,6 +158,11 @@ struct FootprintBenchmark: Sendable {
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
     private func busyPhase(_ busName: String, stack: ServiceStack) async throws {
+        try await Self.busyPhase(busName, stack: stack, clients: clients, duration: busy)
+    }
+
+    /// The load benchmark's scenario for `busName` on `stack`, `clients` at once, for `duration`.
+    static func busyPhase(_ busName: String, stack: ServiceStack, clients: Int, duration busy: Duration) async throws {
         let material = try FuzzMaterial(directory: stack.file("footprint-\(busName)"))
         guard let scenario = LoadScenarios.scenario(for: busName, wave: material.wave),
               let pid = stack.process(ServiceStack.services.first { $0.busName == busName }?.executable ?? "")?.pid else {
