@@ -27,12 +27,13 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             audio read from OpenStream's pipe, with no AudioPassThru signals. \
             During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs \
             `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
+            the same with --period-time set to the chunk's length (waking as often as the service), \
             and the C capture loop (this binary's hidden capture-loop: libasound reads of the same \
             PCM, one libdbus AudioPassThru-shaped signal per chunk, paced the same way), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
-            and memory (VmRSS, VmHWM) of all three over the same window. \
+            and memory (VmRSS, VmHWM) of all over the same window. \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
-            1.5x of arecord's. They are reported, not enforced. A default run takes about 4-5 minutes.
+            1.5x of arecord's (its default periods). They are reported, not enforced. A default run takes about 4-5 minutes.
             """)
 
     @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
@@ -161,6 +162,7 @@ struct CaptureBenchmark: Sendable {
         let service = try await ServiceProcess(capture, arguments: arguments, bus: bus, busName: Self.busName,
                                                environment: devices.environment)
         var recorder: PacedRecorder?
+        var matchedRecorder: PacedRecorder?
         var loop: ChildProcess?
         do {
             let client = try await bus.connect()
@@ -176,6 +178,18 @@ struct CaptureBenchmark: Sendable {
                 let pid = try await paced.start()
                 progress("arecord (pid \(pid)) into a pipe read at 32000 B/s; warming up for \(Self.recorderWarmUp)")
                 try await paced.waitForData(2, timeout: .seconds(10))
+                // arecord again, waking once per chunk as the service does (its own default
+                // period is a quarter of its 500 ms buffer): the same work at the same rate.
+                let matched = PacedRecorder(
+                    arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw",
+                                "--period-time=\(configuration.chunkMs * 1000)"],
+                    environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
+                    logPath: bus.directory.appendingPathComponent("arecord-matched.log").path,
+                    bytesPerSecond: 32000, frameBytes: 2)
+                matchedRecorder = matched
+                let matchedPid = try await matched.start()
+                progress("arecord with \(configuration.chunkMs) ms periods (pid \(matchedPid)) into another pipe read at 32000 B/s")
+                try await matched.waitForData(2, timeout: .seconds(10))
                 try await Task.sleep(for: Self.recorderWarmUp)
                 // From the first chunk to about half a second before the end: the service is
                 // capturing throughout, and none of its threads has ended yet.
@@ -194,6 +208,7 @@ struct CaptureBenchmark: Sendable {
                 progress("C capture loop (pid \(reference.pid)) sending one signal per \(configuration.chunkMs) ms chunk")
                 window = UsageWindow(processes: [.init(role: "earshot-capture", pid: service.pid),
                                                  .init(role: "arecord", pid: pid),
+                                                 .init(role: CPUComparison.matchedArecordRole(configuration.chunkMs), pid: matchedPid),
                                                  .init(role: CPUComparison.captureLoopRole, pid: reference.pid),
                                                  .init(role: "dbus-daemon", pid: bus.pid)],
                                      startSequence: 0, endSequence: expected > tail + 1 ? expected - 1 - tail : expected - 1)
@@ -212,6 +227,9 @@ struct CaptureBenchmark: Sendable {
                 guard recorder.isRunning else {
                     throw BenchmarkError("arecord ended during the measurement (exit \(recorder.statistics.exitStatus.map(String.init) ?? "?")): \(recorder.logText)")
                 }
+                guard matchedRecorder?.isRunning == true else {
+                    throw BenchmarkError("arecord with \(configuration.chunkMs) ms periods ended during the measurement: \(matchedRecorder?.logText ?? "")")
+                }
                 guard loop?.isRunning == true else {
                     throw BenchmarkError("the C capture loop ended during the measurement: "
                                          + ((try? String(contentsOfFile: bus.directory.appendingPathComponent("capture-loop.log").path,
@@ -220,6 +238,7 @@ struct CaptureBenchmark: Sendable {
                 outcome.usage = try window.result()
                 await loop?.terminate()
                 await recorder.stop()
+                await matchedRecorder?.stop()
                 outcome.recorder = recorder.statistics
             }
             guard service.isRunning else {
@@ -231,6 +250,7 @@ struct CaptureBenchmark: Sendable {
         } catch {
             await loop?.terminate()
             await recorder?.stop()
+            await matchedRecorder?.stop()
             let running = service.isRunning
             await service.shutdown()
             let log = service.logText

@@ -102,6 +102,15 @@ struct CPUComparison: Encodable, Sendable {
 
     var service: ProcessUsage? { usage.first { $0.role == "earshot-capture" } }
     var arecord: ProcessUsage? { usage.first { $0.role == "arecord" } }
+    /// arecord with periods as long as the chunks: it wakes as often as the service.
+    var matchedArecord: ProcessUsage? { usage.first { $0.role == Self.matchedArecordRole(chunkMs) } }
+    static func matchedArecordRole(_ chunkMs: UInt32) -> String { "arecord \(chunkMs) ms" }
+
+    /// earshot-capture's CPU over that of arecord waking as often (CPU clock).
+    var ratioToMatchedArecord: Double? {
+        guard let s = service?.cpuMillisecondsFromClock, let a = matchedArecord?.cpuMillisecondsFromClock, a > 0 else { return nil }
+        return s / a
+    }
     /// The C reference doing the service's least work per chunk: read, one libdbus signal.
     var captureLoop: ProcessUsage? { usage.first { $0.role == Self.captureLoopRole } }
 
@@ -134,7 +143,8 @@ struct CPUComparison: Encodable, Sendable {
     var goalMet: Bool? { ratio.map { $0 <= CaptureBenchmarkResults.cpuRatioGoal } }
 
     private enum CodingKeys: String, CodingKey {
-        case configuration, chunkMs, usage, recorder, ratioFromTicks, ratioFromClock, goalMet, ratioToCaptureLoop, captureLoopToArecord
+        case configuration, chunkMs, usage, recorder, ratioFromTicks, ratioFromClock, goalMet, ratioToCaptureLoop, captureLoopToArecord,
+             ratioToMatchedArecord
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -148,6 +158,7 @@ struct CPUComparison: Encodable, Sendable {
         try container.encodeIfPresent(goalMet, forKey: .goalMet)
         try container.encodeIfPresent(ratioToCaptureLoop, forKey: .ratioToCaptureLoop)
         try container.encodeIfPresent(captureLoopToArecord, forKey: .captureLoopToArecord)
+        try container.encodeIfPresent(ratioToMatchedArecord, forKey: .ratioToMatchedArecord)
     }
 
     func table(fixed: (Double, Int) -> String, row: ([String], [Int]) -> String) -> [String] {
@@ -169,6 +180,10 @@ struct CPUComparison: Encodable, Sendable {
         lines.append(" chunks, shown for information, not in the ratio)")
         lines.append("CPU ratio earshot-capture / arecord: \(ratioFromTicks.map { fixed($0, 2) } ?? "- (arecord used < 1 tick)") from ticks, "
                      + "\(ratioFromClock.map { fixed($0, 2) } ?? "-") from the CPU clock")
+        if let toMatched = ratioToMatchedArecord {
+            lines.append("CPU ratio earshot-capture / arecord with \(chunkMs) ms periods (waking once per chunk, as the service does): "
+                         + "\(fixed(toMatched, 2)) (CPU clock; arecord's own default period is 125 ms)")
+        }
         if let toLoop = ratioToCaptureLoop, let loopToArecord = captureLoopToArecord {
             lines.append("CPU ratio earshot-capture / C capture loop (the same read and one libdbus signal per chunk, in C): "
                          + "\(fixed(toLoop, 2)); C capture loop / arecord: \(fixed(loopToArecord, 2)) (CPU clock)")
@@ -258,7 +273,7 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
             + "zero gaps (\(gaps)): \(gapGoalMet ? "MET" : "NOT MET")"
         let judged = cpu.compactMap { comparison -> String? in
             guard let ratio = comparison.ratio, let met = comparison.goalMet else { return nil }
-            return "\(comparison.chunkMs) ms chunks \(fixed(ratio, 2))\(comparison.ratioFromClock != nil ? "" : " (ticks)") \(met ? "MET" : "NOT MET")"
+            return "\(comparison.configuration.prefix(3)) \(comparison.chunkMs) ms chunks\(comparison.configuration.contains("stream") ? ", stream" : "") \(fixed(ratio, 2))\(comparison.ratioFromClock != nil ? "" : " (ticks)") \(met ? "MET" : "NOT MET")"
         }
         if !judged.isEmpty {
             goals += "; CPU <= \(fixed(Self.cpuRatioGoal, 1))x arecord (CPU clock): " + judged.joined(separator: ", ")
