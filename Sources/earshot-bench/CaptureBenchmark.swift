@@ -169,26 +169,26 @@ struct CaptureBenchmark: Sendable {
             defer { client.close() }
             var window: UsageWindow?
             if measuresUsage {
-                let paced = PacedRecorder(
-                    arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"],
-                    environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
-                    logPath: bus.directory.appendingPathComponent("arecord.log").path,
-                    bytesPerSecond: 32000, frameBytes: 2)
+                /// arecord on the microphone (with `extra` arguments) into a pipe read at
+                /// 32000 B/s (not started yet).
+                func arecord(_ extra: [String], log: String) -> PacedRecorder {
+                    PacedRecorder(arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"] + extra,
+                                  environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
+                                  logPath: bus.directory.appendingPathComponent(log).path,
+                                  bytesPerSecond: 32000, frameBytes: 2)
+                }
+                let paced = arecord([], log: "arecord.log")
                 recorder = paced
                 let pid = try await paced.start()
-                progress("arecord (pid \(pid)) into a pipe read at 32000 B/s; warming up for \(Self.recorderWarmUp)")
+                progress("arecord (pid \(pid)) into a pipe read at 32000 B/s")
                 try await paced.waitForData(2, timeout: .seconds(10))
                 // arecord again, waking once per chunk as the service does (its own default
                 // period is a quarter of its 500 ms buffer): the same work at the same rate.
-                let matched = PacedRecorder(
-                    arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw",
-                                "--period-time=\(configuration.chunkMs * 1000)"],
-                    environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
-                    logPath: bus.directory.appendingPathComponent("arecord-matched.log").path,
-                    bytesPerSecond: 32000, frameBytes: 2)
+                let matched = arecord(["--period-time=\(configuration.chunkMs * 1000)"], log: "arecord-matched.log")
                 matchedRecorder = matched
                 let matchedPid = try await matched.start()
-                progress("arecord with \(configuration.chunkMs) ms periods (pid \(matchedPid)) into another pipe read at 32000 B/s")
+                progress("arecord with \(configuration.chunkMs) ms periods (pid \(matchedPid)) into another pipe; "
+                         + "warming up for \(Self.recorderWarmUp)")
                 try await matched.waitForData(2, timeout: .seconds(10))
                 try await Task.sleep(for: Self.recorderWarmUp)
                 // From the first chunk to about half a second before the end: the service is

@@ -177,12 +177,12 @@ final class PassThruSession: Sendable {
 
     /// Audio from the reading thread.
     private func captured(_ bytes: [UInt8], monotonicUs: UInt64) {
-        let (outcome, _, first) = core.withLock { state -> (PassThruOutcome?, UInt64, Bool) in
+        let (outcome, first) = core.withLock { state -> (PassThruOutcome?, Bool) in
             let first = state.framesCaptured == 0 && state.phase == .recording
             let step = state.capture(bytes, monotonicUs: monotonicUs)
             framesCapturedNow.store(state.framesCaptured, ordering: .relaxed)
             send(step.chunks)
-            return (step.outcome, state.framesCaptured, first)
+            return (step.outcome, first)
         }
         if first {
             // The first read completes a period after the device started.
