@@ -71,8 +71,9 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CSwresample", pkgConfig: "libswresample",
                        providers: [.apt(["libswresample-dev", "libavutil-dev"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"])]),
+        // libgcrypt is mapped by every service already (libdbus → libsystemd).
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt",
+                       providers: [.apt(["libgcrypt20-dev"])]),
         // The system mixer: libpipewire-0.3, wrapped in C where its API is macros.
         .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
                        providers: [.apt(["libpipewire-0.3-dev"])]),
@@ -90,7 +91,7 @@ let package = Package(
         .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFile", "CSampleRate"]),
 
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
-        // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libcrypto),
+        // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libgcrypt),
         // cover image dimensions.
         // True peak by FFmpeg's resampler (libswresample and libavutil only).
         .target(name: "CTruePeak", dependencies: ["CSwresample"],
@@ -101,7 +102,7 @@ let package = Package(
         .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
                 linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
                                  .linkedLibrary("avutil"), .linkedLibrary("sndfile")]),
-        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CTruePeak", "COpenSSL", "EarshotSync"]),
+        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CTruePeak", "CGcrypt", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),

@@ -1,40 +1,44 @@
-import COpenSSL
+import CGcrypt
 
-/// Streaming SHA-256 through libcrypto's EVP interface.
+/// Streaming SHA-256 through libgcrypt, which every service maps already (libdbus links
+/// libsystemd, which links it); a digest needs no library of its own.
 ///
 ///     var hasher = SHA256Hasher()
 ///     hasher.update(bytes)
 ///     let hex = hasher.finalize()
 public struct SHA256Hasher: ~Copyable {
-    /// The `EVP_MD_CTX`, owned by this value.
-    private let context: OpaquePointer
+    /// The digest handle, owned by this value.
+    private let handle: gcry_md_hd_t
 
     public init() {
-        guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory for a digest context") }
-        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
-            fatalError("libcrypto: SHA-256 is not available")
+        _ = Self.library
+        var handle: gcry_md_hd_t?
+        guard gcry_md_open(&handle, Int32(GCRY_MD_SHA256.rawValue), 0) == 0, let handle else {
+            fatalError("libgcrypt: cannot open a SHA-256 digest")
         }
-        self.context = context
+        self.handle = handle
     }
 
+    /// libgcrypt initialised once per process (a global's initialiser runs once, under
+    /// the runtime's lock); its version.
+    private static let library = String(cString: earshot_gcrypt_initialize())
+
     deinit {
-        EVP_MD_CTX_free(context)
+        gcry_md_close(handle)
     }
 
     /// Adds `bytes` to the digest.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        guard EVP_DigestUpdate(context, base, bytes.count) == 1 else { fatalError("libcrypto: SHA-256 update failed") }
+        gcry_md_write(handle, base, bytes.count)
     }
 
     /// The digest of everything added, as 64 lowercase hexadecimal digits.
     public consuming func finalize() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        guard EVP_DigestFinal_ex(context, &digest, &length) == 1, length == 32 else {
-            fatalError("libcrypto: SHA-256 finalization failed")
+        guard let digest = gcry_md_read(handle, Int32(GCRY_MD_SHA256.rawValue)) else {
+            fatalError("libgcrypt: SHA-256 finalization failed")
         }
-        return Hexadecimal.lowercase(digest.prefix(Int(length)))
+        return Hexadecimal.lowercase(UnsafeBufferPointer(start: digest, count: 32))
     }
 }
 
