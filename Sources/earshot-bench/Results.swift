@@ -72,6 +72,9 @@ struct BenchmarkResults: BenchmarkReport {
     let libdbusVersion: String
     let processors: Int
     let iterationsScale: Double
+    /// GLIBC_TUNABLES as this run had it (inherited by the bus and the echo server): at
+    /// 1 MiB the allocator's trimming and refaulting is much of every client's time.
+    let mallocTunables: String?
     let roundTrips: [RoundTripResult]
     let signals: SignalResult
 
@@ -80,7 +83,7 @@ struct BenchmarkResults: BenchmarkReport {
     var signalGoalMet: Bool { signals.ratio >= Self.signalGoal }
 
     private enum CodingKeys: String, CodingKey {
-        case libdbusVersion, processors, iterationsScale, roundTrips, signals, goals
+        case libdbusVersion, processors, iterationsScale, mallocTunables, roundTrips, signals, goals
     }
 
     private struct Goals: Encodable {
@@ -97,6 +100,7 @@ struct BenchmarkResults: BenchmarkReport {
         try container.encode(libdbusVersion, forKey: .libdbusVersion)
         try container.encode(processors, forKey: .processors)
         try container.encode(iterationsScale, forKey: .iterationsScale)
+        try container.encode(mallocTunables, forKey: .mallocTunables)
         try container.encode(roundTrips, forKey: .roundTrips)
         try container.encode(signals, forKey: .signals)
         try container.encode(Goals(
@@ -139,7 +143,8 @@ struct BenchmarkResults: BenchmarkReport {
         let worst = worstRoundTrip.map { "worst \(fixed($0.p50Ratio, 2)) at \($0.payload)" } ?? "no data"
         lines.append("Goals: round-trip p50 ratio ≤ \(fixed(Self.roundTripGoal, 2)) (\(worst)): \(roundTripGoalMet ? "MET" : "NOT MET"); "
                      + "signal throughput ratio ≥ \(fixed(Self.signalGoal, 2)) (\(fixed(signals.ratio, 2))): \(signalGoalMet ? "MET" : "NOT MET")")
-        lines.append("(libdbus \(libdbusVersion), \(processors) CPUs, iterations scale \(iterationsScale))")
+        lines.append("(libdbus \(libdbusVersion), \(processors) CPUs, iterations scale \(iterationsScale), "
+                     + "GLIBC_TUNABLES \(mallocTunables.map { "'\($0)'" } ?? "unset (glibc's malloc defaults)"))")
         return lines.joined(separator: "\n")
     }
 
