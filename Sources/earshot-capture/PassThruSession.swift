@@ -255,9 +255,11 @@ final class PassThruSession: Sendable {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }
         }
-        let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
-        output?.append(bytes)
         pipes.withLock { list in
+            // Joined only for a file or a pipe that takes them (one chunk is not copied).
+            guard output != nil || !list.isEmpty else { return }
+            let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
+            output?.append(bytes)
             for index in list.indices { list[index].write(bytes) }
         }
     }
