@@ -11,11 +11,16 @@ import PackageDescription
 /// `deploy/earshot-dev bench link-order`), so that it maps a few dense megabytes of its
 /// binary instead of pages scattered over all of it. A symbol the order names that no longer
 /// exists is skipped.
+///
+/// Release builds also link the C++ runtime the Swift runtime needs from libstdc++'s
+/// archive rather than its shared library (`deploy/static-libstdc++/libstdc++.so`, a
+/// linker script found first on the search path): about 1.1 MiB less resident memory.
 func serviceLinking(_ executable: String) -> [LinkerSetting] {
     [
         .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
         .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/deploy/link-order/\(executable).order",
-                      "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+                      "-Xlinker", "--no-warn-symbol-ordering",
+                      "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"], .when(configuration: .release)),
     ]
 }
 
