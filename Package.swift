@@ -74,8 +74,6 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
-        .systemLibrary(name: "CSwresample", pkgConfig: "libswresample",
-                       providers: [.apt(["libswresample-dev", "libavutil-dev"])]),
         // libgcrypt is mapped by every service already (libdbus → libsystemd).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt",
                        providers: [.apt(["libgcrypt20-dev"])]),
@@ -98,9 +96,10 @@ let package = Package(
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libgcrypt),
         // cover image dimensions.
-        // True peak by FFmpeg's resampler (libswresample and libavutil only).
-        .target(name: "CTruePeak", dependencies: ["CSwresample"],
-                linkerSettings: [.linkedLibrary("swresample"), .linkedLibrary("avutil")]),
+        // True peak by FFmpeg's resampler (libswresample and libavutil only), which are opened
+        // at the first meter, not linked: libavutil brings some twenty libraries (VA-API,
+        // VDPAU, X11, OpenCL, libmfx, libstdc++) a service should not map before it measures.
+        .target(name: "CTruePeak", linkerSettings: [.linkedLibrary("dl")]),
         // AAC in M4A through libavcodec and libavformat, whose dependencies (codecs, TLS,
         // image and network libraries) a service should not map at every start: built as
         // a plugin of its own, which EarshotMedia loads at the first AAC export.

@@ -10,16 +10,12 @@
  * integer maximum over an array is a loop compilers turn into vector instructions.
  */
 #include "true_peak.h"
-
-#include <libavutil/channel_layout.h>
-#include <libavutil/error.h>
-#include <libavutil/mem.h>
-#include <libavutil/opt.h>
-#include <libswresample/swresample.h>
+#include "ffmpeg_library.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Input frames converted per swr_convert call. */
@@ -44,6 +40,8 @@
 #define INFINITY_BITS 0x7f800000u
 
 struct earshot_true_peak {
+    /* libswresample's and libavutil's functions. */
+    const earshot_ffmpeg *ff;
     int channels;
     int factor;
     /* NULL when factor is 1: the true peak is the sample peak. */
@@ -70,10 +68,11 @@ static earshot_true_peak_status fail(char *message, size_t message_size, earshot
     return status;
 }
 
-static earshot_true_peak_status fail_av(char *message, size_t message_size, const char *what, int error)
+static earshot_true_peak_status fail_av(const earshot_true_peak *meter, char *message, size_t message_size,
+                                        const char *what, int error)
 {
     char text[AV_ERROR_MAX_STRING_SIZE] = { 0 };
-    av_strerror(error, text, sizeof text);
+    meter->ff->av_strerror(error, text, sizeof text);
     return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "%s: %s", what, text);
 }
 
@@ -109,6 +108,14 @@ static double bits_value(uint32_t bits)
     return value;
 }
 
+/* Room for `count` floats, aligned for the vector loops (as av_malloc aligns); NULL if out
+   of memory. */
+static float *aligned_floats(size_t count)
+{
+    size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes > 0 ? bytes : 64);
+}
+
 /* Makes room for `samples` samples per channel in the output planes. */
 static earshot_true_peak_status reserve_output(earshot_true_peak *meter, int samples, char *message,
                                                size_t message_size)
@@ -117,11 +124,12 @@ static earshot_true_peak_status reserve_output(earshot_true_peak *meter, int sam
         return EARSHOT_TRUE_PEAK_OK;
     }
     for (int channel = 0; channel < meter->channels; channel++) {
-        av_freep(&meter->output[channel]);
+        free(meter->output[channel]);
+        meter->output[channel] = NULL;
     }
     meter->output_capacity = 0;
     for (int channel = 0; channel < meter->channels; channel++) {
-        meter->output[channel] = av_malloc_array((size_t)samples, sizeof(float));
+        meter->output[channel] = aligned_floats((size_t)samples);
         if (meter->output[channel] == NULL) {
             return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the oversampled audio");
         }
@@ -135,9 +143,9 @@ static earshot_true_peak_status reserve_output(earshot_true_peak *meter, int sam
 static earshot_true_peak_status oversample(earshot_true_peak *meter, int frames, char *message, size_t message_size)
 {
     for (;;) {
-        int room = swr_get_out_samples(meter->resampler, frames);
+        int room = meter->ff->swr_get_out_samples(meter->resampler, frames);
         if (room < 0) {
-            return fail_av(message, message_size, "swresample", room);
+            return fail_av(meter, message, message_size, "swresample", room);
         }
         if (room == 0 && frames == 0) {
             return EARSHOT_TRUE_PEAK_OK;
@@ -147,10 +155,10 @@ static earshot_true_peak_status oversample(earshot_true_peak *meter, int frames,
         if (status != EARSHOT_TRUE_PEAK_OK) {
             return status;
         }
-        int converted = swr_convert(meter->resampler, (uint8_t **)meter->output, meter->output_capacity,
+        int converted = meter->ff->swr_convert(meter->resampler, (uint8_t **)meter->output, meter->output_capacity,
                                     frames > 0 ? (const uint8_t **)meter->input : NULL, frames);
         if (converted < 0) {
-            return fail_av(message, message_size, "swresample", converted);
+            return fail_av(meter, message, message_size, "swresample", converted);
         }
         for (int channel = 0; channel < meter->channels; channel++) {
             meter->peak[channel] = peak_bits(meter->output[channel], (size_t)converted, meter->peak[channel]);
@@ -174,38 +182,38 @@ static earshot_true_peak_status add_silence(earshot_true_peak *meter, int frames
 static earshot_true_peak_status open_resampler(earshot_true_peak *meter, int sample_rate, char *message,
                                                size_t message_size)
 {
-    meter->resampler = swr_alloc();
+    meter->resampler = meter->ff->swr_alloc();
     if (meter->resampler == NULL) {
         return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for swresample");
     }
     AVChannelLayout layout;
-    av_channel_layout_default(&layout, meter->channels);
+    meter->ff->av_channel_layout_default(&layout, meter->channels);
     SwrContext *resampler = meter->resampler;
     int error = 0;
     /* Same layout in and out: no remixing, every channel on its own. */
-    error = error < 0 ? error : av_opt_set_chlayout(resampler, "in_chlayout", &layout, 0);
-    error = error < 0 ? error : av_opt_set_chlayout(resampler, "out_chlayout", &layout, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "in_sample_rate", sample_rate, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "out_sample_rate", (int64_t)sample_rate * meter->factor, 0);
-    error = error < 0 ? error : av_opt_set_sample_fmt(resampler, "in_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
-    error = error < 0 ? error : av_opt_set_sample_fmt(resampler, "out_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_chlayout(resampler, "in_chlayout", &layout, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_chlayout(resampler, "out_chlayout", &layout, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "in_sample_rate", sample_rate, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "out_sample_rate", (int64_t)sample_rate * meter->factor, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_sample_fmt(resampler, "in_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_sample_fmt(resampler, "out_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
     /* swresample's own engine, a Kaiser-windowed sinc (cut off at the input's Nyquist
        frequency when upsampling), with exactly one filter phase per output sample: with
        exact_rational the phase count shrinks to the factor, so no phase is interpolated. */
-    error = error < 0 ? error : av_opt_set_int(resampler, "resampler", SWR_ENGINE_SWR, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "filter_type", SWR_FILTER_TYPE_KAISER, 0);
-    error = error < 0 ? error : av_opt_set_double(resampler, "kaiser_beta", KAISER_BETA, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "filter_size", OVERSAMPLED_TAPS / meter->factor, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "phase_shift", 10, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "exact_rational", 1, 0);
-    error = error < 0 ? error : av_opt_set_int(resampler, "linear_interp", 0, 0);
-    av_channel_layout_uninit(&layout);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "resampler", SWR_ENGINE_SWR, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "filter_type", SWR_FILTER_TYPE_KAISER, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_double(resampler, "kaiser_beta", KAISER_BETA, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "filter_size", OVERSAMPLED_TAPS / meter->factor, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "phase_shift", 10, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "exact_rational", 1, 0);
+    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "linear_interp", 0, 0);
+    meter->ff->av_channel_layout_uninit(&layout);
     if (error < 0) {
-        return fail_av(message, message_size, "configuring swresample", error);
+        return fail_av(meter, message, message_size, "configuring swresample", error);
     }
-    error = swr_init(resampler);
+    error = meter->ff->swr_init(resampler);
     if (error < 0) {
-        return fail_av(message, message_size, "starting swresample", error);
+        return fail_av(meter, message, message_size, "starting swresample", error);
     }
     return add_silence(meter, SILENT_FRAMES, message, message_size);
 }
@@ -224,15 +232,20 @@ earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int
     if (sample_rate < 1) {
         return fail(message, message_size, EARSHOT_TRUE_PEAK_INVALID, "sample rate %d", sample_rate);
     }
-    earshot_true_peak *made = av_mallocz(sizeof *made);
+    const earshot_ffmpeg *ff = earshot_ffmpeg_open(message, message_size);
+    if (ff == NULL) {
+        return EARSHOT_TRUE_PEAK_FAILED;
+    }
+    earshot_true_peak *made = calloc(1, sizeof *made);
     if (made == NULL) {
         return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
     }
+    made->ff = ff;
     made->channels = channels;
     made->factor = earshot_true_peak_factor(sample_rate);
     earshot_true_peak_status status = EARSHOT_TRUE_PEAK_OK;
     for (int channel = 0; channel < channels && status == EARSHOT_TRUE_PEAK_OK; channel++) {
-        made->input[channel] = av_malloc_array(SLICE_FRAMES, sizeof(float));
+        made->input[channel] = aligned_floats(SLICE_FRAMES);
         if (made->input[channel] == NULL) {
             status = fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
         }
@@ -315,10 +328,12 @@ void earshot_true_peak_destroy(earshot_true_peak *meter)
     if (meter == NULL) {
         return;
     }
-    swr_free(&meter->resampler);
-    for (int channel = 0; channel < EARSHOT_TRUE_PEAK_MAX_CHANNELS; channel++) {
-        av_freep(&meter->input[channel]);
-        av_freep(&meter->output[channel]);
+    if (meter->resampler != NULL) {
+        meter->ff->swr_free(&meter->resampler);
     }
-    av_free(meter);
+    for (int channel = 0; channel < EARSHOT_TRUE_PEAK_MAX_CHANNELS; channel++) {
+        free(meter->input[channel]);
+        free(meter->output[channel]);
+    }
+    free(meter);
 }

@@ -104,7 +104,19 @@ import Testing
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
+            func maps() throws -> String {
+                // Read to the end: /proc files report a size of 0.
+                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
+                                  as: UTF8.self)
+                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
+                return maps
+            }
+            // FFmpeg's resampler (and the libraries libavutil brings) is mapped at the first
+            // drop, whose true peak it measures, not at start.
+            #expect(try !maps().contains("libswresample"), "libswresample mapped before any drop")
+            #expect(try !maps().contains("libavutil"), "libavutil mapped before any drop")
             let id = try await pieces.drop(["Title": .string("Transcodes"), "MixStemPath": .string(wav.path)])
+            #expect(try maps().contains("libswresample"), "no libswresample after a drop")
             let expected: [String: (container: String, codec: String)] = [
                 "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
                 "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
@@ -112,10 +124,7 @@ import Testing
             // FFmpeg's codec and container libraries are mapped at the first AAC export, not
             // before (the drop's true peak uses libswresample alone).
             func mapsCodecLibraries() throws -> Bool {
-                // Read to the end: /proc files report a size of 0.
-                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
-                                  as: UTF8.self)
-                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
+                let maps = try maps()
                 return maps.contains("libavcodec") || maps.contains("libavformat")
             }
             #expect(try !mapsCodecLibraries(), "libavcodec mapped before any AAC export")
