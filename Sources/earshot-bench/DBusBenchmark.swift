@@ -21,7 +21,10 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
             The clients run in alternating rounds so that drift affects both equally. \
             Goals: round-trip p50 ratio swift/C <= 1.10 for every payload, signal throughput \
             ratio swift/C >= 0.8. They are reported, not enforced.
-            At 1 MiB much of either client's time is glibc's allocator giving memory back to             the kernel and faulting it in again; GLIBC_TUNABLES (e.g.             glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=33554432), which             the bus and the echo server inherit, shows the figures without that, and is printed.
+            At 1 MiB much of either client's time is glibc's allocator giving memory back to \
+            the kernel and faulting it in again; GLIBC_TUNABLES (e.g. \
+            glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=33554432), which \
+            the bus and the echo server inherit, shows the figures without that, and is printed.
             """)
 
     @Option(help: "Multiply every iteration and signal count by this factor.")
