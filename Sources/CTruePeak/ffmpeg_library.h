@@ -29,9 +29,15 @@ typedef struct earshot_ffmpeg {
     __typeof__(av_opt_set_sample_fmt) *av_opt_set_sample_fmt;
 } earshot_ffmpeg;
 
-/* The functions, opening the libraries at the first call (once per process, from any
-   thread). NULL if they cannot be opened; then `message` (at most `message_size` bytes)
-   says why. The libraries stay open. */
-const earshot_ffmpeg *earshot_ffmpeg_open(char *message, size_t message_size);
+/* The functions, opening the libraries if they are closed (from any thread). NULL if they
+   cannot be opened; then `message` (at most `message_size` bytes) says why. The functions
+   stay valid until the matching earshot_ffmpeg_release. */
+const earshot_ffmpeg *earshot_ffmpeg_acquire(char *message, size_t message_size);
+
+/* Ends one earshot_ffmpeg_acquire. */
+void earshot_ffmpeg_release(void);
+
+/* Closes the libraries if they are open and nothing holds them; returns whether it did. */
+int earshot_ffmpeg_close_unused(void);
 
 #endif

@@ -232,12 +232,13 @@ earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int
     if (sample_rate < 1) {
         return fail(message, message_size, EARSHOT_TRUE_PEAK_INVALID, "sample rate %d", sample_rate);
     }
-    const earshot_ffmpeg *ff = earshot_ffmpeg_open(message, message_size);
+    const earshot_ffmpeg *ff = earshot_ffmpeg_acquire(message, message_size);
     if (ff == NULL) {
         return EARSHOT_TRUE_PEAK_FAILED;
     }
     earshot_true_peak *made = calloc(1, sizeof *made);
     if (made == NULL) {
+        earshot_ffmpeg_release();
         return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
     }
     made->ff = ff;
@@ -336,4 +337,10 @@ void earshot_true_peak_destroy(earshot_true_peak *meter)
         free(meter->output[channel]);
     }
     free(meter);
+    earshot_ffmpeg_release();
+}
+
+int earshot_true_peak_close_libraries(void)
+{
+    return earshot_ffmpeg_close_unused();
 }

@@ -7,6 +7,7 @@ import EarshotSync
 public final class InFlightCalls: Sendable {
     private struct State {
         var count = 0
+        var admitted = 0
         var stopping = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -21,6 +22,7 @@ public final class InFlightCalls: Sendable {
         let admitted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.count += 1
+            state.admitted &+= 1
             return true
         }
         return admitted ? nil : .failed("\(member ?? "the call"): the service is stopping; nothing was done")
@@ -28,6 +30,11 @@ public final class InFlightCalls: Sendable {
 
     /// How many admitted calls have not been answered yet.
     public var count: Int { state.withLock { $0.count } }
+
+    /// How many calls have been admitted since the connection opened (wrapping), and how
+    /// many of them are unanswered: two samples with the same total, both with nothing
+    /// unanswered, mean no call was served in between.
+    public var activity: (admitted: Int, unanswered: Int) { state.withLock { ($0.admitted, $0.count) } }
 
     /// Refuses new calls from now on (`admit` throws).
     public func refuseNew() {

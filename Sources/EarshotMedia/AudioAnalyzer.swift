@@ -1,3 +1,4 @@
+import CTruePeak
 import EarshotSync
 
 /// Whole-file analysis of the audio the contract accepts.
@@ -13,6 +14,14 @@ public enum AudioAnalyzer {
     /// `.io` if the file cannot be opened.
     public static func analyze(path: String) throws(MediaError) -> AudioAnalysis {
         try analyze(path: path, concurrently: true)
+    }
+
+    /// Closes the libraries the true-peak measurement opened (libswresample, libavutil and
+    /// theirs) if no analysis is under way; the next analysis opens them again. For a
+    /// process that has gone quiet. Returns whether they were closed.
+    @discardableResult
+    public static func closeLibraries() -> Bool {
+        earshot_true_peak_close_libraries() != 0
     }
 
     /// `analyze(path:)`, with the true peak measured on a second thread, or (without

@@ -1,13 +1,21 @@
 import CGlibcExtras
+import EarshotSync
 
 /// Giving memory back to the system after bursts of work.
 ///
 /// Services handle large short-lived buffers (rendered speech, audio chunks, files) and
 /// bursts of small allocations (a request with thousands of elements). glibc keeps what
 /// they free for later use; a long-running service would stay at its high-water mark.
+/// Some keep caches and libraries for their work too (a database's page cache, a codec
+/// library opened at first use); they register a release (`whenIdle`) that runs once the
+/// service has gone quiet.
 public enum MemoryReturn {
-    /// How often free heap pages are handed back.
+    /// How often free heap pages are handed back, and how long without calls makes a
+    /// service quiet.
     public static let trimInterval: Duration = .seconds(10)
+
+    /// What services let go of once quiet, in the order registered.
+    private static let releases = Locked<[@Sendable () async -> Void]>([])
 
     /// glibc serves large blocks from the heap once one has been freed (its mmap threshold
     /// rises), where freeing rarely returns memory; a fixed threshold keeps every buffer of
@@ -16,11 +24,31 @@ public enum MemoryReturn {
         _ = mallopt(M_MMAP_THRESHOLD, 128 * 1024)
     }
 
+    /// Registers `release`, run (off the connection's thread) each time the service goes
+    /// quiet after serving calls: caches to drop, libraries to close. It must leave the
+    /// service able to do everything again, just more slowly the first time.
+    public static func whenIdle(_ release: @escaping @Sendable () async -> Void) {
+        releases.withLock { $0.append(release) }
+    }
+
     /// Every `trimInterval` until cancelled, returns the heaps' free pages to the system
-    /// (`malloc_trim`, which takes a millisecond or so).
-    public static func trimPeriodically() async {
+    /// (`malloc_trim`, which takes a millisecond or so). When `activity` (calls admitted
+    /// so far, calls unanswered; see `InFlightCalls.activity`) shows that calls were served
+    /// during the interval before last and none since, the registered releases run first.
+    public static func trimPeriodically(activity: @escaping @Sendable () -> (admitted: Int, unanswered: Int)) async {
+        var last = activity()
+        var servedSinceRelease = false
         while !Task.isCancelled {
             do { try await Task.sleep(for: trimInterval) } catch { return }
+            let now = activity()
+            let quiet = now.admitted == last.admitted && now.unanswered == 0 && last.unanswered == 0
+            last = now
+            if !quiet {
+                servedSinceRelease = true
+            } else if servedSinceRelease {
+                servedSinceRelease = false
+                for release in releases.withLock({ $0 }) { await release() }
+            }
             _ = malloc_trim(0)
         }
     }

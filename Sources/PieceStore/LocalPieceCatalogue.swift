@@ -1,4 +1,5 @@
 import EarshotSync
+import GRDB
 import Foundation
 import Glibc
 import PiecesCore
@@ -22,6 +23,12 @@ public final class LocalPieceCatalogue: PieceCatalogue {
     }
 
     public func close() async {}
+
+    /// Closes the spare reading connections and empties the writing one's caches (SQLite's
+    /// page cache, prepared statements), each once its current work is done.
+    public func releaseMemory() async {
+        store.pool.releaseMemoryEventually()
+    }
 
     public func author(of userName: String) -> String { userName }
 

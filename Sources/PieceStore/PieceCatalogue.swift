@@ -46,6 +46,9 @@ public protocol PieceCatalogue: Sendable {
     /// left on this host; returns what was removed.
     func open() async throws -> (staged: Int, objects: Int)
     func close() async
+    /// Lets go of what it keeps between calls only to be faster (caches, spare
+    /// connections), for a service that has gone quiet; the next call works as before.
+    func releaseMemory() async
 
     /// The author recorded for a piece `userName` drops on this host.
     func author(of userName: String) -> String

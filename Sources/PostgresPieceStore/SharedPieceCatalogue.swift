@@ -79,6 +79,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         return swept
     }
 
+    /// Nothing: its connections are few and reconnecting after every quiet spell would
+    /// only slow the next call.
+    public func releaseMemory() async {}
+
     public func close() async {
         listener.withLock { $0?.cancel() }
         announce.finish()

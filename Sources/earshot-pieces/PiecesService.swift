@@ -1,6 +1,7 @@
 import ContractCore
 import EarshotContract
 import EarshotDBus
+import EarshotMedia
 import EarshotService
 import EarshotSync
 import Foundation
@@ -49,6 +50,16 @@ final class PiecesService: Sendable {
         manager.withLock { $0 = object }
         logger.info("\(count) piece(s) in \(store.location)")
         background.run { await self.follow(self.store.events) }
+        MemoryReturn.whenIdle { await self.releaseMemory() }
+    }
+
+    /// Once the service has gone quiet: the catalogue's caches go, and the libraries the
+    /// drops' analysis opened are closed (the next drop opens them again, a few
+    /// milliseconds).
+    func releaseMemory() async {
+        await store.releaseMemory()
+        let closed = (try? await disk.run { AudioAnalyzer.closeLibraries() }) ?? false
+        logger.debug("quiet: released the catalogue's caches\(closed ? " and closed FFmpeg's resampler" : "")")
     }
 
     /// Other hosts' drops and deletions, announced here as if made here.

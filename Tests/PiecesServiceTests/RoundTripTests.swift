@@ -100,6 +100,35 @@ import Testing
         }
     }
 
+    /// Once the service has gone quiet after work, it closes the libraries the drops'
+    /// analysis opened (and drops its catalogue's caches); the next drop opens them again
+    /// and measures the same.
+    @Test func aQuietServiceClosesTheAnalysisLibraries() async throws {
+        try await PiecesFixture.with(.sqlite) { pieces in
+            let wav = pieces.file("mix.wav")
+            try Data(TestMedia.wav(seconds: 2, rate: 44100, channels: 2)).write(to: wav)
+            func mapsResampler() throws -> Bool {
+                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
+                                  as: UTF8.self)
+                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
+                return maps.contains("libswresample")
+            }
+            let first = try await pieces.drop(["Title": .string("Before"), "MixStemPath": .string(wav.path)])
+            #expect(try mapsResampler())
+            // Quiet: no call for one trim interval (10 s) after one with calls.
+            let deadline = ContinuousClock.now + .seconds(40)
+            while try mapsResampler(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
+            #expect(try !mapsResampler(), "libswresample still mapped 40 s after the last call")
+            let second = try await pieces.drop(["Title": .string("After"), "MixStemPath": .string(wav.path)])
+            #expect(try mapsResampler())
+            let pieceBefore = try await pieces.get(first)
+            let pieceAfter = try await pieces.get(second)
+            #expect(pieceAfter["TruePeakDbtp"]?.doubleValue != nil)
+            #expect(pieceAfter["TruePeakDbtp"] == pieceBefore["TruePeakDbtp"])
+            #expect(pieceAfter["LoudnessLufs"] == pieceBefore["LoudnessLufs"])
+        }
+    }
+
     @Test(arguments: Backend.allCases) func everyTranscodeOpensWithTheRightDuration(backend: Backend) async throws {
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")

@@ -60,4 +60,8 @@ double earshot_true_peak_max(const earshot_true_peak *meter);
 /* Releases the meter; NULL is ignored. */
 void earshot_true_peak_destroy(earshot_true_peak *meter);
 
+/* Closes libswresample and libavutil, which the first meter opens, if no meter is left;
+   the next meter opens them again. Returns whether they were closed. */
+int earshot_true_peak_close_libraries(void);
+
 #endif
