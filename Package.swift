@@ -99,7 +99,7 @@ let package = Package(
         // True peak by FFmpeg's resampler (libswresample and libavutil only), which are opened
         // at the first meter, not linked: libavutil brings some twenty libraries (VA-API,
         // VDPAU, X11, OpenCL, libmfx, libstdc++) a service should not map before it measures.
-        .target(name: "CTruePeak", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CTruePeak"),
         // AAC in M4A through libavcodec and libavformat, whose dependencies (codecs, TLS,
         // image and network libraries) a service should not map at every start: built as
         // a plugin of its own, which EarshotMedia loads at the first AAC export.

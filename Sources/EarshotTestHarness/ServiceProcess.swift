@@ -57,6 +57,25 @@ public final class ServiceProcess: Sendable {
     public var pid: Int32 { process.pid }
     public var isRunning: Bool { process.isRunning }
 
+    /// The paths of the files the process has mapped (its executable and libraries), one
+    /// per mapping, from `/proc/PID/maps`.
+    public func mappedFiles() throws -> [String] {
+        // Read to the end: /proc files report a size of 0.
+        let maps = try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pid)/maps")).readToEnd() ?? Data()
+        let files = String(decoding: maps, as: UTF8.self).split(separator: "\n").compactMap { line in
+            line.firstIndex(of: "/").map { String(line[$0...]) }
+        }
+        guard files.contains(where: { $0.contains("/libc.so") }) else {
+            throw HarnessError("the maps of \(pid) name no libc: not read")
+        }
+        return files
+    }
+
+    /// Whether the process has a file mapped whose path contains `name`.
+    public func maps(_ name: String) throws -> Bool {
+        try mappedFiles().contains { $0.contains(name) }
+    }
+
     /// Everything the service has logged so far.
     public var logText: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 

@@ -57,12 +57,7 @@ import Testing
     /// not at start: a service that has spoken nothing has not mapped it.
     @Test func speechEngineIsOpenedWhenFirstNeeded() async throws {
         try await AlertsFixture.with { f in
-            func mapsSpeechEngine() throws -> Bool {
-                // Read to the end: /proc files report a size of 0.
-                let maps = try FileHandle(forReadingFrom: URL(filePath: "/proc/\(f.service.pid)/maps")).readToEnd() ?? Data()
-                #expect(String(decoding: maps, as: UTF8.self).contains("/libc.so"), "the maps of \(f.service.pid) were not read")
-                return String(decoding: maps, as: UTF8.self).contains("libespeak-ng")
-            }
+            func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
             let completions = try await f.completions()
             #expect(try !mapsSpeechEngine(), "libespeak-ng mapped before any speech")
             let silence = try await Self.spoken(f, [("SILENCE", "100")], completions: completions)

@@ -107,12 +107,7 @@ import Testing
         try await PiecesFixture.with(.sqlite) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 2, rate: 44100, channels: 2)).write(to: wav)
-            func mapsResampler() throws -> Bool {
-                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
-                                  as: UTF8.self)
-                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
-                return maps.contains("libswresample")
-            }
+            func mapsResampler() throws -> Bool { try pieces.service.maps("libswresample") }
             let first = try await pieces.drop(["Title": .string("Before"), "MixStemPath": .string(wav.path)])
             #expect(try mapsResampler())
             // Quiet: no call for one trim interval (10 s) after one with calls.
@@ -133,19 +128,12 @@ import Testing
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
-            func maps() throws -> String {
-                // Read to the end: /proc files report a size of 0.
-                let maps = String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pieces.service.pid)/maps")).readToEnd() ?? Data(),
-                                  as: UTF8.self)
-                #expect(maps.contains("/libc.so"), "the maps of \(pieces.service.pid) were not read")
-                return maps
-            }
             // FFmpeg's resampler (and the libraries libavutil brings) is mapped at the first
             // drop, whose true peak it measures, not at start.
-            #expect(try !maps().contains("libswresample"), "libswresample mapped before any drop")
-            #expect(try !maps().contains("libavutil"), "libavutil mapped before any drop")
+            #expect(try !pieces.service.maps("libswresample"), "libswresample mapped before any drop")
+            #expect(try !pieces.service.maps("libavutil"), "libavutil mapped before any drop")
             let id = try await pieces.drop(["Title": .string("Transcodes"), "MixStemPath": .string(wav.path)])
-            #expect(try maps().contains("libswresample"), "no libswresample after a drop")
+            #expect(try pieces.service.maps("libswresample"), "no libswresample after a drop")
             let expected: [String: (container: String, codec: String)] = [
                 "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
                 "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
@@ -153,8 +141,7 @@ import Testing
             // FFmpeg's codec and container libraries are mapped at the first AAC export, not
             // before (the drop's true peak uses libswresample alone).
             func mapsCodecLibraries() throws -> Bool {
-                let maps = try maps()
-                return maps.contains("libavcodec") || maps.contains("libavformat")
+                try pieces.service.maps("libavcodec") || pieces.service.maps("libavformat")
             }
             #expect(try !mapsCodecLibraries(), "libavcodec mapped before any AAC export")
             for (format, want) in expected.sorted(by: { $0.key < $1.key }) {
