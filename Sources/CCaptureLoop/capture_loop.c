@@ -104,7 +104,7 @@ long earshot_capture_loop_run(const earshot_capture_loop_settings *settings, cha
         dbus_connection_read_write(connection, 0);
         DBusMessage *incoming;
         while ((incoming = dbus_connection_pop_message(connection)) != NULL) dbus_message_unref(incoming);
-        sleep_until(start + delivered * 1000000000u / settings->rate);
+        if (!settings->paced_by_device) sleep_until(start + delivered * 1000000000u / settings->rate);
     }
 
     snd_pcm_close(pcm);

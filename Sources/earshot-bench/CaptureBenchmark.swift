@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 
 /// `earshot-bench capture`: chunk latency of earshot-capture, and its CPU and memory next
-/// to arecord's, on a private bus with a file-backed microphone paced in real time.
+/// to arecord's, on a private bus with live test microphones (`LiveMicrophone`).
 struct CaptureBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
@@ -16,24 +16,29 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             Needs the release build of earshot-capture next to this binary \
             (swift build -c release --product earshot-capture) and /usr/bin/arecord (alsa-utils). \
             Starts a private dbus-daemon and, per configuration, earshot-capture --device mic \
-            --pace realtime on an ALSA file-plugin microphone, then runs one PerformAudioPassThru \
+            --pace device on a live test microphone: an ALSA file-plugin PCM whose infile is a FIFO \
+            that this benchmark fills in real time, one period at a time, so that every process \
+            capturing from it is paced by the device (reads wait for it) and wakes once per period, \
+            as on a sound card. Then it runs one PerformAudioPassThru \
             of --seconds seconds with a Swift client that records, for every AudioPassThru chunk, \
-            its arrival time minus its monotonicUs, and checks sequence numbers and sizes:
+            its arrival time minus its monotonicUs, and checks sequence numbers, sizes and bytes:
               (a) 16 kHz mono 16-bit, ChunkMs 10
               (b) 16 kHz mono 16-bit, ChunkMs 100
               (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
               (d) 16 kHz mono 16-bit, ChunkMs 1000 (the longest chunk)
             and, for CPU and memory only, (s) 16 kHz mono 16-bit, ChunkMs 100, Delivery stream: the \
             audio read from OpenStream's pipe, with no AudioPassThru signals. \
-            During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs \
-            `arecord -D mic -f S16_LE -r 16000 -c 1 -t raw` into a pipe read at exactly 32000 B/s, \
+            During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs, \
+            each on a live microphone of its own hearing the same input, \
+            `arecord -f S16_LE -r 16000 -c 1 -t raw` (its default 125 ms periods) into a pipe read at 32000 B/s, \
             the same with --period-time set to the chunk's length (waking as often as the service), \
-            and the C capture loop (this binary's hidden capture-loop: libasound reads of the same \
-            PCM, one libdbus AudioPassThru-shaped signal per chunk, paced the same way), and \
+            and the C capture loop (this binary's hidden capture-loop: libasound reads of such a \
+            PCM, one libdbus AudioPassThru-shaped signal per chunk), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
             and memory (VmRSS, VmHWM) of all over the same window. \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
-            1.5x of arecord's (its default periods). They are reported, not enforced. A default run takes about 4-5 minutes.
+            1.5x of arecord's (its default periods); with signals, within 1.2x of the C capture loop's. \
+            They are reported, not enforced. A default run takes about 4-5 minutes.
             """)
 
     @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
@@ -116,16 +121,16 @@ struct CaptureBenchmark: Sendable {
     }
 
     private func measure(capture: String, bus: PrivateBus) async throws -> CaptureBenchmarkResults {
-        // The microphone: one input long enough for the biggest configuration, with margin;
-        // every snd_pcm_open reads it from its beginning.
+        // The microphones: live ones (LiveMicrophone), one per process that captures, all
+        // hearing the same input, long enough for the biggest configuration, with margin;
+        // every snd_pcm_open hears it from its beginning.
         let largest = CaptureConfiguration.all.map { $0.samplingRate * $0.channels * 2 }.max() ?? 192_000
         let inputBytes = (seconds + 5) * Int(largest)
-        let input = bus.directory.appendingPathComponent("microphone.raw")
-        progress("writing a \(String(format: "%.1f", Double(inputBytes) / 1e6)) MB microphone input")
         let content = Self.noise(inputBytes)
-        try Data(content).write(to: input)
         var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-        devices.microphone("mic", infile: input)
+        for microphone in Microphone.allCases {
+            devices.microphone(microphone.rawValue, infile: bus.directory.appendingPathComponent(microphone.rawValue + ".fifo"))
+        }
         try devices.write()
 
         var latencies: [ChunkLatencyResult] = []
@@ -152,11 +157,55 @@ struct CaptureBenchmark: Sendable {
         var recorder: PacedRecorder.Statistics?
     }
 
+    /// The live microphones: one per process that captures, so that each hears the whole
+    /// input from its start and is paced by its own device.
+    enum Microphone: String, CaseIterable {
+        case service = "mic"
+        case arecord = "mic-arecord"
+        case arecordMatched = "mic-arecord-period"
+        case captureLoop = "mic-loop"
+    }
+
+    /// arecord's own period when none is given: a quarter of its 500 ms buffer.
+    static let arecordDefaultPeriodMs = 125
+
+    /// Starts the live microphones for `configuration`: periods of one chunk (the service
+    /// asks for one period per chunk, and so do the C loop and the matched arecord), and
+    /// arecord's default period for arecord.
+    private func startMicrophones(_ configuration: CaptureConfiguration, bus: PrivateBus, content: [UInt8],
+                                  measuresUsage: Bool) throws -> [LiveMicrophone] {
+        let bytesPerSecond = Int(configuration.samplingRate) * configuration.bytesPerFrame
+        var microphones: [LiveMicrophone] = []
+        for microphone in measuresUsage ? Microphone.allCases : [.service] {
+            let periodBytes = microphone == .arecord ? bytesPerSecond * Self.arecordDefaultPeriodMs / 1000 : configuration.chunkBytes
+            let live = try LiveMicrophone(fifo: bus.directory.appendingPathComponent(microphone.rawValue + ".fifo").path,
+                                          content: content, bytesPerSecond: bytesPerSecond, periodBytes: periodBytes)
+            live.start()
+            microphones.append(live)
+        }
+        return microphones
+    }
+
     /// One configuration: its own earshot-capture, one pass-thru, and (when `measuresUsage`)
     /// arecord beside it.
     private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
                                   devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
-        var arguments = ["--device", "mic", "--pace", "realtime"]
+        let microphones = try startMicrophones(configuration, bus: bus, content: content, measuresUsage: measuresUsage)
+        do {
+            let outcome = try await measureConfiguration(configuration, capture: capture, bus: bus, devices: devices,
+                                                         content: content, measuresUsage: measuresUsage)
+            for microphone in microphones { await microphone.stop() }
+            return outcome
+        } catch {
+            for microphone in microphones { await microphone.stop() }
+            throw error
+        }
+    }
+
+    private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
+                                      devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
+        // The microphone paces the service, as a live device does.
+        var arguments = ["--device", Microphone.service.rawValue, "--pace", "device"]
         if configuration.channels != 1 { arguments += ["--channels", String(configuration.channels)] }
         progress("\(configuration.description): starting earshot-capture \(arguments.joined(separator: " "))")
         let service = try await ServiceProcess(capture, arguments: arguments, bus: bus, busName: Self.busName,
@@ -171,20 +220,20 @@ struct CaptureBenchmark: Sendable {
             if measuresUsage {
                 /// arecord on the microphone (with `extra` arguments) into a pipe read at
                 /// 32000 B/s (not started yet).
-                func arecord(_ extra: [String], log: String) -> PacedRecorder {
-                    PacedRecorder(arguments: [Self.arecord, "-D", "mic", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"] + extra,
+                func arecord(_ microphone: Microphone, _ extra: [String], log: String) -> PacedRecorder {
+                    PacedRecorder(arguments: [Self.arecord, "-D", microphone.rawValue, "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"] + extra,
                                   environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
                                   logPath: bus.directory.appendingPathComponent(log).path,
                                   bytesPerSecond: 32000, frameBytes: 2)
                 }
-                let paced = arecord([], log: "arecord.log")
+                let paced = arecord(.arecord, [], log: "arecord.log")
                 recorder = paced
                 let pid = try await paced.start()
                 progress("arecord (pid \(pid)) into a pipe read at 32000 B/s")
                 try await paced.waitForData(2, timeout: .seconds(10))
                 // arecord again, waking once per chunk as the service does (its own default
                 // period is a quarter of its 500 ms buffer): the same work at the same rate.
-                let matched = arecord(["--period-time=\(configuration.chunkMs * 1000)"], log: "arecord-matched.log")
+                let matched = arecord(.arecordMatched, ["--period-time=\(configuration.chunkMs * 1000)"], log: "arecord-matched.log")
                 matchedRecorder = matched
                 let matchedPid = try await matched.start()
                 progress("arecord with \(configuration.chunkMs) ms periods (pid \(matchedPid)) into another pipe; "
@@ -199,7 +248,8 @@ struct CaptureBenchmark: Sendable {
                 // path and interface); it captures a little longer than the pass-thru.
                 let reference = try ChildProcess(
                     [ServiceProcess.productsDirectory.appendingPathComponent("earshot-bench").path,
-                     "capture-loop", "--address", bus.address, "--device", "mic", "--destination", client.uniqueName,
+                     "capture-loop", "--address", bus.address, "--device", Microphone.captureLoop.rawValue,
+                     "--destination", client.uniqueName, "--paced-by-device",
                      "--rate", "16000", "--channels", "1", "--chunk-ms", String(configuration.chunkMs),
                      "--seconds", String(seconds + 5)],
                     environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },

@@ -16,6 +16,8 @@ struct CaptureLoopCommand: ParsableCommand {
     @Option var channels: UInt32 = 1
     @Option var chunkMs: UInt32 = 100
     @Option var seconds: UInt32
+    /// The PCM delivers in real time by itself (a live microphone): no pacing clock.
+    @Flag var pacedByDevice = false
 
     func run() throws {
         var error = [CChar](repeating: 0, count: 512)
@@ -24,7 +26,7 @@ struct CaptureLoopCommand: ParsableCommand {
                 destination.withCString { destination in
                     var settings = earshot_capture_loop_settings(address: address, device: device, destination: destination,
                                                                  rate: rate, channels: channels, chunk_ms: chunkMs,
-                                                                 seconds: seconds)
+                                                                 seconds: seconds, paced_by_device: pacedByDevice ? 1 : 0)
                     return earshot_capture_loop_run(&settings, &error, error.count)
                 }
             }

@@ -5,7 +5,7 @@
  * The least a capture service must do per chunk, written in C against libasound and
  * libdbus: read one chunk from a PCM, wrap it in an AudioPassThru-shaped signal
  * (ay data, t sequence, t monotonicUs) and send it unicast to one peer, paced in real
- * time. The capture benchmark runs it beside earshot-capture and arecord, so the CPU
+ * time (by the device, or by a clock of its own for a device that is not live). The capture benchmark runs it beside earshot-capture and arecord, so the CPU
  * cost of the service can be compared with the cost of the same work without Swift.
  */
 
@@ -23,6 +23,8 @@ typedef struct earshot_capture_loop_settings {
     unsigned channels;
     unsigned chunk_ms;       /* audio per signal */
     unsigned seconds;        /* how long to capture */
+    int paced_by_device;     /* nonzero: the PCM delivers in real time, reads wait for it;
+                                zero: sleep until each chunk is due (a PCM that is not live) */
 } earshot_capture_loop_settings;
 
 /*
