@@ -191,15 +191,15 @@ struct CaptureBenchmark: Sendable {
     private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
                                   devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
         let microphones = try startMicrophones(configuration, bus: bus, content: content, measuresUsage: measuresUsage)
+        let outcome: Result<Outcome, any Error>
         do {
-            let outcome = try await measureConfiguration(configuration, capture: capture, bus: bus, devices: devices,
-                                                         content: content, measuresUsage: measuresUsage)
-            for microphone in microphones { await microphone.stop() }
-            return outcome
+            outcome = .success(try await measureConfiguration(configuration, capture: capture, bus: bus, devices: devices,
+                                                              content: content, measuresUsage: measuresUsage))
         } catch {
-            for microphone in microphones { await microphone.stop() }
-            throw error
+            outcome = .failure(error)
         }
+        for microphone in microphones { await microphone.stop() }
+        return try outcome.get()
     }
 
     private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,

@@ -103,22 +103,23 @@ final class LiveMicrophone: Sendable {
         }
     }
 
-    /// Writes one period starting at `offset` (wrapping around `content`); false once the
-    /// reader has gone.
+    /// Writes one period starting at `offset` (wrapping around `content`), straight from
+    /// `content`; false once the reader has gone.
     private func writePeriod(_ writer: Int32, from offset: Int) -> Bool {
-        var period = [UInt8](repeating: 0, count: periodBytes)
-        for index in 0..<periodBytes { period[index] = content[(offset + index) % content.count] }
-        var written = 0
-        while written < periodBytes {
-            let n = period.withUnsafeBytes { write(writer, $0.baseAddress! + written, periodBytes - written) }
-            if n > 0 {
-                written += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                return false  // EPIPE: the reader closed
+        content.withUnsafeBytes { bytes in
+            var written = 0
+            while written < periodBytes {
+                let start = (offset + written) % bytes.count
+                let n = write(writer, bytes.baseAddress! + start, min(periodBytes - written, bytes.count - start))
+                if n > 0 {
+                    written += n
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return false  // EPIPE: the reader closed
+                }
             }
+            return true
         }
-        return true
     }
 }
