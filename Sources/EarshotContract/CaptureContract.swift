@@ -113,7 +113,9 @@ public enum CaptureContract {
             "FramesCaptured", "t", doc: "Frames captured so far; changes with every chunk, so it is not announced.",
             emitsChangedSignal: .false)
         public static let endsAtMonotonicUs = PropertyDeclaration(
-            "EndsAtMonotonicUs", "t", doc: "When it ends by its MaxDuration (CLOCK_MONOTONIC µs); 0 until it records.")
+            "EndsAtMonotonicUs", "t",
+            doc: "When it ends by its MaxDuration (CLOCK_MONOTONIC µs): exact once it records; while its prompt is spoken, "
+                + "from the prompt's end (recording starts 50 to 100 ms after it), never early and at most 50 ms late; 0 until known.")
         public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it finishes.")
 
         public static let interface = InterfaceDeclaration(
@@ -136,7 +138,9 @@ public enum CaptureContract {
                 "The input, rate hints, buffer duration and channel count come from the session service's state when it "
                     + "runs (`stereo` gives 2 channels); `Capabilities` and `Device` follow the input in use.",
                 "`InitialPrompt` is spoken through `org.earshot.Alerts1.Speak` before recording starts. When it cannot be "
-                    + "spoken, the capture still runs and ends with `WARNINGS` instead of `SUCCESS`.",
+                    + "spoken, the capture still runs and ends with `WARNINGS` instead of `SUCCESS`. Recording starts 50 ms "
+                    + "after the prompt's end, or as soon as the session and the device allow if that is later, so the end "
+                    + "`EndsAtMonotonicUs` tells while the prompt is spoken is right to within 50 ms.",
             ],
             PassThru.interface.name: [
                 "`AudioPassThru` carries raw interleaved PCM with no header: exactly `ChunkMs` of audio per signal except "

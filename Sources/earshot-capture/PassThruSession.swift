@@ -30,6 +30,9 @@ final class PassThruSession: Sendable {
     /// Its end by MaxDuration (µs, CLOCK_MONOTONIC): exact from its first read, estimated
     /// from its prompt's end while it prompts; 0 while not known.
     private let endsAtUs = Locked<UInt64>(0)
+    /// When its prompt ends (µs, CLOCK_MONOTONIC), once the alert service says; 0 before,
+    /// and without a prompt.
+    private let promptEndUs = Locked<UInt64>(0)
     /// `OutputPath`'s file, when asked for.
     private let output: WaveOutput?
     private let watcher = Locked<Task<Void, Never>?>(nil)
@@ -118,11 +121,11 @@ final class PassThruSession: Sendable {
     }
 
     /// The prompt ends at `promptEndUs`: until recording starts, the pass-thru's end is
-    /// that plus `recordingStartAllowanceUs` (the session's answer, the device's start)
-    /// plus `MaxDuration`, to the end of a period; its first read then says exactly.
+    /// the latest `PromptedStart` allows; its first read then says exactly.
     private func promptWillEnd(atUs promptEndUs: UInt64) {
         guard core.withLock({ $0.phase == .prompting }) else { return }
-        let end = CapturePeriod.endUs(startUs: promptEndUs + Self.recordingStartAllowanceUs, maxFrames: request.maxFrames,
+        self.promptEndUs.withLock { $0 = promptEndUs }
+        let end = PromptedStart.endUs(promptEndUs: promptEndUs, maxFrames: request.maxFrames,
                                       periodFrames: stream.grantedPeriodFrames, rate: request.samplingRate)
         let estimated = endsAtUs.withLock { known -> Bool in
             guard known == 0 else { return false }  // recording has begun: it knows better
@@ -133,9 +136,6 @@ final class PassThruSession: Sendable {
         setProperty(Members.endsAtMonotonicUs, .uint64(end))
         service.publishEnd(end, of: self)
     }
-
-    /// From a prompt's end to the device's start, at most (a session claim, opening).
-    static let recordingStartAllowanceUs: UInt64 = 100_000
 
     /// Ends the pass-thru with `owner-vanished` when its owner leaves the bus.
     private func watchOwner(_ owner: String) {
@@ -151,10 +151,17 @@ final class PassThruSession: Sendable {
         }
     }
 
-    /// Claims the audio session (muting other audio with `MuteAudio`), then reads.
+    /// Claims the audio session (muting other audio with `MuteAudio`), then reads: after a
+    /// prompt, no sooner than `PromptedStart` allows.
     private func record() {
         Task {
             await service.claimAudio(for: id, muteAudio: request.muteAudio)
+            // After a prompt, not sooner than the end told while it was spoken allows.
+            if let promptEnd = promptEndUs.withLock({ $0 > 0 ? $0 : nil }) {
+                let start = PromptedStart.earliestStartUs(promptEndUs: promptEnd)
+                let now = monotonicMicroseconds()
+                if start > now { try? await Task.sleep(for: .microseconds(Int64(start - now))) }
+            }
             // Ended while the session answered: the claim may have come after the release.
             guard core.withLock({ $0.phase == .recording }) else {
                 service.sessionClaims.release(for: id)

@@ -185,6 +185,13 @@ import Testing
             #expect(endsAt > monotonicMicroseconds() + 1_500_000, "the prompt and then 1.5 s")
             try await Self.ruleHolds(f, ["Text": .string("during the prompt"), "Priority": .string("VOICECOM")], on: f.client,
                                      reason: "capture-active", completions: completions)
+            // Once recording, the pass-thru knows its end exactly: the one told while it
+            // prompted was not early, and late by at most 50 ms.
+            let exact = try #require(try await f.client.call(destination: "org.earshot.Capture1", path: passThru,
+                                                             interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                                             [.string("org.earshot.Capture1.PassThru"), .string("EndsAtMonotonicUs")])
+                .first?.variantValue?.uint64Value)
+            #expect(exact <= endsAt && endsAt - exact <= 50_000, "told \(endsAt) µs, exact \(exact) µs")
         }
     }
 
