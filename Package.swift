@@ -77,10 +77,10 @@ let package = Package(
         // libgcrypt is mapped by every service already (libdbus → libsystemd).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt",
                        providers: [.apt(["libgcrypt20-dev"])]),
-        // The system mixer: libpipewire-0.3, wrapped in C where its API is macros.
-        .systemLibrary(name: "CPipeWire", pkgConfig: "libpipewire-0.3",
-                       providers: [.apt(["libpipewire-0.3-dev"])]),
-        .target(name: "CPipeWireMixer", dependencies: ["CPipeWire"], linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+        // The system mixer: libpipewire-0.3 (libpipewire-0.3-dev's headers), wrapped in C
+        // where its API is macros, and opened when the first mixer is made instead of
+        // linked: a session with no daemon to attach to maps none of it.
+        .target(name: "CPipeWireMixer", cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])]),
         // A PipeWire client on its own thread loop: follows streams, sinks, sources and
         // defaults, and sets stream volumes.
         .target(name: "EarshotPipeWire", dependencies: ["CPipeWireMixer", "EarshotSync"]),

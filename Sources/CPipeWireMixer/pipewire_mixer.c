@@ -1,6 +1,7 @@
 #include "earshot_pipewire.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -13,6 +14,9 @@
 #include <spa/pod/builder.h>
 #include <spa/pod/iter.h>
 #include <spa/utils/json.h>
+
+/* Last: the pw_ calls below go through the opened library's table. */
+#include "pipewire_library.h"
 
 /* One followed registry object: a node, a client, the "default" metadata or a link (links
    are not bound: their global's properties say all that is reported). */
@@ -431,7 +435,10 @@ int earshot_pw_probe(const char *remote) {
 }
 
 earshot_pw_mixer *earshot_pw_mixer_new(const char *remote, const char *client_name,
-                                       const earshot_pw_callbacks *callbacks, void *user, int retry_ms) {
+                                       const earshot_pw_callbacks *callbacks, void *user, int retry_ms,
+                                       char *message, size_t message_size) {
+    if (earshot_pw_library_open(message, message_size) != 0) return NULL;
+    snprintf(message, message_size, "cannot start a PipeWire thread loop");
     pw_init(NULL, NULL);
     struct earshot_pw_mixer *m = calloc(1, sizeof(*m));
     if (!m) return NULL;

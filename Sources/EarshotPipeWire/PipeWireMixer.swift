@@ -141,9 +141,10 @@ public final class PipeWireMixer: Sendable {
             }
         }
         let retryMs = Self.milliseconds(retry)
-        guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs)) else {
+        var message = [CChar](repeating: 0, count: 256)
+        guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs), &message, message.count) else {
             sink.release()
-            throw PipeWireError("cannot start a PipeWire thread loop")
+            throw PipeWireError(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         handle = Locked(RawMixer(pointer: mixer))
         self.sink = sink

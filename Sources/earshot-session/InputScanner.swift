@@ -6,9 +6,9 @@ enum InputScanner {
     /// Channel counts beyond this are not offered (plugins accept thousands).
     static let maxOfferedChannels: UInt32 = 8
 
-    /// Rereads the configuration and probes every capture hint. An input of `previous`
-    /// that is busy now (open by a pass-thru) is still there: it keeps its description.
-    /// Run on the ALSA worker.
+    /// Rereads the configuration and probes every capture hint, then frees the
+    /// configuration again. An input of `previous` that is busy now (open by a pass-thru)
+    /// is still there: it keeps its description. Run on the ALSA worker.
     static func scan(previous: [InputDescription] = []) -> [InputDescription] {
         ALSAConfiguration.reload()
         var inputs: [InputDescription] = []
@@ -28,6 +28,9 @@ enum InputScanner {
                                            dataSources: hint.hardware ? CaptureDevice.subdeviceNames(hint.name) : [],
                                            hardware: hint.hardware))
         }
+        // Let go of the configuration and of the plugins the probes loaded (the `pipewire`
+        // PCM's brings libpipewire and its SPA plugins): the next scan or open reads again.
+        ALSAConfiguration.reload()
         return inputs
     }
 }

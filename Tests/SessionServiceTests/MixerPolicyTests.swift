@@ -59,6 +59,7 @@ import Testing
     @Test func duckOthersLowersTheRadioToDuckLevelAndRestoresIt() async throws {
         try await Self.with { rig in
             #expect(try await rig.session.property("Mixer") == .string("pipewire"))
+            #expect(try rig.session.service.maps("libpipewire-0.3"), "attached without libpipewire mapped")
             let full = try await rig.radioLevel()
             #expect(full > -8)  // a 0.5 sine: -6 dB
             let music = try await rig.session.bus.connect()
@@ -218,6 +219,16 @@ import Testing
             let voiceLevel = PipeWireTestSystem.toneLevel(samples, hertz: 1000)
             #expect(abs(voiceLevel - 20 * log10(0.5)) <= 1.5, "the voice at \(voiceLevel) dB in what was captured")
             #expect(PipeWireTestSystem.toneLevel(samples, hertz: 3000) < -40)
+        }
+    }
+
+    /// With no daemon to attach to, libpipewire is not mapped: not linked, and the ALSA
+    /// plugin that probing the `pipewire` PCM loads is closed again after the scan.
+    @Test func withoutADaemonNoPipeWireLibraryIsMapped() async throws {
+        try await SessionFixture.with { (session: SessionFixture) async throws in
+            #expect(try await session.property("Mixer") == .string("none"))
+            #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
+            #expect(try !session.service.maps("libasound_module_pcm_pipewire"), "ALSA's PipeWire plugin still mapped after the scan")
         }
     }
 

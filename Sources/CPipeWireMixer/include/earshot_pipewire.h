@@ -1,6 +1,7 @@
 #ifndef EARSHOT_PIPEWIRE_H
 #define EARSHOT_PIPEWIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A client of the PipeWire daemon that follows its registry and sets stream volumes, on a
@@ -65,10 +66,13 @@ typedef struct earshot_pw_callbacks {
    negative errno. Does not start a thread. */
 int earshot_pw_probe(const char *remote);
 
-/* Starts the mixer's thread and its first connection attempt. `callbacks` is copied.
-   Returns NULL only when the thread or context cannot be made. */
+/* Starts the mixer's thread and its first connection attempt, opening libpipewire-0.3 the
+   first time. `callbacks` is copied. Returns NULL only when the library cannot be opened or
+   the thread or context cannot be made, with the reason in `message` (NUL-terminated, at
+   most `message_size` bytes). */
 earshot_pw_mixer *earshot_pw_mixer_new(const char *remote, const char *client_name,
-                                       const earshot_pw_callbacks *callbacks, void *user, int retry_ms);
+                                       const earshot_pw_callbacks *callbacks, void *user, int retry_ms,
+                                       char *message, size_t message_size);
 
 /* Sets a playback stream's master volume (volume < 0: unchanged) and mute (mute < 0:
    unchanged). 0 when sent; -ENOENT when no such playback stream is known; -ENOTCONN when
