@@ -31,11 +31,14 @@ public enum MemoryReturn {
         releases.withLock { $0.append(release) }
     }
 
-    /// Every `trimInterval` until cancelled, returns the heaps' free pages to the system
-    /// (`malloc_trim`, which takes a millisecond or so). When `activity` (calls admitted
-    /// so far, calls unanswered; see `InFlightCalls.activity`) shows that calls were served
-    /// during the interval before last and none since, the registered releases run first.
+    /// Returns the heaps' free pages to the system (`malloc_trim`, which takes a
+    /// millisecond or so) at once, which gives back what starting up used and freed
+    /// (configuration parsed, introspection built), then every `trimInterval` until
+    /// cancelled. When `activity` (calls admitted so far, calls unanswered; see
+    /// `InFlightCalls.activity`) shows that calls were served during the interval before
+    /// last and none since, the registered releases run first.
     public static func trimPeriodically(activity: @escaping @Sendable () -> (admitted: Int, unanswered: Int)) async {
+        _ = malloc_trim(0)
         var last = activity()
         var servedSinceRelease = false
         while !Task.isCancelled {
