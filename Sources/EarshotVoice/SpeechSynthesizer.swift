@@ -67,6 +67,14 @@ public final class SpeechSynthesizer: Sendable {
         return try EspeakEngine.shared.synthesize(input, voice: voice, wordsPerMinute: wordsPerMinute,
                                                   phonemeInput: phonemes)
     }
+
+    /// Lets libespeak-ng go: after a synthesis under way, it is terminated (its phoneme
+    /// tables, dictionary and voice freed) and closed (unmapped with the libraries it
+    /// brought). The next synthesis opens and initializes it again, a few tens of
+    /// milliseconds. For a service that has gone quiet.
+    public static func releaseEngine() {
+        EspeakEngine.shared.release()
+    }
 }
 
 /// The process's one libespeak-ng engine, behind one lock.
@@ -127,6 +135,18 @@ final class EspeakEngine: @unchecked Sendable {
         api.setSynthCallback!(collectSamples)
         sampleRate = Int(rate)
         return Int(rate)
+    }
+
+    /// Terminates and closes the library, if open; `initializeLocked` starts afresh.
+    func release() {
+        lock.withLock {
+            guard var opened = api else { return }
+            if sampleRate != nil { _ = opened.terminate!() }
+            earshot_espeak_close(&opened)
+            api = nil
+            sampleRate = nil
+            currentVoice = nil
+        }
     }
 
     private func selectLocked(_ voice: String) throws(SpeechError) {

@@ -3,6 +3,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotVoice
 import FoundationEssentials
 import Logging
 
@@ -70,6 +71,9 @@ final class AlertsService: Sendable {
         ])
         manager.withLock { $0 = object }
         try await captureWatch.start()
+        // Once quiet, libespeak-ng goes (its tables and the libraries it brought); the next
+        // spoken alert opens it again.
+        MemoryReturn.whenIdle { SpeechSynthesizer.releaseEngine() }
     }
 
     static func capabilities(displayLines: UInt32) -> DBusValue {

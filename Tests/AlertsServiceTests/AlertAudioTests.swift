@@ -69,6 +69,27 @@ import Testing
         }
     }
 
+    /// Once the service has gone quiet after speaking, libespeak-ng is terminated and
+    /// closed (its tables freed, the libraries it brought unmapped); the next spoken alert
+    /// opens it again and sounds the same.
+    @Test func aQuietServiceClosesTheSpeechEngine() async throws {
+        try await AlertsFixture.with { f in
+            func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
+            let completions = try await f.completions()
+            let before = try await Self.spoken(f, [("TEXT", "hello there")], completions: completions)
+            #expect(try mapsSpeechEngine())
+            // Quiet: no call for one trim interval (10 s) after one with calls.
+            let deadline = ContinuousClock.now + .seconds(40)
+            while try mapsSpeechEngine(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
+            #expect(try !mapsSpeechEngine(), "libespeak-ng still mapped 40 s after the last call")
+            let after = try await Self.spoken(f, [("TEXT", "hello there")], completions: completions)
+            #expect(try mapsSpeechEngine())
+            #expect(isAudible(after[...]))
+            // espeak-ng varies an utterance's length by about 1 % from call to call.
+            #expect(abs(Double(after.count - before.count)) / Double(before.count) < 0.05, "\(before.count) then \(after.count) samples")
+        }
+    }
+
     @Test func silenceAddsItsLength() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
