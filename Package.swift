@@ -12,6 +12,12 @@ import PackageDescription
 /// binary instead of pages scattered over all of it. A symbol the order names that no longer
 /// exists is skipped.
 ///
+/// Release builds export no symbols from the executable: the static Swift runtime's link
+/// arguments would export all of them (`-export-dynamic`), which made earshot-pieces'
+/// dynamic symbol table 3.5 MB that the loader searched while binding every library
+/// (about 2 MiB of VmRSS). Nothing loaded into a service binds to its symbols: its plugins
+/// are C (`cPluginLinking`).
+///
 /// Release builds also link the C++ runtime the Swift runtime needs from libstdc++'s
 /// archive rather than its shared library (`deploy/static-libstdc++/libstdc++.so`, a
 /// linker script found first on the search path): about 1.1 MiB less resident memory.
@@ -19,10 +25,16 @@ func serviceLinking(_ executable: String) -> [LinkerSetting] {
     [
         .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
         .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/deploy/link-order/\(executable).order",
-                      "-Xlinker", "--no-warn-symbol-ordering",
+                      "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
                       "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"], .when(configuration: .release)),
     ]
 }
+
+/// How the plugins written in C are linked: without the Swift runtime's start-up object,
+/// which registers an image's Swift metadata (C code has none), and with the static Swift
+/// runtime named instead of libswiftCore.so, of which C code then takes nothing. A plugin so
+/// built needs no Swift library on the machine and no symbol of the process that loads it.
+let cPluginLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
 
 let package = Package(
     name: "Earshot",
@@ -105,7 +117,7 @@ let package = Package(
         // a plugin of its own, which EarshotMedia loads at the first AAC export.
         .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
                 linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
-                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")]),
+                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")] + cPluginLinking),
         .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CTruePeak", "CGcrypt", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
@@ -215,7 +227,7 @@ let package = Package(
 
         // An external (ioplug) ALSA PCM serving a file until its presence file is removed,
         // then failing as a device pulled out does; loaded by libasound from the tests' configs.
-        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")]),
+        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cPluginLinking),
 
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),

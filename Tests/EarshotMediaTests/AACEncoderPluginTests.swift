@@ -11,6 +11,27 @@ import Testing
         #expect(address != 0)
     }
 
+    /// The plugin is C: it must load where no Swift library is installed (the services
+    /// carry the Swift runtime inside) and bind to no Swift symbol of the service.
+    @Test func thePluginNeedsNoSwiftLibraryNorSymbol() throws {
+        let path = try #require(AACEncoderPlugin.searchDirectories.map { $0 + "/" + AACEncoderPlugin.fileName }
+            .first { access($0, F_OK) == 0 })
+        let dynamic = try ExternalTools.run("readelf", ["-dW", path])
+        try #require(dynamic.status == 0, "readelf -d: \(dynamic.standardError)")
+        let needed = dynamic.standardOutput.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libavcodec") }, "readelf -d lists no NEEDED: \(dynamic.standardOutput)")
+        #expect(!needed.contains { $0.contains("libswift") || $0.contains("libdispatch") || $0.contains("libFoundation") }, "\(needed)")
+        #expect(!dynamic.standardOutput.contains("/swift/"), "a run path into the Swift toolchain: \(dynamic.standardOutput)")
+        let symbols = try ExternalTools.run("readelf", ["--dyn-syms", "-W", path])
+        try #require(symbols.status == 0, "readelf --dyn-syms: \(symbols.standardError)")
+        let undefinedSwift = symbols.standardOutput.split(separator: "\n").compactMap { line -> Substring? in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 8, fields[6] == "UND" else { return nil }
+            return fields[7].hasPrefix("swift_") || fields[7].hasPrefix("_swift") || fields[7].hasPrefix("$s") ? fields[7] : nil
+        }
+        #expect(undefinedSwift.isEmpty, "the plugin needs Swift symbols: \(undefinedSwift)")
+    }
+
     @Test func aMissingPluginSaysWhereItWasLookedFor() throws {
         let empty = TestDirectory()
         let result = AACEncoderPlugin.load(from: [empty.path])
