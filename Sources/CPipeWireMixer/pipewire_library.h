@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <pipewire/pipewire.h>
+#include <pipewire/impl-module.h>
 
 #define EARSHOT_PW_FUNCTIONS(F) \
     F(pw_init) \
@@ -27,6 +28,7 @@
     F(pw_thread_loop_timed_wait_full) \
     F(pw_context_new) \
     F(pw_context_destroy) \
+    F(pw_context_load_module) \
     F(pw_context_connect) \
     F(pw_core_disconnect) \
     F(pw_proxy_destroy) \
@@ -62,6 +64,7 @@ int earshot_pw_library_open(char *message, size_t message_size);
 #define pw_thread_loop_timed_wait_full earshot_pw.pw_thread_loop_timed_wait_full
 #define pw_context_new earshot_pw.pw_context_new
 #define pw_context_destroy earshot_pw.pw_context_destroy
+#define pw_context_load_module earshot_pw.pw_context_load_module
 #define pw_context_connect earshot_pw.pw_context_connect
 #define pw_core_disconnect earshot_pw.pw_core_disconnect
 #define pw_proxy_destroy earshot_pw.pw_proxy_destroy

@@ -60,6 +60,11 @@ import Testing
         try await Self.with { rig in
             #expect(try await rig.session.property("Mixer") == .string("pipewire"))
             #expect(try rig.session.service.maps("libpipewire-0.3"), "attached without libpipewire mapped")
+            // Its context loads the protocol and the metadata, not client.conf's modules.
+            #expect(try rig.session.service.maps("libpipewire-module-protocol-native"))
+            for module in ["client-node", "client-device", "adapter", "session-manager"] {
+                #expect(try !rig.session.service.maps("libpipewire-module-" + module), "the mixer's context loaded \(module)")
+            }
             let full = try await rig.radioLevel()
             #expect(full > -8)  // a 0.5 sine: -6 dB
             let music = try await rig.session.bus.connect()
