@@ -14,6 +14,12 @@ public enum MemoryReturn {
     /// service quiet.
     public static let trimInterval: Duration = .seconds(10)
 
+    /// How long after `trimSoon` its trim runs.
+    public static let soonDelay: Duration = .seconds(1)
+
+    /// Whether a `trimSoon` trim is waiting to run.
+    private static let trimPending = Locked(false)
+
     /// What services let go of once quiet, in the order registered.
     private static let releases = Locked<[@Sendable () async -> Void]>([])
 
@@ -29,6 +35,25 @@ public enum MemoryReturn {
     /// service able to do everything again, just more slowly the first time.
     public static func whenIdle(_ release: @escaping @Sendable () async -> Void) {
         releases.withLock { $0.append(release) }
+    }
+
+    /// Asks for the heaps' free pages to go back about `soonDelay` from now, one trim for
+    /// all the requests made until it runs: for when a batch of objects has been let go
+    /// (requests' objects leaving the bus after lingering, in the order they were made),
+    /// so that their memory goes back then rather than at the next periodic trim, up to
+    /// `trimInterval` later.
+    public static func trimSoon() {
+        let schedule = trimPending.withLock { pending -> Bool in
+            defer { pending = true }
+            return !pending
+        }
+        guard schedule else { return }
+        Task.detached(priority: .background) {
+            try? await Task.sleep(for: soonDelay)
+            // Cleared first: what is freed while the trim runs asks for the next one.
+            trimPending.withLock { $0 = false }
+            _ = malloc_trim(0)
+        }
     }
 
     /// Returns the heaps' free pages to the system (`malloc_trim`, which takes a

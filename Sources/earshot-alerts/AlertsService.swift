@@ -315,6 +315,7 @@ final class AlertsService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             alert.unexport()
+            MemoryReturn.trimSoon()
         }
     }
 

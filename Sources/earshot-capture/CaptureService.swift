@@ -243,6 +243,7 @@ final class CaptureService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             connection.unexport(session.path)
+            MemoryReturn.trimSoon()
         }
     }
 

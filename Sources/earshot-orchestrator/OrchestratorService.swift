@@ -83,6 +83,7 @@ final class OrchestratorService: Sendable {
         Task {
             try? await Task.sleep(for: linger)
             connection.unexport(runner.path)
+            MemoryReturn.trimSoon()
         }
     }
 }

@@ -98,6 +98,7 @@ extension SessionService {
         tasks.run {
             try? await Task.sleep(for: linger)
             connection.unexport(path)
+            MemoryReturn.trimSoon()
         }
     }
 
