@@ -18,10 +18,11 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             at a client), VmRSS idle (--idle-seconds after start), VmRSS busy (right after \
             --busy-seconds of the load benchmark's scenario with --clients clients; for hostnamed, \
             GetAll calls), VmRSS after (--settle-seconds after the work ended, against idle: what \
-            the work left behind) and VmHWM. Idle VmRSS is also split into its anonymous part \
-            (heap, stacks) and its file part (the binary and libraries as far as the kernel mapped \
-            them; that part grows with the block device's read-ahead, read_ahead_kb, which is \
-            printed). Ratios are against hostnamed's figures.
+            the work left behind, also split into what anonymous memory and mapped files added) and \
+            VmHWM. Idle VmRSS is also split into its anonymous part (heap, stacks) and its file \
+            part (the binary and libraries as far as the kernel mapped them; that part grows with \
+            the block device's read-ahead, read_ahead_kb, which is printed). Ratios are against \
+            hostnamed's figures. --service measures only the services named.
             """)
 
     @Option(help: "Seconds to wait after the name is owned before the idle sample.")
@@ -36,6 +37,9 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Concurrent clients during the busy phase.")
     var clients = 4
 
+    @Option(help: "A bus name to measure (repeatable; default: every service). hostnamed is always measured.")
+    var service: [String] = []
+
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
@@ -45,6 +49,10 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
         guard idleSeconds >= 0, settleSeconds >= 0, busySeconds > 0, clients >= 1 else {
             throw ValidationError("--idle-seconds and --settle-seconds must not be negative; --busy-seconds and --clients must be positive")
         }
+        let known = ServiceStack.services.map(\.busName)
+        if let unknown = service.first(where: { !known.contains($0) }) {
+            throw ValidationError("--service \(unknown): not a service; one of \(known.joined(separator: ", "))")
+        }
     }
 
     func run() async throws {
@@ -53,9 +61,10 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             throw BenchmarkError("\(Self.hostnamed) is missing: install systemd")
         }
         let (idle, settle, busy, clients) = (idleSeconds, settleSeconds, busySeconds, clients)
+        let chosen = service.isEmpty ? ServiceStack.services.map(\.busName) : service
         let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
             try await FootprintBenchmark(idle: .milliseconds(Int(idle * 1000)), busy: .milliseconds(Int(busy * 1000)),
-                                         settle: .milliseconds(Int(settle * 1000)), clients: clients).run()
+                                         settle: .milliseconds(Int(settle * 1000)), clients: clients, busNames: chosen).run()
         }
         try results.print(json: json)
     }
@@ -66,6 +75,8 @@ struct FootprintBenchmark: Sendable {
     let busy: Duration
     let settle: Duration
     let clients: Int
+    /// The services measured, by bus name.
+    let busNames: [String]
 
     struct Row: Encodable, Sendable {
         let name: String
@@ -76,13 +87,16 @@ struct FootprintBenchmark: Sendable {
         let busyRssKiB: UInt64
         /// Nil when the process had left by then (systemd-hostnamed exits when idle).
         let afterRssKiB: UInt64?
+        /// The after sample's parts; nil with `afterRssKiB`.
+        let afterAnonKiB: UInt64?
+        let afterFileKiB: UInt64?
         let hwmKiB: UInt64
     }
 
     func run() async throws -> FootprintResults {
         try await ServiceStack.with([]) { stack in
             var rows: [Row] = []
-            for service in ServiceStack.services {
+            for service in ServiceStack.services where busNames.contains(service.busName) {
                 progress("\(service.executable): start, idle, busy")
                 rows.append(try await measure(service.busName, on: stack, start: {
                     try await stack.launch(service.executable).pid
@@ -153,7 +167,8 @@ struct FootprintBenchmark: Sendable {
         let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
         return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleSample.rssKiB,
                    idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
-                   afterRssKiB: afterSample?.rssKiB, hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB)
+                   afterRssKiB: afterSample?.rssKiB, afterAnonKiB: afterSample?.rssAnonKiB, afterFileKiB: afterSample?.rssFileKiB,
+                   hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB)
     }
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
@@ -203,29 +218,31 @@ struct FootprintResults: BenchmarkReport, Sendable {
     let peer: FootprintBenchmark.Row
 
     func table() -> String {
-        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 9, 8, 8]
+        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 7, 7, 9, 8, 8]
         let readAhead = readAheadKiB.map { "\($0) KiB" } ?? "unknown"
         var lines = ["""
             each service alone on a private bus, \(processors) processors, block device read-ahead \(readAhead); \
             idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
             scenario, \(clients) clients; after: \(TableFormat.fixed(settleSeconds, 1)) s later; memory in MiB (VmRSS; anon and file: \
-            idle VmRSS's parts); ratios against systemd-hostnamed
+            idle VmRSS's parts; +anon and +file: what each part added from idle to after); ratios against systemd-hostnamed
             """]
-        lines.append(TableFormat.row(["", "start ms", "idle", "anon", "file", "busy", "after", "after-idle", "HWM", "start ×",
-                                      "idle ×", "busy ×"], widths: widths))
+        lines.append(TableFormat.row(["", "start ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
+                                      "start ×", "idle ×", "busy ×"], widths: widths))
         func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
         func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
+        func signed(_ value: Double?) -> String { value.map { ($0 >= 0 ? "+" : "") + TableFormat.fixed($0, 1) } ?? "" }
+        func growth(_ after: UInt64?, _ idle: UInt64) -> Double? { after.map { (Double($0) - Double(idle)) / 1024 } }
         for row in services + [peer] {
-            let grown = row.afterRssKiB.map { (Double($0) - Double(row.idleRssKiB)) / 1024 }
             lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1), mib(row.idleRssKiB), mib(row.idleAnonKiB),
                                           mib(row.idleFileKiB), mib(row.busyRssKiB), row.afterRssKiB.map(mib) ?? "exited",
-                                          grown.map { ($0 >= 0 ? "+" : "") + TableFormat.fixed($0, 1) } ?? "",
-                                          mib(row.hwmKiB), ratio(row.startMilliseconds, peer.startMilliseconds),
+                                          signed(growth(row.afterRssKiB, row.idleRssKiB)),
+                                          signed(growth(row.afterAnonKiB, row.idleAnonKiB)),
+                                          signed(growth(row.afterFileKiB, row.idleFileKiB)), mib(row.hwmKiB), ratio(row.startMilliseconds, peer.startMilliseconds),
                                           ratio(Double(row.idleRssKiB), Double(peer.idleRssKiB)),
                                           ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB))], widths: widths))
         }
         let total = services.reduce(0) { $0 + $1.idleRssKiB }
-        lines.append("the five services idle: \(mib(total)) MiB in all")
+        lines.append("the \(services.count == ServiceStack.services.count ? "five services" : "services measured") idle: \(mib(total)) MiB in all")
         return lines.joined(separator: "\n")
     }
 }
