@@ -1,3 +1,5 @@
+import EarshotSync
+
 /// Exporting objects and serving method calls addressed to them.
 extension DBusConnection {
     /// Exports an object at `path` with `interfaces`; `properties` gives initial values by
@@ -19,7 +21,10 @@ extension DBusConnection {
     /// longer keeps itself alive through them.
     @discardableResult
     public func unexport(_ path: ObjectPath) -> ExportedObject? {
-        let object = routing.withLock { $0.objects.objects.removeValue(forKey: path) }
+        let object = routing.withLock { state in
+            defer { state.objects.objects.shrinkIfSparse() }
+            return state.objects.objects.removeValue(forKey: path)
+        }
         object?.detach()
         return object
     }

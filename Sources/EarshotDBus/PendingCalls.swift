@@ -1,4 +1,5 @@
 import CDBus
+import EarshotSync
 
 /// Method calls waiting for their reply, by serial, with their deadlines in a min-heap.
 ///
@@ -41,7 +42,8 @@ struct PendingCalls {
     }
 
     mutating func remove(_ serial: UInt32) -> Entry? {
-        entries.removeValue(forKey: serial)
+        defer { entries.shrinkIfSparse() }
+        return entries.removeValue(forKey: serial)
     }
 
     /// Removes and returns the entries whose deadline has passed.

@@ -40,6 +40,9 @@ public final class BackgroundTasks: Sendable {
     }
 
     private func forget(_ key: UInt64) {
-        _ = running.withLock { $0.tasks.removeValue(forKey: key) }
+        running.withLock {
+            $0.tasks.removeValue(forKey: key)
+            $0.tasks.shrinkIfSparse()
+        }
     }
 }

@@ -3,6 +3,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import EarshotVoice
 import FoundationEssentials
 import Logging
@@ -234,7 +235,9 @@ final class AlertsService: Sendable {
             case .completed(let id, let end):
                 s.playbacks.removeValue(forKey: id)?.stop()
                 sessionClaims.release(for: id)
+                s.playbacks.shrinkIfSparse()
                 guard let alert = s.alerts.removeValue(forKey: id) else { continue }
+                s.alerts.shrinkIfSparse()
                 completed.append((alert, end))
             }
         }

@@ -77,7 +77,10 @@ final class OrchestratorService: Sendable {
 
     /// Called once when a job has finished: its object lingers, then leaves the bus.
     func finished(_ runner: JobRunner) {
-        jobs.withLock { _ = $0.removeValue(forKey: runner.id) }
+        jobs.withLock {
+            $0.removeValue(forKey: runner.id)
+            $0.shrinkIfSparse()
+        }
         let linger = settings.linger
         let connection = self.connection
         Task {

@@ -2,6 +2,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import Glibc
 import SessionCore
 
@@ -84,6 +85,7 @@ extension SessionService {
     func end(_ id: UInt64, because reason: String) {
         let ended = state.withLock { state -> (ActivationHandle, [ActivationBook.Event])? in
             guard let handle = state.handles.removeValue(forKey: id) else { return nil }
+            state.handles.shrinkIfSparse()
             return (handle, state.book.deactivate(id: id))
         }
         guard let (handle, events) = ended else { return }
