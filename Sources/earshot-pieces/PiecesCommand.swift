@@ -71,7 +71,8 @@ struct CatalogueOptions: ParsableArguments {
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
         var name = [CChar](repeating: 0, count: 256)
-        let machine = gethostname(&name, name.count) == 0 ? String(cString: name) : "localhost"
+        let machine = gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         do {
             return try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
         } catch {

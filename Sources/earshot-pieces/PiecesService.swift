@@ -58,7 +58,7 @@ final class PiecesService: Sendable {
     /// milliseconds).
     func releaseMemory() async {
         await store.releaseMemory()
-        let closed = (try? await disk.run { AudioAnalyzer.closeLibraries() }) ?? false
+        let closed = await disk.run { AudioAnalyzer.closeLibraries() }
         logger.debug("quiet: released the catalogue's caches\(closed ? " and closed FFmpeg's resampler" : "")")
     }
 
