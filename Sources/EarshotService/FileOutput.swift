@@ -24,6 +24,6 @@ public enum FileOutput {
     /// never stop a service.
     public static func write(_ text: String, to fd: Int32 = STDERR_FILENO) {
         var text = text
-        text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
+        _ = text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
     }
 }
