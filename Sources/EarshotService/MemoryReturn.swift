@@ -44,8 +44,9 @@ public enum MemoryReturn {
     /// `trimInterval` later.
     public static func trimSoon() {
         let schedule = trimPending.withLock { pending -> Bool in
-            defer { pending = true }
-            return !pending
+            guard !pending else { return false }
+            pending = true
+            return true
         }
         guard schedule else { return }
         Task.detached(priority: .background) {

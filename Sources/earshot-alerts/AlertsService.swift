@@ -315,11 +315,7 @@ final class AlertsService: Sendable {
     /// A finished alert's object stays for the linger time, then leaves the bus.
     private func retire(_ alert: AlertObject) {
         let linger = settings.linger
-        Task {
-            try? await Task.sleep(for: linger)
-            alert.unexport()
-            MemoryReturn.trimSoon()
-        }
+        Task { await Lingering.leave(after: linger) { alert.unexport() } }
     }
 
     /// Ends everything on shutdown: the audio stops, and every alert, waiting or presented,

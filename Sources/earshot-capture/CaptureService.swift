@@ -240,11 +240,7 @@ final class CaptureService: Sendable {
         }
         let linger = settings.linger
         let connection = self.connection
-        Task {
-            try? await Task.sleep(for: linger)
-            connection.unexport(session.path)
-            MemoryReturn.trimSoon()
-        }
+        Task { await Lingering.leave(after: linger) { connection.unexport(session.path) } }
     }
 
     /// Ends the active pass-thru on shutdown.

@@ -83,10 +83,6 @@ final class OrchestratorService: Sendable {
         }
         let linger = settings.linger
         let connection = self.connection
-        Task {
-            try? await Task.sleep(for: linger)
-            connection.unexport(runner.path)
-            MemoryReturn.trimSoon()
-        }
+        Task { await Lingering.leave(after: linger) { connection.unexport(runner.path) } }
     }
 }

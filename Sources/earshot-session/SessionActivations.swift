@@ -97,11 +97,7 @@ extension SessionService {
         let linger = settings.linger
         let connection = self.connection
         let path = handle.object.path
-        tasks.run {
-            try? await Task.sleep(for: linger)
-            connection.unexport(path)
-            MemoryReturn.trimSoon()
-        }
+        tasks.run { await Lingering.leave(after: linger) { connection.unexport(path) } }
     }
 
     /// Tells each affected activation what happened to it: `Interruption` unicast to its
