@@ -1,4 +1,5 @@
 import CALSA
+import EarshotSync
 import Glibc
 
 /// Collects the messages libasound reports (its `SNDERR` / `SYSERR` lines) while a body runs
@@ -35,9 +36,7 @@ enum ALSADiagnostics {
                 vsnprintf(chars.baseAddress, chars.count, format, arguments)
             }
             guard length >= 0 else { return }
-            var text = buffer.withUnsafeBufferPointer { chars in
-                String(decoding: chars.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
+            var text = String(nulTerminated: buffer)
             while text.hasSuffix("\n") { text.removeLast() }
             if err != 0 { text += ": " + alsaMessage(err > 0 ? -err : err) }
             if !text.isEmpty { collector.messages.append(text) }

@@ -48,7 +48,7 @@ enum AACEncoderPlugin {
         var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         guard length > 0 else { return nil }
-        let full = String(decoding: path[0 ..< length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let full = String(nulTerminated: path[0 ..< length])
         guard let slash = full.lastIndex(of: "/") else { return nil }
         return String(full[..<slash])
     }

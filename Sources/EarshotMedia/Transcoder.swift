@@ -1,3 +1,4 @@
+import EarshotSync
 import Glibc
 
 /// Converts audio the contract accepts into any of its four formats.
@@ -70,7 +71,7 @@ public enum Transcoder {
         var message = [CChar](repeating: 0, count: 512)
         let status = encode(input, output, &message, message.count)
         guard status != AACEncoderPlugin.Status.ok.rawValue else { return }
-        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = String(nulTerminated: message)
         if status == AACEncoderPlugin.Status.invalidAudio.rawValue {
             throw .invalidAudio("cannot encode '\(input)' as AAC: \(text)")
         }

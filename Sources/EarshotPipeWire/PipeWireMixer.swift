@@ -144,7 +144,7 @@ public final class PipeWireMixer: Sendable {
         var message = [CChar](repeating: 0, count: 256)
         guard let mixer = earshot_pw_mixer_new(remote, clientName, &callbacks, sink.toOpaque(), max(1, retryMs), &message, message.count) else {
             sink.release()
-            throw PipeWireError(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw PipeWireError(String(nulTerminated: message))
         }
         handle = Locked(RawMixer(pointer: mixer))
         self.sink = sink

@@ -2,6 +2,7 @@ import ArgumentParser
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import Foundation
 import Glibc
 import Logging
@@ -71,8 +72,7 @@ struct CatalogueOptions: ParsableArguments {
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
         var name = [CChar](repeating: 0, count: 256)
-        let machine = gethostname(&name, name.count - 1) == 0
-            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
+        let machine = gethostname(&name, name.count - 1) == 0 ? String(nulTerminated: name) : "localhost"
         do {
             return try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
         } catch {
