@@ -71,7 +71,7 @@ import Testing
             #expect(try await f.property("State", path: alert) == .string("presenting"))
 
             try await f.call("PressButton", path: alert, [.uint16(3)])
-            #expect(try await presses.next(timeout: .seconds(5))?.body == [.uint16(3)])
+            #expect(await presses.next(timeout: .seconds(5))?.body == [.uint16(3)])
             let end = try await AlertsFixture.completion(of: alert, in: completions)
             #expect(end.success && end.reason == "button")
             #expect(end.info["PressedButton"] == .uint16(3))

@@ -86,7 +86,7 @@ import Testing
             #expect(try await pieces.storedObjects().objects.count == 4)
 
             _ = try await pieces.call("Delete", [.string(gone)])
-            #expect(try await deleted.next(timeout: .seconds(5))?.body.first?.stringValue == gone)
+            #expect(await deleted.next(timeout: .seconds(5))?.body.first?.stringValue == gone)
             await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await pieces.call("Get", [.string(gone)]) }
             await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await pieces.call("Delete", [.string(gone)]) }
             #expect(try await countProperty() == .uint32(1))

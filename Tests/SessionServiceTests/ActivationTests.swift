@@ -63,7 +63,7 @@ import Testing
             _ = try await session.activate(["Category": .string("soloAmbient")], on: music)
             let caller = try await session.bus.connect()
             let call = try await session.activate(["Category": .string("playAndRecord"), "Mode": .string("voiceChat")], on: caller)
-            #expect(try await toMusic.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
+            #expect(await toMusic.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
             caller.close()
             let ended = try #require(await toMusic.next(timeout: .seconds(5)))
             #expect(ended.body.first?.stringValue == "ended")
@@ -90,7 +90,7 @@ import Testing
             #expect(began.body[1].stringKeyedValue?["Activation"]?.objectPathValue == SessionFixture.path)
             #expect(try await session.property("Active")?.boolValue == false)
             try await session.deactivate(claim, on: caller)
-            #expect(try await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "ended")
+            #expect(await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "ended")
             #expect(try #require(await reapplied.next(timeout: .seconds(5))).body == [.string("interruption"), .boolean(true), .string("")])
             #expect(try await session.property("Active")?.boolValue == true)
         }

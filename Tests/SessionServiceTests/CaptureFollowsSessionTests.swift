@@ -38,7 +38,7 @@ import Testing
             let channels = try await session.client.call(destination: Self.capture, path: path, interface: "org.freedesktop.DBus.Properties",
                                                          member: "Get", [.string(Self.passThru), .string("Channels")]).first?.variantValue
             #expect(channels == .uint32(2))
-            #expect(try await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
+            #expect(await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
 
             var audio: [UInt8] = []
             var finished = false
@@ -74,9 +74,9 @@ import Testing
         try await SessionFixture.with { session in
             let routes = try await session.subscribe("RouteChanged")
             try session.rewriteDevices(extra: [], exclusive: ["busy_mic"])
-            #expect(try await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
+            #expect(await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
             try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("busy_mic")])
-            #expect(try await routes.next(timeout: .seconds(5))?.body.first == .string("Override"))
+            #expect(await routes.next(timeout: .seconds(5))?.body.first == .string("Override"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
                                                    bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
             defer { capture.stop() }
@@ -112,7 +112,7 @@ import Testing
         try await SessionFixture.with { session in
             let routes = try await session.subscribe("RouteChanged")
             try session.rewriteDevices(extra: [], exclusive: ["narrow_mic"], rates: ["narrow_mic": 16000])
-            #expect(try await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
+            #expect(await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null"],
                                                    bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
             defer { capture.stop() }
