@@ -27,7 +27,8 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
               (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
               (d) 16 kHz mono 16-bit, ChunkMs 1000 (the longest chunk)
             and, for CPU and memory only, (s) 16 kHz mono 16-bit, ChunkMs 100, Delivery stream: the \
-            audio read from OpenStream's pipe, with no AudioPassThru signals. \
+            audio read from OpenStream's pipe, with no AudioPassThru signals; the pipe is read as \
+            arecord's are, on a 10 ms tick of the reader's own, so that no write into it wakes a reader. \
             During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs, \
             each on a live microphone of its own hearing the same input, \
             `arecord -f S16_LE -r 16000 -c 1 -t raw` (its default 125 ms periods) into a pipe read at 32000 B/s, \
@@ -377,14 +378,26 @@ struct CaptureBenchmark: Sendable {
         guard let fd = opened.first?.unixFDValue?.take() else { throw BenchmarkError("OpenStream replied \(opened)") }
         defer { Glibc.close(fd) }
         let chunkBytes = configuration.chunkBytes
-        // The pipe is read on a thread of its own until EOF (the pass-thru's end).
+        let capacity = seconds * Int(configuration.samplingRate) * configuration.bytesPerFrame
+        // The pipe is read on a thread of its own until EOF (the pass-thru's end), the way
+        // arecord's pipes are read (`PacedRecorder`): on a 10 ms tick of its own, taking
+        // what has arrived, so that a write into it wakes no one.
         let streamed = await withCheckedContinuation { (done: CheckedContinuation<[UInt8], Never>) in
             let reader = Thread {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 var bytes: [UInt8] = []
+                bytes.reserveCapacity(capacity)
                 var buffer = [UInt8](repeating: 0, count: 65536)
-                while true {
+                var tick = monotonicNanoseconds()
+                reading: while true {
                     let n = read(fd, &buffer, buffer.count)
                     if n < 0, errno == EINTR { continue }
+                    if n < 0, errno == EAGAIN {
+                        tick += 10_000_000
+                        var time = timespec(tv_sec: Int(tick / 1_000_000_000), tv_nsec: Int(tick % 1_000_000_000))
+                        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+                        continue reading
+                    }
                     if n <= 0 { break }
                     let before = bytes.count / chunkBytes
                     bytes += buffer[0..<n]
