@@ -205,10 +205,27 @@ public final class DBusConnection: Sendable {
             }
             if fds[1].revents != 0 {
                 _ = dbus_connection_read_write(pointer, 0)
+                readOnWhilePartial(pointer)
             }
             expireCalls()
         }
     }
+
+    /// libdbus reads at most 2 KiB per `read_write`, so a long message takes many. While no
+    /// whole message is waiting and the socket holds more bytes, this reads on at once,
+    /// up to `readsPerPass` times, rather than going round the loop (its own poll, the
+    /// dispatch, the job queue) for every 2 KiB: a 1 MiB reply is 512 reads.
+    private func readOnWhilePartial(_ pointer: OpaquePointer) {
+        var unread: Int32 = 0
+        for _ in 0 ..< Self.readsPerPass {
+            guard dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_COMPLETE,
+                  ioctl(socketFD, UInt(FIONREAD), &unread) == 0, unread > 0 else { return }
+            _ = dbus_connection_read_write(pointer, 0)
+        }
+    }
+
+    /// The reads `readOnWhilePartial` makes before the loop looks at everything else again.
+    private static let readsPerPass = 64
 
     // MARK: Closing
 
