@@ -171,7 +171,9 @@ public enum SessionContract {
                     + "`PreferredInput`, `DataSourceName`, `PolarPattern`, `InputOrientation`, `Channels`, `Route` (`Input`, "
                     + "`Output`) and `KeepEnforced`; each but the last is also a property.",
                 "`ListInputs` gives each device's `Name`, `Description`, `Channels` (au), `SampleRates` (au), "
-                    + "`DataSources` (as) and `PolarPatterns` (as).",
+                    + "`DataSources` (as) and `PolarPatterns` (as). Every capture PCM of the ALSA configuration is "
+                    + "probed, except PCMs of PipeWire's ALSA plugin (`pipewire`, and `default` with pipewire-alsa) while "
+                    + "no PipeWire daemon answers at their server: they could not open.",
                 "With `KeepEnforced`, the desired state is applied again after a route change, an interruption and a "
                     + "media-services reset (the capture service or the system mixer leaving and returning); each attempt "
                     + "emits `Reapplied`, and a failure is logged, never fatal.",

@@ -40,6 +40,12 @@ public struct ALSATestDevices: Sendable {
                            + (rate.map { " rate \($0)" } ?? "") + " }")
     }
 
+    /// A PCM `name` of PipeWire's ALSA plugin (pipewire-alsa), reaching the daemon at
+    /// `server` (the plugin's own default when nil).
+    public mutating func pipeWire(_ name: String, server: String? = nil) {
+        definitions.append("pcm.\(name) { type pipewire" + (server.map { " server \"\($0)\"" } ?? "") + " }")
+    }
+
     /// A playback PCM `name` writing what it plays to `outfile` (`raw` or `wav`).
     public mutating func speaker(_ name: String, outfile: URL, format: String = "raw") {
         definitions.append("pcm.\(name) { type file slave.pcm \"null\" file \"\(outfile.path)\" format \"\(format)\" }")

@@ -1,4 +1,5 @@
 import EarshotALSA
+import EarshotPipeWire
 import SessionCore
 
 /// The capture-capable PCMs of the ALSA configuration in use, each probed.
@@ -12,8 +13,9 @@ enum InputScanner {
     static func scan(previous: [InputDescription] = []) -> [InputDescription] {
         ALSAConfiguration.reload()
         var inputs: [InputDescription] = []
+        var daemons: [String: Bool] = [:]
         for hint in DeviceHints.pcms() where hint.capture {
-            guard !inputs.contains(where: { $0.name == hint.name }) else { continue }
+            guard !inputs.contains(where: { $0.name == hint.name }), daemonAnswers(for: hint.name, asked: &daemons) else { continue }
             guard let capabilities = try? CaptureDevice.probe(hint.name) else {
                 if let known = previous.first(where: { $0.name == hint.name }), CaptureDevice.isBusy(hint.name) {
                     inputs.append(known)
@@ -32,5 +34,20 @@ enum InputScanner {
         // PCM's brings libpipewire and its SPA plugins): the next scan or open reads again.
         ALSAConfiguration.reload()
         return inputs
+    }
+
+    /// Whether the PCM `name` can reach its sound server: false for a PCM of PipeWire's
+    /// ALSA plugin (the `pipewire` and, with pipewire-alsa, `default` PCMs) while no
+    /// PipeWire daemon answers at its `server` (as the plugin finds it), true for every
+    /// other PCM. Such a probe would fail anyway, and libpipewire's `pw_init` would leave
+    /// its SPA support library and more in the process for good. `asked` keeps the
+    /// answers of one scan by server.
+    static func daemonAnswers(for name: String, asked: inout [String: Bool]) -> Bool {
+        guard let definition = PCMDefinition.of(name), definition.type == "pipewire" else { return true }
+        let server = definition.fields["server"] ?? ""
+        if let known = asked[server] { return known }
+        let answers = PipeWireMixer.daemonAnswers(remote: server.isEmpty ? nil : server)
+        asked[server] = answers
+        return answers
     }
 }

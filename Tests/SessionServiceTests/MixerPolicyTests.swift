@@ -227,8 +227,16 @@ import Testing
         }
     }
 
-    /// With no daemon to attach to, libpipewire is not mapped: not linked, and the ALSA
-    /// plugin that probing the `pipewire` PCM loads is closed again after the scan.
+    /// The `pipewire` PCM (pipewire-alsa's) is an input while the daemon answers.
+    @Test func withADaemonThePipeWirePCMIsAnInput() async throws {
+        try await Self.with { rig in
+            let names = try await rig.session.inputs().compactMap { $0.string("Name") }
+            #expect(names.contains("pipewire"), "\(names)")
+        }
+    }
+
+    /// With no daemon to attach to, libpipewire is not mapped: not linked, and the
+    /// `pipewire` PCMs are not probed (SessionStateTests has the same with a PCM of its own).
     @Test func withoutADaemonNoPipeWireLibraryIsMapped() async throws {
         try await SessionFixture.with { (session: SessionFixture) async throws in
             #expect(try await session.property("Mixer") == .string("none"))

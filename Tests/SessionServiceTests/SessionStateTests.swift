@@ -74,6 +74,23 @@ import Testing
         }
     }
 
+    @Test func pipeWirePCMsAreNotProbedWithoutADaemon() async throws {
+        // A PCM of PipeWire's ALSA plugin, and a runtime directory with no daemon's socket:
+        // the scan leaves it out without opening it, so no PipeWire library stays behind.
+        let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-no-pipewire-\(getpid())")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: runtime) }
+        try await SessionFixture.with(environment: ["XDG_RUNTIME_DIR": runtime.path, "PIPEWIRE_RUNTIME_DIR": runtime.path]) { session in
+            var devices = SessionFixture.devices(of: session.bus, extra: [])
+            devices.pipeWire("pw_mic")
+            try devices.write()
+            let names = try await session.inputs().compactMap { $0.string("Name") }
+            #expect(names.contains("mono_mic") && !names.contains("pw_mic"))
+            let mapped = try session.service.mappedFiles()
+            #expect(!mapped.contains { $0.contains("libpipewire") || $0.contains("libspa") }, "\(mapped)")
+        }
+    }
+
     @Test func badRequestsGetNamedErrorsAndChangeNothing() async throws {
         try await SessionFixture.with { session in
             try await session.setDesiredState(["Category": .string("playback")])
