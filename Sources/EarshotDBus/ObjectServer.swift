@@ -21,10 +21,7 @@ extension DBusConnection {
     /// longer keeps itself alive through them.
     @discardableResult
     public func unexport(_ path: ObjectPath) -> ExportedObject? {
-        let object = routing.withLock { state in
-            defer { state.objects.objects.shrinkIfSparse() }
-            return state.objects.objects.removeValue(forKey: path)
-        }
+        let object = routing.withLock { $0.objects.objects.removeValueShrinking(forKey: path) }
         object?.detach()
         return object
     }

@@ -42,8 +42,7 @@ struct PendingCalls {
     }
 
     mutating func remove(_ serial: UInt32) -> Entry? {
-        defer { entries.shrinkIfSparse() }
-        return entries.removeValue(forKey: serial)
+        entries.removeValueShrinking(forKey: serial)
     }
 
     /// Removes and returns the entries whose deadline has passed.

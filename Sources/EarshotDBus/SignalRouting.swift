@@ -107,10 +107,7 @@ extension DBusConnection {
         let remove: @Sendable () -> Void = { [weak self] in
             guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return }
             guard let self else { return }
-            let entry = self.routing.withLock { state in
-                defer { state.subscriptions.shrinkIfSparse() }
-                return state.subscriptions.removeValue(forKey: id)
-            }
+            let entry = self.routing.withLock { $0.subscriptions.removeValueShrinking(forKey: id) }
             entry?.queue.finish()
             if addMatch { self.sendToBusNoReply("RemoveMatch", [.string(rule.description)]) }
             if tracks, let sender = rule.sender { self.untrackOwner(of: sender, removeMatch: true) }

@@ -40,9 +40,6 @@ public final class BackgroundTasks: Sendable {
     }
 
     private func forget(_ key: UInt64) {
-        running.withLock {
-            $0.tasks.removeValue(forKey: key)
-            $0.tasks.shrinkIfSparse()
-        }
+        running.withLock { $0.tasks.removeValueShrinking(forKey: key) }
     }
 }

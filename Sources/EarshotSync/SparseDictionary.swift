@@ -10,4 +10,12 @@ extension Dictionary {
         for (key, value) in self { smaller[key] = value }
         self = smaller
     }
+
+    /// Removes the entry for `key` and, when that leaves the dictionary sparse, gives back
+    /// its room (`shrinkIfSparse`); returns the removed value.
+    @discardableResult
+    public mutating func removeValueShrinking(forKey key: Key) -> Value? {
+        defer { shrinkIfSparse() }
+        return removeValue(forKey: key)
+    }
 }

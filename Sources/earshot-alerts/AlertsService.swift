@@ -233,11 +233,9 @@ final class AlertsService: Sendable {
             case .buttonPressed(let id, let button):
                 s.alerts[id]?.buttonPressed(button)
             case .completed(let id, let end):
-                s.playbacks.removeValue(forKey: id)?.stop()
+                s.playbacks.removeValueShrinking(forKey: id)?.stop()
                 sessionClaims.release(for: id)
-                s.playbacks.shrinkIfSparse()
-                guard let alert = s.alerts.removeValue(forKey: id) else { continue }
-                s.alerts.shrinkIfSparse()
+                guard let alert = s.alerts.removeValueShrinking(forKey: id) else { continue }
                 completed.append((alert, end))
             }
         }

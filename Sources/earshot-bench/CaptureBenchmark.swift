@@ -394,8 +394,7 @@ struct CaptureBenchmark: Sendable {
                     if n < 0, errno == EINTR { continue }
                     if n < 0, errno == EAGAIN {
                         tick += 10_000_000
-                        var time = timespec(tv_sec: Int(tick / 1_000_000_000), tv_nsec: Int(tick % 1_000_000_000))
-                        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+                        PacedRecorder.sleep(until: tick)
                         continue reading
                     }
                     if n <= 0 { break }

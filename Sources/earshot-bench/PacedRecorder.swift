@@ -166,7 +166,7 @@ final class PacedRecorder: Sendable {
         while !state.withLock({ $0.stopRequested }) {
             tick += 1
             let deadline = start + tick * tickNanoseconds
-            sleep(until: deadline)
+            Self.sleep(until: deadline)
             let due = tick * tickNanoseconds * bytesPerSecond / 1_000_000_000 / frameBytes * frameBytes
             let reading = monotonicNanoseconds()
             if due > consumed {
@@ -185,7 +185,8 @@ final class PacedRecorder: Sendable {
         }
     }
 
-    private func sleep(until deadline: UInt64) {
+    /// Sleeps until `deadline` on CLOCK_MONOTONIC (ns), through interruptions.
+    static func sleep(until deadline: UInt64) {
         var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
     }

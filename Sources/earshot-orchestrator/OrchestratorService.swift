@@ -77,10 +77,7 @@ final class OrchestratorService: Sendable {
 
     /// Called once when a job has finished: its object lingers, then leaves the bus.
     func finished(_ runner: JobRunner) {
-        jobs.withLock {
-            $0.removeValue(forKey: runner.id)
-            $0.shrinkIfSparse()
-        }
+        jobs.withLock { $0.removeValueShrinking(forKey: runner.id) }
         let linger = settings.linger
         let connection = self.connection
         Task { await Lingering.leave(after: linger) { connection.unexport(runner.path) } }

@@ -84,8 +84,7 @@ extension SessionService {
     /// Ends a client's activation. Call only on the worker.
     func end(_ id: UInt64, because reason: String) {
         let ended = state.withLock { state -> (ActivationHandle, [ActivationBook.Event])? in
-            guard let handle = state.handles.removeValue(forKey: id) else { return nil }
-            state.handles.shrinkIfSparse()
+            guard let handle = state.handles.removeValueShrinking(forKey: id) else { return nil }
             return (handle, state.book.deactivate(id: id))
         }
         guard let (handle, events) = ended else { return }
