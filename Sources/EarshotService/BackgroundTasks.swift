@@ -40,6 +40,6 @@ public final class BackgroundTasks: Sendable {
     }
 
     private func forget(_ key: UInt64) {
-        running.withLock { $0.tasks.removeValueShrinking(forKey: key) }
+        _ = running.withLock { $0.tasks.removeValueShrinking(forKey: key) }
     }
 }

@@ -77,7 +77,7 @@ final class OrchestratorService: Sendable {
 
     /// Called once when a job has finished: its object lingers, then leaves the bus.
     func finished(_ runner: JobRunner) {
-        jobs.withLock { $0.removeValueShrinking(forKey: runner.id) }
+        _ = jobs.withLock { $0.removeValueShrinking(forKey: runner.id) }
         let linger = settings.linger
         let connection = self.connection
         Task { await Lingering.leave(after: linger) { connection.unexport(runner.path) } }
