@@ -102,6 +102,8 @@ final class CaptureLoop: @unchecked Sendable {
         }
         let clockStart = monotonicNanoseconds()
         var delivered: UInt64 = 0
+        // Whether the last poll found the PCM ready to read.
+        var polledReady = false
 
         /// Hands over `frames` frames read into `buffer`.
         func deliver(_ frames: Int) {
@@ -176,23 +178,29 @@ final class CaptureLoop: @unchecked Sendable {
             if let fault { apply(fault) }
             // Paced like a live microphone: a period is read once it has been "heard",
             // not before, and then at once, as a live device's poll would return then.
-            // Only a PCM with nothing to read yet (-EAGAIN) is polled.
             if pacing == .realtime {
                 let due = clockStart + (delivered + UInt64(periodFrames)) * 1_000_000_000 / UInt64(format.sampleRate)
                 if waitUntilStopped(deadline: due) { return stopped() }
-                let result = read(periodFrames)
-                if result != -Int(EAGAIN) {
-                    switch afterRead(result) {
-                    case .goOn: continue
-                    case .finish(let error): return error
-                    }
+            }
+            // Read first, poll only when there is nothing to read yet (-EAGAIN). A device
+            // waited on in its poll costs one quick -EAGAIN per period this way; a PCM whose
+            // read itself waits (a plugin reading a FIFO or a socket, whose descriptors are
+            // always ready) saves a poll per period that could only return at once. Nothing
+            // to read right after a poll said there was gets a brief pause, as an error
+            // does, not a spin between the two.
+            let result = read(periodFrames)
+            if result != -Int(EAGAIN) || polledReady {
+                polledReady = false
+                switch afterRead(result) {
+                case .goOn: continue
+                case .finish(let error): return error
                 }
             }
-
-            let events: UInt16
             switch thread.poll(&pollDescriptors, timeoutMilliseconds: pollTimeoutMilliseconds) {
-            case .ready(let ready):
-                events = ready
+            case .ready(let events):
+                // The next turn reads, after checking for a stop.
+                polledReady = Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) != 0
+                continue
             case .again:
                 continue
             case .failed(let code):
@@ -202,12 +210,6 @@ final class CaptureLoop: @unchecked Sendable {
                 }
             case .ended(let error):
                 return error
-            }
-            if Int32(events) & Int32(POLLIN | POLLERR | POLLHUP | POLLNVAL) == 0 { continue }
-
-            switch afterRead(read(periodFrames)) {
-            case .goOn: continue
-            case .finish(let error): return error
             }
         }
     }
