@@ -29,6 +29,7 @@ public enum ServiceMain {
 
     /// Runs the service and returns its exit status.
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
+        ThreadCaches.turnOff()
         bootstrapLogging(label: executable, level: options.logLevel)
         MemoryReturn.keepLargeBuffersOffTheHeap()
         // A client that closes its end of a pipe (an `OpenStream` reader, an fd it passed)
@@ -36,6 +37,7 @@ public enum ServiceMain {
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: executable)
         logger.logLevel = options.logLevel
+        if let tunables = ThreadCaches.tunables { logger.info("GLIBC_TUNABLES=\(tunables)") }
 
         let connection: DBusConnection
         do {

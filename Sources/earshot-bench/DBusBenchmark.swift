@@ -24,7 +24,9 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
             At 1 MiB much of either client's time is glibc's allocator giving memory back to \
             the kernel and faulting it in again; GLIBC_TUNABLES (e.g. \
             glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=33554432), which \
-            the bus and the echo server inherit, shows the figures without that, and is printed.
+            the bus and the echo server inherit, shows the figures without that, and is printed. \
+            The echo server, as every service, adds glibc.malloc.tcache_count=0 to it unless \
+            it sets that tunable; both clients call the same server.
             """)
 
     @Option(help: "Multiply every iteration and signal count by this factor.")

@@ -1,0 +1,50 @@
+import EarshotEcho
+@testable import EarshotService
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// `ThreadCaches`: every service starts itself again once with glibc's per-thread caches
+/// off, keeping its pid and its name, unless GLIBC_TUNABLES already decides.
+@Suite struct ThreadCachesTests {
+    @Test func theTunableIsAddedUnlessAlreadySet() {
+        #expect(ThreadCaches.tunables(adding: nil) == "glibc.malloc.tcache_count=0")
+        #expect(ThreadCaches.tunables(adding: "") == "glibc.malloc.tcache_count=0")
+        #expect(ThreadCaches.tunables(adding: "glibc.malloc.trim_threshold=1048576")
+                == "glibc.malloc.trim_threshold=1048576:glibc.malloc.tcache_count=0")
+        #expect(ThreadCaches.tunables(adding: "glibc.malloc.tcache_count=7") == nil)
+        #expect(ThreadCaches.tunables(adding: "glibc.malloc.mmap_threshold=4096:glibc.malloc.tcache_count=3") == nil)
+        // A longer name that only starts alike is another tunable.
+        #expect(ThreadCaches.tunables(adding: "glibc.malloc.tcache_count_x=1")
+                == "glibc.malloc.tcache_count_x=1:glibc.malloc.tcache_count=0")
+    }
+
+    /// The process's name.
+    private func name(_ service: ServiceProcess) throws -> String {
+        try String(contentsOfFile: "/proc/\(service.pid)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: [
+        (nil, "glibc.malloc.tcache_count=0"),
+        ("glibc.malloc.trim_threshold=1048576", "glibc.malloc.trim_threshold=1048576:glibc.malloc.tcache_count=0"),
+        ("glibc.malloc.tcache_count=7", "glibc.malloc.tcache_count=7"),
+    ] as [(String?, String)])
+    func aServiceRunsWithTheCachesOffUnlessTold(given: String?, expected: String) async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
+                                               environment: given.map { ["GLIBC_TUNABLES": $0] } ?? [:])
+        defer { service.stop() }
+        // As the service sees it, which it logs at start.
+        #expect(service.logText.contains("GLIBC_TUNABLES=\(expected)\n"), "log:\n\(service.logText)")
+        // Started again under its own name and pid (the one that owns the bus name).
+        #expect(try name(service) == "earshot-echo")
+        let client = try await bus.connect()
+        defer { client.close() }
+        let owner = try await client.nameOwner(EchoService.busName)
+        let ownerPid = try await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                             interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+                                             [.string(try #require(owner))]).first?.uint32Value
+        #expect(ownerPid == UInt32(service.pid))
+    }
+}
