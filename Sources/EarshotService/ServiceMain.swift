@@ -29,6 +29,7 @@ public enum ServiceMain {
 
     /// Runs the service and returns its exit status.
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
+        // Done already by a `ServiceCommand`'s main; here for services started otherwise.
         ThreadCaches.turnOff()
         bootstrapLogging(label: executable, level: options.logLevel)
         MemoryReturn.keepLargeBuffersOffTheHeap()

@@ -5,7 +5,7 @@ import EarshotDBus
 import EarshotService
 
 @main
-struct AlertsCommand: AsyncParsableCommand {
+struct AlertsCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-alerts",
         abstract: "The alert presenter and voice (org.earshot.Alerts1).",

@@ -28,8 +28,8 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait after the name is owned before the idle sample.")
     var idleSeconds = 2.0
 
-    @Option(help: "Seconds to wait after the work before the after sample (past the 60 s that finished request objects linger, and a heap trim).")
-    var settleSeconds = 65.0
+    @Option(help: "Seconds to wait after the work before the after sample: past the 60 s that finished request objects linger, counted from the last to finish (queued requests finish up to about 10 s after the load stops), and a heap trim.")
+    var settleSeconds = 75.0
 
     @Option(help: "Seconds of work before the busy sample.")
     var busySeconds = 5.0

@@ -5,7 +5,7 @@ import EarshotDBus
 import EarshotService
 
 @main
-struct CaptureCommand: AsyncParsableCommand {
+struct CaptureCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-capture",
         abstract: "Microphone pass-thru on ALSA (org.earshot.Capture1).",

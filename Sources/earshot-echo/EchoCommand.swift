@@ -4,7 +4,7 @@ import EarshotEcho
 import EarshotService
 
 @main
-struct EchoCommand: AsyncParsableCommand {
+struct EchoCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-echo",
         abstract: "A D-Bus echo service (org.earshot.Echo1) that exercises the Earshot D-Bus binding.",

@@ -4,7 +4,7 @@ import EarshotDBus
 import EarshotService
 
 @main
-struct OrchestratorCommand: AsyncParsableCommand {
+struct OrchestratorCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-orchestrator",
         abstract: "Whole tasks across the Earshot services, and their health (org.earshot.Orchestrator1).",

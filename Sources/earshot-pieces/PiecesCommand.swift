@@ -10,7 +10,7 @@ import PieceStore
 import PostgresPieceStore
 
 @main
-struct PiecesCommand: AsyncParsableCommand {
+struct PiecesCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-pieces",
         abstract: "The store of audio pieces with musical metadata (org.earshot.Pieces1).",

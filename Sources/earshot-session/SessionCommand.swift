@@ -6,7 +6,7 @@ import FoundationEssentials
 import SessionCore
 
 @main
-struct SessionCommand: AsyncParsableCommand {
+struct SessionCommand: ServiceCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-session",
         abstract: "The audio session state on ALSA and audio focus on the system mixer (org.earshot.Session1).",
