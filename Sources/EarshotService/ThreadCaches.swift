@@ -1,5 +1,6 @@
 import CGlibcExtras
 import Glibc
+import Synchronization
 
 /// glibc's per-thread caches of freed blocks, turned off for services.
 ///
@@ -18,6 +19,11 @@ import Glibc
 public enum ThreadCaches {
     static let variable = "GLIBC_TUNABLES"
     static let tunable = "glibc.malloc.tcache_count"
+    /// Set for the second start only, so that there is never a third, whatever a loader
+    /// makes of the setting.
+    static let restarted = "EARSHOT_RESTARTED_FOR_TUNABLES"
+    /// Whether this process image has decided already (the first call decides).
+    private static let decided = Atomic<Bool>(false)
 
     /// What `GLIBC_TUNABLES` should become, or nil when it already says what to do.
     static func tunables(adding current: String?) -> String? {
@@ -35,6 +41,11 @@ public enum ThreadCaches {
     /// when that is not needed or not possible (no `/proc`, a program replaced on disk, a
     /// set-uid start, where the loader would drop the setting).
     public static func turnOff() {
+        guard !decided.exchange(true, ordering: .relaxed) else { return }
+        if getenv(restarted) != nil {
+            unsetenv(restarted)
+            return
+        }
         let current = tunables
         guard let tunables = tunables(adding: current) else { return }
         guard getauxval(UInt(AT_SECURE)) == 0 else { return }
@@ -43,8 +54,10 @@ public enum ThreadCaches {
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         guard length > 0, access(path, X_OK) == 0 else { return }
         setenv(variable, tunables, 1)
+        setenv(restarted, "1", 1)
         execv(path, CommandLine.unsafeArgv)
         // Still here: start as is.
+        unsetenv(restarted)
         if let current { setenv(variable, current, 1) } else { unsetenv(variable) }
     }
 }

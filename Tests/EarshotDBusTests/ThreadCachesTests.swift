@@ -47,4 +47,16 @@ import Testing
                                              [.string(try #require(owner))]).first?.uint32Value
         #expect(ownerPid == UInt32(service.pid))
     }
+
+    /// A process that has started again once does not do it a second time, even if the
+    /// setting did not reach it.
+    @Test func neverMoreThanOnce() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
+                                               environment: [ThreadCaches.restarted: "1"])
+        defer { service.stop() }
+        #expect(!service.logText.contains("GLIBC_TUNABLES="), "log:\n\(service.logText)")
+        #expect(try name(service) == "earshot-echo")
+    }
 }
