@@ -47,13 +47,13 @@ public enum ThreadCaches {
             return
         }
         let current = tunables
-        guard let tunables = tunables(adding: current) else { return }
+        guard let wanted = tunables(adding: current) else { return }
         guard getauxval(UInt(AT_SECURE)) == 0 else { return }
         // The file's own path, not /proc/self/exe: the process keeps its name (comm).
         var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         guard length > 0, access(path, X_OK) == 0 else { return }
-        setenv(variable, tunables, 1)
+        setenv(variable, wanted, 1)
         setenv(restarted, "1", 1)
         execv(path, CommandLine.unsafeArgv)
         // Still here: start as is.
