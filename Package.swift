@@ -108,9 +108,9 @@ let package = Package(
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (libgcrypt),
         // cover image dimensions.
-        // True peak by FFmpeg's resampler (libswresample and libavutil only), which are opened
-        // at the first meter, not linked: libavutil brings some twenty libraries (VA-API,
-        // VDPAU, X11, OpenCL, libmfx, libstdc++) a service should not map before it measures.
+        // True peak by a polyphase interpolator of its own: FFmpeg's resampler would bring
+        // libavutil and with it some twenty libraries (VA-API, VDPAU, X11, OpenCL, libmfx,
+        // libstdc++, which no process can unload) into every service that measures a drop.
         .target(name: "CTruePeak"),
         // AAC in M4A through libavcodec and libavformat, whose dependencies (codecs, TLS,
         // image and network libraries) a service should not map at every start: built as

@@ -1,56 +1,58 @@
-/* True peak through FFmpeg's libswresample (see true_peak.h).
+/* True peak by polyphase interpolation (see true_peak.h).
  *
- * The pipeline for each slice of at most SLICE_FRAMES frames: interleaved float ->
- * planar float (scanned for the sample peak) -> swresample, oversampling every channel
- * -> planar float at the oversampled rate (scanned for the peak). Slices keep the buffers
- * small enough to stay in the cache; memory does not grow with the stream's length.
+ * For each slice of at most SLICE_FRAMES frames, every channel is copied out of the
+ * interleaved input into its own buffer behind the TAPS - 1 samples before it (its
+ * history), scanned for the sample peak, and then interpolated: for each phase between
+ * two samples, one pass per tap adds that tap times the buffer, shifted, into an array of
+ * outputs, which is then scanned. Loops over long arrays with one multiply and one add are
+ * what compilers turn into vector instructions; the buffers stay small enough to stay in
+ * the cache, and memory does not grow with the stream's length.
+ *
+ * Every output is the same sum, in the same order, whichever slice it falls in, so how a
+ * stream is cut into calls changes nothing.
  *
  * Peaks are kept as the bit patterns of the absolute values: for floats that are not NaN,
  * the order of those patterns as unsigned integers is the order of the values, and an
- * integer maximum over an array is a loop compilers turn into vector instructions.
+ * integer maximum over an array is also a loop compilers vectorise.
  */
 #include "true_peak.h"
-#include "ffmpeg_library.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Input frames converted per swr_convert call. */
+/* Input frames handled per pass. */
 #define SLICE_FRAMES 4096
-/* The interpolator's length at the oversampled rate; swresample's filter_size counts
-   input samples, so it is this divided by the factor. 64 taps at 4x (16 per phase) is a
+/* The interpolator's length at the oversampled rate. 64 taps at 4x (16 per phase) is a
    little longer than BS.1770-4's example interpolator (48 taps, 12 per phase) and than
    libebur128's (49 taps), whose readings it matches: within 0.01 dB on sines, within
-   0.1 dB on white noise. Much longer filters (swresample's default filter_size of 32 at
-   4x) let through more of the band just below the Nyquist frequency, which these
-   reference interpolators roll off, and read full-band white noise up to 1.5 dB higher;
-   they also cost more (the filter is most of the meter's time). */
+   about 0.1 dB on white noise. Much longer filters let through more of the band just below
+   the input's Nyquist frequency, which these reference interpolators roll off, and read
+   full-band white noise up to 1.5 dB higher; they also cost more. */
 #define OVERSAMPLED_TAPS 64
-/* swresample's Kaiser window parameter (its default). */
+/* The most taps per phase (at 2x). */
+#define MAX_TAPS (OVERSAMPLED_TAPS / 2)
+/* The Kaiser window's shape parameter. */
 #define KAISER_BETA 9.0
-/* Silent frames fed before the first frame and after the last: longer than the filter,
-   so the interpolator starts from silence and rings out into silence completely (rather
-   than mirroring the stream's edges, which is what swresample does by itself). */
-#define SILENT_FRAMES (2 * OVERSAMPLED_TAPS)
 
 /* The absolute value bits of the largest float that is not NaN (infinity). */
 #define INFINITY_BITS 0x7f800000u
 
 struct earshot_true_peak {
-    /* libswresample's and libavutil's functions. */
-    const earshot_ffmpeg *ff;
     int channels;
+    /* 4, 2 or 1; at 1 nothing is interpolated and the true peak is the sample peak. */
     int factor;
-    /* NULL when factor is 1: the true peak is the sample peak. */
-    SwrContext *resampler;
-    /* SLICE_FRAMES planar samples per channel. */
-    float *input[EARSHOT_TRUE_PEAK_MAX_CHANNELS];
-    /* output_capacity planar samples per channel at the oversampled rate. */
-    float *output[EARSHOT_TRUE_PEAK_MAX_CHANNELS];
-    int output_capacity;
+    /* Taps per phase: OVERSAMPLED_TAPS / factor. */
+    int taps;
+    /* coefficients[phase - 1][tap] for phases 1 ... factor - 1; phase 0 is the samples. */
+    float coefficients[3][MAX_TAPS];
+    /* Per channel: taps - 1 samples of history, then room for SLICE_FRAMES more. */
+    float *buffer[EARSHOT_TRUE_PEAK_MAX_CHANNELS];
+    /* SLICE_FRAMES interpolated samples of one phase of one channel. */
+    float *output;
     /* The largest absolute value per channel, as float bits. */
     uint32_t peak[EARSHOT_TRUE_PEAK_MAX_CHANNELS];
     int finished;
@@ -68,14 +70,6 @@ static earshot_true_peak_status fail(char *message, size_t message_size, earshot
     return status;
 }
 
-static earshot_true_peak_status fail_av(const earshot_true_peak *meter, char *message, size_t message_size,
-                                        const char *what, int error)
-{
-    char text[AV_ERROR_MAX_STRING_SIZE] = { 0 };
-    meter->ff->av_strerror(error, text, sizeof text);
-    return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "%s: %s", what, text);
-}
-
 int earshot_true_peak_factor(int sample_rate)
 {
     if (sample_rate < 96000) {
@@ -85,6 +79,47 @@ int earshot_true_peak_factor(int sample_rate)
         return 2;
     }
     return 1;
+}
+
+/* The zeroth-order modified Bessel function of the first kind, by its power series (which
+   converges quickly for the window's arguments, at most KAISER_BETA). */
+static double bessel_i0(double x)
+{
+    double sum = 1;
+    double term = 1;
+    double quarter_square = x * x / 4;
+    for (int k = 1; k < 64 && term > sum * 1e-17; k++) {
+        term *= quarter_square / ((double)k * (double)k);
+        sum += term;
+    }
+    return sum;
+}
+
+/* The interpolating low-pass filter, cut off at the input's Nyquist frequency: a sinc
+   under a Kaiser window `taps` input samples wide, sampled at the phase's offsets and
+   scaled so that every phase passes a constant unchanged. */
+static void design(earshot_true_peak *meter)
+{
+    const int taps = meter->taps;
+    const double half = taps / 2.0;
+    const double window_scale = 1 / bessel_i0(KAISER_BETA);
+    for (int phase = 1; phase < meter->factor; phase++) {
+        /* The output lies `phase / factor` after the sample at tap taps / 2 - 1. */
+        const double position = (double)(taps / 2 - 1) + (double)phase / meter->factor;
+        double values[MAX_TAPS];
+        double sum = 0;
+        for (int tap = 0; tap < taps; tap++) {
+            const double distance = tap - position;
+            const double sinc = sin(M_PI * distance) / (M_PI * distance);
+            const double ratio = distance / half;
+            const double window = ratio * ratio < 1 ? bessel_i0(KAISER_BETA * sqrt(1 - ratio * ratio)) * window_scale : 0;
+            values[tap] = sinc * window;
+            sum += values[tap];
+        }
+        for (int tap = 0; tap < taps; tap++) {
+            meter->coefficients[phase - 1][tap] = (float)(values[tap] / sum);
+        }
+    }
 }
 
 /* The largest of `peak` and the absolute values of `count` samples, as float bits; NaN
@@ -108,114 +143,38 @@ static double bits_value(uint32_t bits)
     return value;
 }
 
-/* Room for `count` floats, aligned for the vector loops (as av_malloc aligns); NULL if out
-   of memory. */
+/* Room for `count` floats, aligned for the vector loops; NULL if out of memory. */
 static float *aligned_floats(size_t count)
 {
     size_t bytes = (count * sizeof(float) + 63) / 64 * 64;
     return aligned_alloc(64, bytes > 0 ? bytes : 64);
 }
 
-/* Makes room for `samples` samples per channel in the output planes. */
-static earshot_true_peak_status reserve_output(earshot_true_peak *meter, int samples, char *message,
-                                               size_t message_size)
+/* Interpolates channel `channel`, whose buffer holds taps - 1 samples of history and then
+   `frames` new ones, scans the result, and keeps the last taps - 1 samples as history. */
+static void interpolate(earshot_true_peak *meter, int channel, int frames)
 {
-    if (samples <= meter->output_capacity) {
-        return EARSHOT_TRUE_PEAK_OK;
-    }
-    for (int channel = 0; channel < meter->channels; channel++) {
-        free(meter->output[channel]);
-        meter->output[channel] = NULL;
-    }
-    meter->output_capacity = 0;
-    for (int channel = 0; channel < meter->channels; channel++) {
-        meter->output[channel] = aligned_floats((size_t)samples);
-        if (meter->output[channel] == NULL) {
-            return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the oversampled audio");
+    float *restrict samples = meter->buffer[channel];
+    float *restrict output = meter->output;
+    const int taps = meter->taps;
+    /* One output per phase between every two samples the buffer holds around the middle
+       of a window of `taps` samples: as many windows as new samples. */
+    for (int phase = 1; phase < meter->factor; phase++) {
+        const float *coefficients = meter->coefficients[phase - 1];
+        const float first = coefficients[0];
+        for (int i = 0; i < frames; i++) {
+            output[i] = first * samples[i];
         }
-    }
-    meter->output_capacity = samples;
-    return EARSHOT_TRUE_PEAK_OK;
-}
-
-/* Oversamples `frames` frames from the input planes (none: drains the resampler) and
-   scans the result. */
-static earshot_true_peak_status oversample(earshot_true_peak *meter, int frames, char *message, size_t message_size)
-{
-    for (;;) {
-        int room = meter->ff->swr_get_out_samples(meter->resampler, frames);
-        if (room < 0) {
-            return fail_av(meter, message, message_size, "swresample", room);
+        for (int tap = 1; tap < taps; tap++) {
+            const float coefficient = coefficients[tap];
+            const float *shifted = samples + tap;
+            for (int i = 0; i < frames; i++) {
+                output[i] += coefficient * shifted[i];
+            }
         }
-        if (room == 0 && frames == 0) {
-            return EARSHOT_TRUE_PEAK_OK;
-        }
-        /* With room for swr_get_out_samples' bound, all the input goes through at once. */
-        earshot_true_peak_status status = reserve_output(meter, room > 0 ? room : 1, message, message_size);
-        if (status != EARSHOT_TRUE_PEAK_OK) {
-            return status;
-        }
-        int converted = meter->ff->swr_convert(meter->resampler, (uint8_t **)meter->output, meter->output_capacity,
-                                    frames > 0 ? (const uint8_t **)meter->input : NULL, frames);
-        if (converted < 0) {
-            return fail_av(meter, message, message_size, "swresample", converted);
-        }
-        for (int channel = 0; channel < meter->channels; channel++) {
-            meter->peak[channel] = peak_bits(meter->output[channel], (size_t)converted, meter->peak[channel]);
-        }
-        /* Input is consumed in one call; draining repeats until nothing more comes out. */
-        if (frames > 0 || converted == 0) {
-            return EARSHOT_TRUE_PEAK_OK;
-        }
+        meter->peak[channel] = peak_bits(output, (size_t)frames, meter->peak[channel]);
     }
-}
-
-/* Feeds `frames` (at most SLICE_FRAMES) silent frames. */
-static earshot_true_peak_status add_silence(earshot_true_peak *meter, int frames, char *message, size_t message_size)
-{
-    for (int channel = 0; channel < meter->channels; channel++) {
-        memset(meter->input[channel], 0, (size_t)frames * sizeof(float));
-    }
-    return oversample(meter, frames, message, message_size);
-}
-
-static earshot_true_peak_status open_resampler(earshot_true_peak *meter, int sample_rate, char *message,
-                                               size_t message_size)
-{
-    meter->resampler = meter->ff->swr_alloc();
-    if (meter->resampler == NULL) {
-        return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for swresample");
-    }
-    AVChannelLayout layout;
-    meter->ff->av_channel_layout_default(&layout, meter->channels);
-    SwrContext *resampler = meter->resampler;
-    int error = 0;
-    /* Same layout in and out: no remixing, every channel on its own. */
-    error = error < 0 ? error : meter->ff->av_opt_set_chlayout(resampler, "in_chlayout", &layout, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_chlayout(resampler, "out_chlayout", &layout, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "in_sample_rate", sample_rate, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "out_sample_rate", (int64_t)sample_rate * meter->factor, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_sample_fmt(resampler, "in_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_sample_fmt(resampler, "out_sample_fmt", AV_SAMPLE_FMT_FLTP, 0);
-    /* swresample's own engine, a Kaiser-windowed sinc (cut off at the input's Nyquist
-       frequency when upsampling), with exactly one filter phase per output sample: with
-       exact_rational the phase count shrinks to the factor, so no phase is interpolated. */
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "resampler", SWR_ENGINE_SWR, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "filter_type", SWR_FILTER_TYPE_KAISER, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_double(resampler, "kaiser_beta", KAISER_BETA, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "filter_size", OVERSAMPLED_TAPS / meter->factor, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "phase_shift", 10, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "exact_rational", 1, 0);
-    error = error < 0 ? error : meter->ff->av_opt_set_int(resampler, "linear_interp", 0, 0);
-    meter->ff->av_channel_layout_uninit(&layout);
-    if (error < 0) {
-        return fail_av(meter, message, message_size, "configuring swresample", error);
-    }
-    error = meter->ff->swr_init(resampler);
-    if (error < 0) {
-        return fail_av(meter, message, message_size, "starting swresample", error);
-    }
-    return add_silence(meter, SILENT_FRAMES, message, message_size);
+    memmove(samples, samples + frames, (size_t)(taps - 1) * sizeof(float));
 }
 
 earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int channels, int sample_rate,
@@ -232,31 +191,29 @@ earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int
     if (sample_rate < 1) {
         return fail(message, message_size, EARSHOT_TRUE_PEAK_INVALID, "sample rate %d", sample_rate);
     }
-    const earshot_ffmpeg *ff = earshot_ffmpeg_acquire(message, message_size);
-    if (ff == NULL) {
-        return EARSHOT_TRUE_PEAK_FAILED;
-    }
     earshot_true_peak *made = calloc(1, sizeof *made);
     if (made == NULL) {
-        earshot_ffmpeg_release();
         return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
     }
-    made->ff = ff;
     made->channels = channels;
     made->factor = earshot_true_peak_factor(sample_rate);
-    earshot_true_peak_status status = EARSHOT_TRUE_PEAK_OK;
-    for (int channel = 0; channel < channels && status == EARSHOT_TRUE_PEAK_OK; channel++) {
-        made->input[channel] = aligned_floats(SLICE_FRAMES);
-        if (made->input[channel] == NULL) {
-            status = fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
+    made->taps = OVERSAMPLED_TAPS / made->factor;
+    if (made->factor > 1) {
+        design(made);
+        int complete = (made->output = aligned_floats(SLICE_FRAMES)) != NULL;
+        for (int channel = 0; channel < channels && complete; channel++) {
+            /* Calloc'd: the history starts as silence. */
+            size_t count = (size_t)(made->taps - 1 + SLICE_FRAMES);
+            made->buffer[channel] = aligned_floats(count);
+            complete = made->buffer[channel] != NULL;
+            if (complete) {
+                memset(made->buffer[channel], 0, count * sizeof(float));
+            }
         }
-    }
-    if (status == EARSHOT_TRUE_PEAK_OK && made->factor > 1) {
-        status = open_resampler(made, sample_rate, message, message_size);
-    }
-    if (status != EARSHOT_TRUE_PEAK_OK) {
-        earshot_true_peak_destroy(made);
-        return status;
+        if (!complete) {
+            earshot_true_peak_destroy(made);
+            return fail(message, message_size, EARSHOT_TRUE_PEAK_FAILED, "out of memory for the true-peak meter");
+        }
     }
     *meter = made;
     return EARSHOT_TRUE_PEAK_OK;
@@ -272,18 +229,23 @@ earshot_true_peak_status earshot_true_peak_add_frames_float(earshot_true_peak *m
     while (frames > 0) {
         int slice = frames < SLICE_FRAMES ? (int)frames : SLICE_FRAMES;
         for (int channel = 0; channel < channels; channel++) {
-            float *plane = meter->input[channel];
             const float *source = interleaved + channel;
+            if (meter->factor == 1) {
+                for (int frame = 0; frame < slice; frame++) {
+                    uint32_t bits;
+                    memcpy(&bits, &source[(size_t)frame * (size_t)channels], sizeof bits);
+                    bits &= 0x7fffffffu;
+                    bits = bits > INFINITY_BITS ? 0 : bits;
+                    meter->peak[channel] = bits > meter->peak[channel] ? bits : meter->peak[channel];
+                }
+                continue;
+            }
+            float *plane = meter->buffer[channel] + meter->taps - 1;
             for (int frame = 0; frame < slice; frame++) {
                 plane[frame] = source[(size_t)frame * (size_t)channels];
             }
             meter->peak[channel] = peak_bits(plane, (size_t)slice, meter->peak[channel]);
-        }
-        if (meter->resampler != NULL) {
-            earshot_true_peak_status status = oversample(meter, slice, message, message_size);
-            if (status != EARSHOT_TRUE_PEAK_OK) {
-                return status;
-            }
+            interpolate(meter, channel, slice);
         }
         interleaved += (size_t)slice * (size_t)channels;
         frames -= (size_t)slice;
@@ -293,18 +255,22 @@ earshot_true_peak_status earshot_true_peak_add_frames_float(earshot_true_peak *m
 
 earshot_true_peak_status earshot_true_peak_finish(earshot_true_peak *meter, char *message, size_t message_size)
 {
+    (void)message;
+    (void)message_size;
     if (meter->finished) {
         return EARSHOT_TRUE_PEAK_OK;
     }
     meter->finished = 1;
-    if (meter->resampler == NULL) {
+    if (meter->factor == 1) {
         return EARSHOT_TRUE_PEAK_OK;
     }
-    earshot_true_peak_status status = add_silence(meter, SILENT_FRAMES, message, message_size);
-    if (status != EARSHOT_TRUE_PEAK_OK) {
-        return status;
+    /* Silence after the last frame, until no window holds any of the stream. */
+    const int silent = meter->taps - 1;
+    for (int channel = 0; channel < meter->channels; channel++) {
+        memset(meter->buffer[channel] + meter->taps - 1, 0, (size_t)silent * sizeof(float));
+        interpolate(meter, channel, silent);
     }
-    return oversample(meter, 0, message, message_size);
+    return EARSHOT_TRUE_PEAK_OK;
 }
 
 double earshot_true_peak_channel(const earshot_true_peak *meter, int channel)
@@ -329,18 +295,9 @@ void earshot_true_peak_destroy(earshot_true_peak *meter)
     if (meter == NULL) {
         return;
     }
-    if (meter->resampler != NULL) {
-        meter->ff->swr_free(&meter->resampler);
-    }
     for (int channel = 0; channel < EARSHOT_TRUE_PEAK_MAX_CHANNELS; channel++) {
-        free(meter->input[channel]);
-        free(meter->output[channel]);
+        free(meter->buffer[channel]);
     }
+    free(meter->output);
     free(meter);
-    earshot_ffmpeg_release();
-}
-
-int earshot_true_peak_close_libraries(void)
-{
-    return earshot_ffmpeg_close_unused();
 }

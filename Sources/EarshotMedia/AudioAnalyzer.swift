@@ -7,21 +7,13 @@ public enum AudioAnalyzer {
     /// Ogg Vorbis or FLAC, decodes every frame in chunks, and counts the frames actually
     /// decoded. Measures, at the same time on two threads, the integrated loudness
     /// (libebur128, on the calling thread, which also decodes) and the true peak (each
-    /// channel oversampled with FFmpeg's libswresample; see `TruePeakMeter`).
+    /// channel oversampled by a polyphase interpolator; see `TruePeakMeter`).
     ///
     /// Throws `.invalidAudio` for a file of another format, with no frames, that fails to
     /// decode part-way, or with more than 8 channels or a rate outside 8000...384000 Hz;
     /// `.io` if the file cannot be opened.
     public static func analyze(path: String) throws(MediaError) -> AudioAnalysis {
         try analyze(path: path, concurrently: true)
-    }
-
-    /// Closes the libraries the true-peak measurement opened (libswresample, libavutil and
-    /// theirs) if no analysis is under way; the next analysis opens them again. For a
-    /// process that has gone quiet. Returns whether they were closed.
-    @discardableResult
-    public static func closeLibraries() -> Bool {
-        earshot_true_peak_close_libraries() != 0
     }
 
     /// `analyze(path:)`, with the true peak measured on a second thread, or (without

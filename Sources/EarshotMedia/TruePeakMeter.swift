@@ -1,9 +1,9 @@
 import CTruePeak
 import Glibc
 
-/// The true peak (BS.1770-4) of a stream of frames, oversampled through FFmpeg's
-/// libswresample (`true_peak.c` in CTruePeak): 4× below 96 kHz, 2× below 192 kHz, the
-/// sample peak from 192 kHz up, as libebur128 does.
+/// The true peak (BS.1770-4) of a stream of frames, oversampled by a polyphase
+/// Kaiser-windowed sinc interpolator (`true_peak.c` in CTruePeak): 4× below 96 kHz, 2×
+/// below 192 kHz, the sample peak from 192 kHz up, as libebur128 does.
 struct TruePeakMeter: ~Copyable {
     private let state: OpaquePointer
 

@@ -53,13 +53,10 @@ final class PiecesService: Sendable {
         MemoryReturn.whenIdle { await self.releaseMemory() }
     }
 
-    /// Once the service has gone quiet: the catalogue's caches go, and the libraries the
-    /// drops' analysis opened are closed (the next drop opens them again, a few
-    /// milliseconds).
+    /// Once the service has gone quiet: the catalogue's caches go.
     func releaseMemory() async {
         await store.releaseMemory()
-        let closed = await disk.run { AudioAnalyzer.closeLibraries() }
-        logger.debug("quiet: released the catalogue's caches\(closed ? " and closed FFmpeg's resampler" : "")")
+        logger.debug("quiet: released the catalogue's caches")
     }
 
     /// Other hosts' drops and deletions, announced here as if made here.

@@ -3,17 +3,16 @@
 
 #include <stddef.h>
 
-/* The true peak (ITU-R BS.1770-4, Annex 2) of a stream of frames, measured as FFmpeg's own
-   ebur128 filter does it, by oversampling with FFmpeg's libswresample: every channel is
+/* The true peak (ITU-R BS.1770-4, Annex 2) of a stream of frames: every channel is
    oversampled and the largest absolute sample is kept (together with the largest input
    sample, as libebur128 does).
 
    Oversampling: 4x below 96 kHz, 2x from 96 kHz to below 192 kHz, none (the sample peak)
-   from 192 kHz up, as libebur128 does. The interpolator is swresample's polyphase
-   Kaiser-windowed sinc (beta 9) cut off at the input's Nyquist frequency, 64 taps long at
-   the oversampled rate (filter_size 16 at 4x, 32 at 2x), one exact phase per output sample
-   (exact_rational). The stream is measured as if silence surrounded it: the interpolator
-   starts from silence and rings out into silence after the last frame.
+   from 192 kHz up, as libebur128 does. The interpolator is a polyphase Kaiser-windowed
+   sinc (beta 9) cut off at the input's Nyquist frequency, 64 taps long at the oversampled
+   rate (16 per phase at 4x, 32 at 2x), every phase scaled to pass a constant unchanged.
+   The stream is measured as if silence surrounded it: the interpolator starts from
+   silence and rings out into silence after the last frame.
 
    A meter belongs to one thread at a time; separate meters may be used on separate threads
    at once. */
@@ -24,7 +23,7 @@ typedef enum earshot_true_peak_status {
     EARSHOT_TRUE_PEAK_OK = 0,
     /* The channel count (1 to 8) or rate (at least 1 Hz) cannot be measured. */
     EARSHOT_TRUE_PEAK_INVALID = 1,
-    /* Out of memory, or an FFmpeg call failed. */
+    /* Out of memory, or the meter is finished. */
     EARSHOT_TRUE_PEAK_FAILED = 2,
 } earshot_true_peak_status;
 
@@ -40,9 +39,8 @@ int earshot_true_peak_factor(int sample_rate);
 earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int channels, int sample_rate,
                                                   char *message, size_t message_size);
 
-/* Measures `frames` frames of interleaved float samples (full scale +-1). NaN samples are
-   ignored. Fails (with a message, as above) if out of memory, if swresample fails, or if the
-   meter is finished. */
+/* Measures `frames` frames of interleaved float samples (full scale +-1). NaN samples, and
+   the values interpolated next to them, are not peaks. Fails (with a message, as above) if the meter is finished. */
 earshot_true_peak_status earshot_true_peak_add_frames_float(earshot_true_peak *meter, const float *interleaved,
                                                             size_t frames, char *message, size_t message_size);
 
@@ -59,9 +57,5 @@ double earshot_true_peak_max(const earshot_true_peak *meter);
 
 /* Releases the meter; NULL is ignored. */
 void earshot_true_peak_destroy(earshot_true_peak *meter);
-
-/* Closes libswresample and libavutil, which the first meter opens, if no meter is left;
-   the next meter opens them again. Returns whether they were closed. */
-int earshot_true_peak_close_libraries(void);
 
 #endif
