@@ -211,21 +211,32 @@ public final class DBusConnection: Sendable {
         }
     }
 
-    /// libdbus reads at most 2 KiB per `read_write`, so a long message takes many. While no
-    /// whole message is waiting and the socket holds more bytes, this reads on at once,
-    /// up to `readsPerPass` times, rather than going round the loop (its own poll, the
-    /// dispatch, the job queue) for every 2 KiB: a 1 MiB reply is 512 reads.
+    /// libdbus reads at most 4 KiB per `read_write` (two reads of 2 KiB), so a long message
+    /// takes many: a 1 MiB reply is 256. While no whole message is waiting and the socket
+    /// holds more bytes, this reads on at once, up to `readsPerPass` times, rather than going
+    /// round the loop (its own poll, the dispatch, the job queue) for every 4 KiB. It asks
+    /// the socket how much is waiting once per batch, not before every read: as many reads
+    /// as that needs, then it asks again.
     private func readOnWhilePartial(_ pointer: OpaquePointer) {
+        var reads = 0
         var unread: Int32 = 0
-        for _ in 0 ..< Self.readsPerPass {
+        while reads < Self.readsPerPass {
             guard dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_COMPLETE,
                   ioctl(socketFD, UInt(FIONREAD), &unread) == 0, unread > 0 else { return }
-            _ = dbus_connection_read_write(pointer, 0)
+            let batch = min(Self.readsPerPass - reads, (Int(unread) + Self.bytesPerRead - 1) / Self.bytesPerRead)
+            for _ in 0 ..< batch {
+                _ = dbus_connection_read_write(pointer, 0)
+                reads += 1
+                if dbus_connection_get_dispatch_status(pointer) != DBUS_DISPATCH_COMPLETE { return }
+            }
         }
     }
 
     /// The reads `readOnWhilePartial` makes before the loop looks at everything else again.
     private static let readsPerPass = 64
+
+    /// What libdbus reads from the socket at most per `read_write`.
+    private static let bytesPerRead = 4096
 
     // MARK: Closing
 
