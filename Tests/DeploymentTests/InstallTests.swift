@@ -37,6 +37,11 @@ import Testing
             }
             _ = try await ToolRun.run(["systemd-analyze", "verify", system.path])
             let user = prefix.appendingPathComponent("lib/systemd/user/earshot-\(service).service")
+            // The allocator setting, given by the unit so that the service need not restart for it.
+            for unit in [system, user] {
+                let unitText = try String(contentsOf: unit, encoding: .utf8)
+                #expect(unitText.contains("Environment=GLIBC_TUNABLES=glibc.malloc.tcache_count=0\n"), "\(unit.path)")
+            }
             _ = try await ToolRun.run(["env", "XDG_RUNTIME_DIR=\(runtime.path)", "systemd-analyze", "--user", "verify", user.path])
         }
         // earshot-pieces loads its AAC encoder from bin/../lib/earshot.
