@@ -1,13 +1,13 @@
 import ArgumentParser
 
 /// The command of a service executable (`@main`): before anything else, even parsing its
-/// arguments, the process starts itself again if it must (`ThreadCaches.turnOff`), so
+/// arguments, the process starts itself again if it must (`AllocatorTunables.apply`), so
 /// that what it does twice is as little as possible.
 public protocol ServiceCommand: AsyncParsableCommand {}
 
 extension ServiceCommand {
     public static func main() async {
-        ThreadCaches.turnOff()
+        AllocatorTunables.apply()
         await main(nil)
     }
 }

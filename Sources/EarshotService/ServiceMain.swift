@@ -30,7 +30,7 @@ public enum ServiceMain {
     /// Runs the service and returns its exit status.
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
         // Done already by a `ServiceCommand`'s main; here for services started otherwise.
-        ThreadCaches.turnOff()
+        AllocatorTunables.apply()
         bootstrapLogging(label: executable, level: options.logLevel)
         MemoryReturn.keepLargeBuffersOffTheHeap()
         // A client that closes its end of a pipe (an `OpenStream` reader, an fd it passed)
@@ -38,7 +38,7 @@ public enum ServiceMain {
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: executable)
         logger.logLevel = options.logLevel
-        if let tunables = ThreadCaches.tunables { logger.info("GLIBC_TUNABLES=\(tunables)") }
+        if let tunables = AllocatorTunables.tunables { logger.info("GLIBC_TUNABLES=\(tunables)") }
 
         let connection: DBusConnection
         do {

@@ -25,8 +25,9 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
             the kernel and faulting it in again; GLIBC_TUNABLES (e.g. \
             glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=33554432), which \
             the bus and the echo server inherit, shows the figures without that, and is printed. \
-            The echo server, as every service, adds glibc.malloc.tcache_count=0 to it unless \
-            it sets that tunable; both clients call the same server.
+            The echo server, as every service, adds glibc.malloc.tcache_count=0 and \
+            glibc.malloc.arena_max=2 to it unless it sets those tunables; both clients call \
+            the same server.
             """)
 
     @Option(help: "Multiply every iteration and signal count by this factor.")

@@ -37,10 +37,10 @@ import Testing
             }
             _ = try await ToolRun.run(["systemd-analyze", "verify", system.path])
             let user = prefix.appendingPathComponent("lib/systemd/user/earshot-\(service).service")
-            // The allocator setting, given by the unit so that the service need not restart for it.
+            // The allocator settings, given by the unit so that the service need not restart for them.
             for unit in [system, user] {
                 let unitText = try String(contentsOf: unit, encoding: .utf8)
-                #expect(unitText.contains("Environment=GLIBC_TUNABLES=glibc.malloc.tcache_count=0\n"), "\(unit.path)")
+                #expect(unitText.contains("Environment=GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.arena_max=2\n"), "\(unit.path)")
             }
             _ = try await ToolRun.run(["env", "XDG_RUNTIME_DIR=\(runtime.path)", "systemd-analyze", "--user", "verify", user.path])
         }

@@ -4,19 +4,27 @@ import EarshotTestHarness
 import Foundation
 import Testing
 
-/// `ThreadCaches`: every service starts itself again once with glibc's per-thread caches
-/// off, keeping its pid and its name, unless GLIBC_TUNABLES already decides.
-@Suite struct ThreadCachesTests {
-    @Test func theTunableIsAddedUnlessAlreadySet() {
-        #expect(ThreadCaches.tunables(adding: nil) == "glibc.malloc.tcache_count=0")
-        #expect(ThreadCaches.tunables(adding: "") == "glibc.malloc.tcache_count=0")
-        #expect(ThreadCaches.tunables(adding: "glibc.malloc.trim_threshold=1048576")
-                == "glibc.malloc.trim_threshold=1048576:glibc.malloc.tcache_count=0")
-        #expect(ThreadCaches.tunables(adding: "glibc.malloc.tcache_count=7") == nil)
-        #expect(ThreadCaches.tunables(adding: "glibc.malloc.mmap_threshold=4096:glibc.malloc.tcache_count=3") == nil)
+/// `AllocatorTunables`: every service starts itself again once with glibc's per-thread
+/// caches off and at most two arenas, keeping its pid and its name, unless GLIBC_TUNABLES
+/// already names those tunables.
+@Suite struct AllocatorTunablesTests {
+    static let both = "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=2"
+
+    @Test func theTunablesAreAddedUnlessAlreadySet() {
+        #expect(AllocatorTunables.tunables(adding: nil) == Self.both)
+        #expect(AllocatorTunables.tunables(adding: "") == Self.both)
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.trim_threshold=1048576")
+                == "glibc.malloc.trim_threshold=1048576:" + Self.both)
+        // Only what is missing is added; what is named keeps its value.
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.tcache_count=7")
+                == "glibc.malloc.tcache_count=7:glibc.malloc.arena_max=2")
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.arena_max=8")
+                == "glibc.malloc.arena_max=8:glibc.malloc.tcache_count=0")
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.arena_max=4:glibc.malloc.tcache_count=3") == nil)
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.mmap_threshold=4096:" + Self.both) == nil)
         // A longer name that only starts alike is another tunable.
-        #expect(ThreadCaches.tunables(adding: "glibc.malloc.tcache_count_x=1")
-                == "glibc.malloc.tcache_count_x=1:glibc.malloc.tcache_count=0")
+        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.tcache_count_x=1")
+                == "glibc.malloc.tcache_count_x=1:" + Self.both)
     }
 
     /// The process's name.
@@ -25,11 +33,11 @@ import Testing
     }
 
     @Test(arguments: [
-        (nil, "glibc.malloc.tcache_count=0"),
-        ("glibc.malloc.trim_threshold=1048576", "glibc.malloc.trim_threshold=1048576:glibc.malloc.tcache_count=0"),
-        ("glibc.malloc.tcache_count=7", "glibc.malloc.tcache_count=7"),
+        (nil, both),
+        ("glibc.malloc.trim_threshold=1048576", "glibc.malloc.trim_threshold=1048576:" + both),
+        ("glibc.malloc.tcache_count=7:glibc.malloc.arena_max=8", "glibc.malloc.tcache_count=7:glibc.malloc.arena_max=8"),
     ] as [(String?, String)])
-    func aServiceRunsWithTheCachesOffUnlessTold(given: String?, expected: String) async throws {
+    func aServiceRunsWithTheTunablesUnlessTold(given: String?, expected: String) async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
@@ -54,7 +62,7 @@ import Testing
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
-                                               environment: [ThreadCaches.restarted: "1"])
+                                               environment: [AllocatorTunables.restarted: "1"])
         defer { service.stop() }
         #expect(!service.logText.contains("GLIBC_TUNABLES="), "log:\n\(service.logText)")
         #expect(try name(service) == "earshot-echo")
