@@ -122,18 +122,30 @@ static void design(earshot_true_peak *meter)
     }
 }
 
-/* The largest of `peak` and the absolute values of `count` samples, as float bits; NaN
-   samples count as 0. */
-static uint32_t peak_bits(const float *samples, size_t count, uint32_t peak)
+/* The absolute value of `sample` as float bits; 0 for NaN. */
+static inline uint32_t absolute_bits(float sample)
+{
+    uint32_t bits;
+    memcpy(&bits, &sample, sizeof bits);
+    bits &= 0x7fffffffu;
+    return bits > INFINITY_BITS ? 0 : bits;
+}
+
+/* The largest of `peak` and the absolute values of `count` samples `stride` floats apart,
+   as float bits; NaN samples count as 0. */
+static inline uint32_t peak_bits_strided(const float *samples, size_t count, size_t stride, uint32_t peak)
 {
     for (size_t i = 0; i < count; i++) {
-        uint32_t bits;
-        memcpy(&bits, &samples[i], sizeof bits);
-        bits &= 0x7fffffffu;
-        bits = bits > INFINITY_BITS ? 0 : bits;
+        uint32_t bits = absolute_bits(samples[i * stride]);
         peak = bits > peak ? bits : peak;
     }
     return peak;
+}
+
+/* `peak_bits_strided` over consecutive samples. */
+static uint32_t peak_bits(const float *samples, size_t count, uint32_t peak)
+{
+    return peak_bits_strided(samples, count, 1, peak);
 }
 
 static double bits_value(uint32_t bits)
@@ -202,7 +214,7 @@ earshot_true_peak_status earshot_true_peak_create(earshot_true_peak **meter, int
         design(made);
         int complete = (made->output = aligned_floats(SLICE_FRAMES)) != NULL;
         for (int channel = 0; channel < channels && complete; channel++) {
-            /* Calloc'd: the history starts as silence. */
+            /* Zeroed: the history starts as silence. */
             size_t count = (size_t)(made->taps - 1 + SLICE_FRAMES);
             made->buffer[channel] = aligned_floats(count);
             complete = made->buffer[channel] != NULL;
@@ -231,13 +243,8 @@ earshot_true_peak_status earshot_true_peak_add_frames_float(earshot_true_peak *m
         for (int channel = 0; channel < channels; channel++) {
             const float *source = interleaved + channel;
             if (meter->factor == 1) {
-                for (int frame = 0; frame < slice; frame++) {
-                    uint32_t bits;
-                    memcpy(&bits, &source[(size_t)frame * (size_t)channels], sizeof bits);
-                    bits &= 0x7fffffffu;
-                    bits = bits > INFINITY_BITS ? 0 : bits;
-                    meter->peak[channel] = bits > meter->peak[channel] ? bits : meter->peak[channel];
-                }
+                /* Nothing to interpolate: the sample peak, read in place. */
+                meter->peak[channel] = peak_bits_strided(source, (size_t)slice, (size_t)channels, meter->peak[channel]);
                 continue;
             }
             float *plane = meter->buffer[channel] + meter->taps - 1;

@@ -218,11 +218,13 @@ public final class DBusConnection: Sendable {
     /// the socket how much is waiting once per batch, not before every read: as many reads
     /// as that needs, then it asks again.
     private func readOnWhilePartial(_ pointer: OpaquePointer) {
+        guard dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_COMPLETE else { return }
         var reads = 0
         var unread: Int32 = 0
+        // Each read below is followed by a look at the dispatch status, so at the top of this
+        // loop no whole message is waiting yet.
         while reads < Self.readsPerPass {
-            guard dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_COMPLETE,
-                  ioctl(socketFD, UInt(FIONREAD), &unread) == 0, unread > 0 else { return }
+            guard ioctl(socketFD, UInt(FIONREAD), &unread) == 0, unread > 0 else { return }
             let batch = min(Self.readsPerPass - reads, (Int(unread) + Self.bytesPerRead - 1) / Self.bytesPerRead)
             for _ in 0 ..< batch {
                 _ = dbus_connection_read_write(pointer, 0)
