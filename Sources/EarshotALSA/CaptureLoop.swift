@@ -124,15 +124,17 @@ final class CaptureLoop: @unchecked Sendable {
             }
         }
 
-        /// After a stop request: with draining, the frames already captured (all the device
-        /// holds; paced, those heard by now) are read and delivered first.
+        /// After a stop request: with draining, the frames already captured (what the device
+        /// holds, never more than its buffer; paced, those heard by now) are read and
+        /// delivered first. The bound matters for a source that never runs dry (`null`, a
+        /// `file` PCM past its input's end): it would keep a drain going for ever.
         func stopped() -> ALSAError? {
             guard thread.lock.withLock({ drainRequested }) else { return nil }
-            var heard = UInt64.max
+            var left = UInt64(bufferFrames)
             if pacing == .realtime {
-                heard = (monotonicNanoseconds() - clockStart) / 1000 * UInt64(format.sampleRate) / 1_000_000
+                let heard = (monotonicNanoseconds() - clockStart) / 1000 * UInt64(format.sampleRate) / 1_000_000
+                left = min(left, heard > delivered ? heard - delivered : 0)
             }
-            var left = heard > delivered ? heard - delivered : 0
             while left > 0 {
                 var wanted = min(left, UInt64(periodFrames))
                 if pacing == .device {

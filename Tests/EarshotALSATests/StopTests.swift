@@ -138,6 +138,28 @@ struct StopTests {
         #expect(recorder.snapshot.ends.count == 1)
     }
 
+    @Test func aDrainingStopOfASourceThatNeverRunsDryEnds() async throws {
+        // Device pacing over `null`: frames are always there to read, as from a `file` PCM
+        // past its input's end. A draining stop takes at most what a device's buffer holds,
+        // then ends; it does not read for ever.
+        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
+        let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 5 * 160, drainingStop: true)
+        recorder.start(stream)
+        // (Not ended: the reading thread is still draining, and a stop from here would wait
+        // for it for ever.)
+        guard await eventually(timeout: .seconds(5), { recorder.ended }) else {
+            Issue.record("the draining stop did not end the stream: \(recorder.snapshot.framesAfterStopRequest) frames drained so far")
+            return
+        }
+        let recorded = recorder.snapshot
+        #expect(recorded.ends.first == .some(nil))
+        #expect(recorded.framesAfterStopRequest > 0, "nothing was drained")
+        #expect(recorded.framesAfterStopRequest <= Int(stream.grantedBufferFrames),
+                "drained \(recorded.framesAfterStopRequest) frames, more than the \(stream.grantedBufferFrames)-frame buffer")
+        #expect(recorded.sizeMismatches == 0)
+        stream.stop()
+    }
+
     @Test func stopFromInsideOnEndDoesNotDeadlock() async throws {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         let ends = Locked(0)

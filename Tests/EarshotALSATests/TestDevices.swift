@@ -130,6 +130,7 @@ final class CaptureRecorder: Sendable {
         var ends: [ALSAError?] = []
         var dataAfterEnd = 0
         var dataAfterStopRequest = 0
+        var framesAfterStopRequest = 0
         var stopRequested = false
     }
 
@@ -137,12 +138,15 @@ final class CaptureRecorder: Sendable {
     private let bytesPerFrame: Int
     /// When set, `onData` calls `stop()` on the stream once this many frames have arrived.
     private let stopAfterFrames: Int?
+    /// Whether that stop drains (`stop(draining: true)`).
+    private let drainingStop: Bool
     /// Called on the reading thread with the callback count, after recording.
     private let onCallback: (@Sendable (Int) -> Void)?
 
-    init(bytesPerFrame: Int, stopAfterFrames: Int? = nil, onCallback: (@Sendable (Int) -> Void)? = nil) {
+    init(bytesPerFrame: Int, stopAfterFrames: Int? = nil, drainingStop: Bool = false, onCallback: (@Sendable (Int) -> Void)? = nil) {
         self.bytesPerFrame = bytesPerFrame
         self.stopAfterFrames = stopAfterFrames
+        self.drainingStop = drainingStop
         self.onCallback = onCallback
     }
 
@@ -157,7 +161,10 @@ final class CaptureRecorder: Sendable {
             onData: { bytes, frames, time in
                 let (count, shouldStop) = self.state.withLock { state -> (Int, Bool) in
                     if !state.ends.isEmpty { state.dataAfterEnd += 1 }
-                    if state.stopRequested { state.dataAfterStopRequest += 1 }
+                    if state.stopRequested {
+                        state.dataAfterStopRequest += 1
+                        state.framesAfterStopRequest += frames
+                    }
                     if bytes.count != frames * self.bytesPerFrame { state.sizeMismatches += 1 }
                     state.bytes += bytes
                     state.frames += frames
@@ -171,7 +178,7 @@ final class CaptureRecorder: Sendable {
                     return (state.callbacks, shouldStop)
                 }
                 self.onCallback?(count)
-                if shouldStop { stream.stop() }
+                if shouldStop { stream.stop(draining: self.drainingStop) }
             },
             onEnd: { error in
                 self.state.withLock { $0.ends.append(error) }
