@@ -32,26 +32,45 @@ public struct Chunker: Sendable {
 
     /// Adds whole frames read at `monotonicUs`; returns the chunks they complete.
     public mutating func append(_ bytes: ArraySlice<UInt8>, monotonicUs: UInt64) -> [AudioChunk] {
-        if pending.isEmpty, bytes.count == Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame {
-            // A read of exactly the next chunk (reads ask for chunk-sized periods): it is the
-            // chunk, with no copy when the slice spans its whole array.
-            defer {
-                pendingStart = endFrame(ofChunk: sequence)
-                sequence += 1
-            }
-            return [AudioChunk(data: Array(bytes), sequence: sequence, monotonicUs: monotonicUs)]
+        var chunks: [AudioChunk] = []
+        append(bytes, monotonicUs: monotonicUs) { chunks.append($0) }
+        return chunks
+    }
+
+    /// Adds whole frames read at `monotonicUs`, handing each chunk they complete to `emit`,
+    /// in order. A read of exactly the next chunk (reads ask for chunk-sized periods) is
+    /// that chunk as it is: no copy and no allocation.
+    public mutating func append(_ bytes: [UInt8], monotonicUs: UInt64, _ emit: (AudioChunk) -> Void) {
+        if pending.isEmpty, bytes.count == nextChunkBytes {
+            emitNext(bytes, monotonicUs: monotonicUs, emit)
+        } else {
+            append(bytes[...], monotonicUs: monotonicUs, emit)
+        }
+    }
+
+    /// `append(_:monotonicUs:_:)` for part of a read.
+    public mutating func append(_ bytes: ArraySlice<UInt8>, monotonicUs: UInt64, _ emit: (AudioChunk) -> Void) {
+        if pending.isEmpty, bytes.count == nextChunkBytes {
+            emitNext(Array(bytes), monotonicUs: monotonicUs, emit)
+            return
         }
         pending.append(contentsOf: bytes)
-        var chunks: [AudioChunk] = []
-        while true {
-            let needed = Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame
-            guard pending.count >= needed else { break }
-            chunks.append(AudioChunk(data: Array(pending[..<needed]), sequence: sequence, monotonicUs: monotonicUs))
-            pending.removeFirst(needed)
-            pendingStart = endFrame(ofChunk: sequence)
-            sequence += 1
+        var start = 0
+        while pending.count - start >= nextChunkBytes {
+            let end = start + nextChunkBytes
+            emitNext(Array(pending[start..<end]), monotonicUs: monotonicUs, emit)
+            start = end
         }
-        return chunks
+        pending.removeFirst(start)
+    }
+
+    /// The bytes from `pendingStart` to the end of chunk `sequence`.
+    private var nextChunkBytes: Int { Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame }
+
+    private mutating func emitNext(_ data: [UInt8], monotonicUs: UInt64, _ emit: (AudioChunk) -> Void) {
+        emit(AudioChunk(data: data, sequence: sequence, monotonicUs: monotonicUs))
+        pendingStart = endFrame(ofChunk: sequence)
+        sequence += 1
     }
 
     /// The short last chunk, if frames are left over.

@@ -52,22 +52,35 @@ public struct PassThru: Sendable {
     /// Feeds PCM read at `monotonicUs` (whole frames). Frames past `MaxDuration` are
     /// dropped; reaching it ends the pass-thru with `timeout` and flushes the last chunk.
     public mutating func capture(_ bytes: [UInt8], monotonicUs: UInt64) -> Step {
-        guard phase == .recording else { return Step() }
+        var chunks: [AudioChunk] = []
+        let outcome = capture(bytes, monotonicUs: monotonicUs) { chunks.append($0) }
+        return Step(chunks: chunks, outcome: outcome)
+    }
+
+    /// `capture(_:monotonicUs:)` handing each chunk to `emit` as it is cut (no array of
+    /// them is built); returns the outcome when this audio ended the pass-thru.
+    public mutating func capture(_ bytes: [UInt8], monotonicUs: UInt64, _ emit: (AudioChunk) -> Void) -> PassThruOutcome? {
+        guard phase == .recording else { return nil }
         let frameBytes = request.bytesPerFrame
         let offered = UInt64(bytes.count / frameBytes)
         let taken = Swift.min(offered, request.maxFrames - framesCaptured)
-        let slice = bytes[..<(Int(taken) * frameBytes)]
         framesCaptured += taken
-        var step = Step(chunks: chunker.append(slice, monotonicUs: monotonicUs))
-        if framesCaptured >= request.maxFrames {
-            step.chunks += finish(.timeout, monotonicUs: monotonicUs)
-            step.outcome = outcome
-        } else if silence?.feed(slice) == true {
-            // (Fed in place: the tracker and its detector are not copied per chunk.)
-            step.chunks += finish(.silence, monotonicUs: monotonicUs)
-            step.outcome = outcome
+        if taken == offered && bytes.count % frameBytes == 0 {
+            // The whole read (the usual case): handed on as it is.
+            chunker.append(bytes, monotonicUs: monotonicUs, emit)
+        } else {
+            chunker.append(bytes[..<(Int(taken) * frameBytes)], monotonicUs: monotonicUs, emit)
         }
-        return step
+        var ending: EndReason?
+        if framesCaptured >= request.maxFrames {
+            ending = .timeout
+        } else if silence?.feed(bytes[..<(Int(taken) * frameBytes)]) == true {
+            // (Fed in place: the tracker and its detector are not copied per chunk.)
+            ending = .silence
+        }
+        guard let ending else { return nil }
+        finish(ending, monotonicUs: monotonicUs).forEach(emit)
+        return outcome
     }
 
     /// Ends the pass-thru for `reason` unless it already ended; returns the short last

@@ -119,7 +119,7 @@ final class CaptureLoop: @unchecked Sendable {
         /// `buffer` copies it first only if the last one handed over is still held.)
         func read(_ frames: Int) -> Int {
             buffer.withUnsafeMutableBytes { bytes in
-                bytes.initializeMemory(as: UInt8.self, repeating: silence)
+                if let start = bytes.baseAddress { memset(start, Int32(silence), bytes.count) }
                 return snd_pcm_readi(pcm, bytes.baseAddress, snd_pcm_uframes_t(frames))
             }
         }
@@ -172,12 +172,14 @@ final class CaptureLoop: @unchecked Sendable {
         }
 
         while true {
-            let (stopping, fault) = thread.lock.withLock { () -> (Bool, InjectedFault?) in
-                defer { pendingFault = nil }
-                return (thread.stopRequestedLocked, pendingFault)
+            if thread.mayHaveRequests {
+                let (stopping, fault) = thread.lock.withLock { () -> (Bool, InjectedFault?) in
+                    defer { pendingFault = nil }
+                    return (thread.stopRequestedLocked, pendingFault)
+                }
+                if stopping { return stopped() }
+                if let fault { apply(fault) }
             }
-            if stopping { return stopped() }
-            if let fault { apply(fault) }
             // Paced like a live microphone: a period is read once it has been "heard",
             // not before, and then at once, as a live device's poll would return then.
             if pacing == .realtime {

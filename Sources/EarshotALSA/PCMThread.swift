@@ -1,6 +1,7 @@
 import CALSA
 import EarshotSync
 import Glibc
+import Synchronization
 
 /// An open PCM served by one dedicated thread: the thread's start and end, stop requests,
 /// and a wake-up pipe polled together with the PCM so that every wait ends promptly.
@@ -33,6 +34,9 @@ final class PCMThread<Direction: ALSADirection>: @unchecked Sendable {
     private var phase = Phase.ready
     private var stopRequested = false
     private var thread: pthread_t?
+    /// Set by the first wake-up (a stop or another request), never cleared: until then a
+    /// loop learns that nothing was asked of it without taking `lock`.
+    private let woken = Atomic<Bool>(false)
 
     /// Takes over `pcm` (closed with the thread, or in deinit if never started).
     init(pcm: OpaquePointer, device: String) throws(Failure) {
@@ -122,8 +126,13 @@ final class PCMThread<Direction: ALSADirection>: @unchecked Sendable {
         }
     }
 
+    /// Whether anything may have been asked of the thread (a stop or another request made
+    /// under `lock`); false means nothing was, and `lock` need not be taken to find out.
+    var mayHaveRequests: Bool { woken.load(ordering: .acquiring) }
+
     /// Wakes the thread out of any wait. Call with `lock` held.
     func wakeLocked() {
+        woken.store(true, ordering: .releasing)
         var byte: UInt8 = 1
         // A full pipe already holds a wake-up, so a failed write loses nothing.
         _ = write(wakeWrite, &byte, 1)

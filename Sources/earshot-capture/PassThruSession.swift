@@ -186,10 +186,9 @@ final class PassThruSession: Sendable {
     private func captured(_ bytes: [UInt8], monotonicUs: UInt64) {
         let (outcome, first) = core.withLock { state -> (PassThruOutcome?, Bool) in
             let first = state.framesCaptured == 0 && state.phase == .recording
-            let step = state.capture(bytes, monotonicUs: monotonicUs)
+            let outcome = state.capture(bytes, monotonicUs: monotonicUs) { send($0) }
             framesCapturedNow.store(state.framesCaptured, ordering: .relaxed)
-            send(step.chunks)
-            return (step.outcome, first)
+            return (outcome, first)
         }
         if first {
             // The first read completes a period after the device started.
@@ -254,20 +253,21 @@ final class PassThruSession: Sendable {
     // MARK: Output (under `core`'s lock)
 
     private func send(_ chunks: [AudioChunk]) {
-        guard !chunks.isEmpty else { return }
-        for chunk in chunks where request.delivery.sendsSignals {
+        for chunk in chunks { send(chunk) }
+    }
+
+    /// One chunk: as a signal (unless `Delivery` is `stream`), to the file and to every pipe.
+    private func send(_ chunk: AudioChunk) {
+        if request.delivery.sendsSignals {
             do {
                 _ = try objectBox.withLock { try $0?.chunks.send([.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)]) }
             } catch {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }
         }
+        output?.append(chunk.data)
         pipes.withLock { list in
-            // Joined only for a file or a pipe that takes them (one chunk is not copied).
-            guard output != nil || !list.isEmpty else { return }
-            let bytes = chunks.count == 1 ? chunks[0].data : chunks.flatMap(\.data)
-            output?.append(bytes)
-            for index in list.indices { list[index].write(bytes) }
+            for index in list.indices { list[index].write(chunk.data) }
         }
     }
 

@@ -21,6 +21,27 @@ import Testing
         #expect(chunks.flatMap(\.data) == Array(input.prefix(16_050 * 2)))
     }
 
+    @Test func aReadOfExactlyTheNextChunkIsHandedOnUncopied() {
+        var chunker = Chunker(sampleRate: 16000, chunkMs: 100, bytesPerFrame: 2)
+        let read = (0..<3200).map { UInt8(truncatingIfNeeded: $0) }
+        var emitted: [AudioChunk] = []
+        chunker.append(read, monotonicUs: 7) { emitted.append($0) }
+        #expect(emitted.map(\.sequence) == [0])
+        #expect(emitted.first?.monotonicUs == 7)
+        let shared = read.withUnsafeBufferPointer { readBytes in
+            emitted[0].data.withUnsafeBufferPointer { $0.baseAddress == readBytes.baseAddress }
+        }
+        #expect(shared, "the chunk is a copy of the read")
+        // Half a chunk, then a chunk and a half: two chunks, each joined from both reads.
+        chunker.append(Array(read[..<1600]), monotonicUs: 8) { emitted.append($0) }
+        chunker.append(read + read[..<1600], monotonicUs: 9) { emitted.append($0) }
+        #expect(emitted.map(\.sequence) == [0, 1, 2])
+        #expect(emitted[1].data == Array(read[..<1600] + read[..<1600]))
+        #expect(emitted[2].data == Array(read[1600...] + read[..<1600]))
+        #expect(emitted[2].monotonicUs == 9)
+        #expect(chunker.flush(monotonicUs: 10) == nil)
+    }
+
     @Test func fractionalChunksAlternateAndNeverDrift() {
         var chunker = Chunker(sampleRate: 22050, chunkMs: 10, bytesPerFrame: 1)
         let chunks = chunker.append([UInt8](repeating: 128, count: 22050)[...], monotonicUs: 0)
