@@ -10,7 +10,7 @@ public final class ThreadLock: @unchecked Sendable {
     // @unchecked Sendable: the only state is the mutex and condition themselves, which are
     // made to be shared between threads; they are initialized before the object is shared
     // and destroyed in deinit, when no thread holds a reference any more.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
     public init() {
@@ -31,7 +31,8 @@ public final class ThreadLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` with the mutex held.
+    /// Runs `body` with the mutex held (inlined into its callers).
+    @inlinable
     public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
