@@ -64,17 +64,18 @@ public struct PassThru: Sendable {
         let frameBytes = request.bytesPerFrame
         let offered = UInt64(bytes.count / frameBytes)
         let taken = Swift.min(offered, request.maxFrames - framesCaptured)
+        let takenBytes = Int(taken) * frameBytes
         framesCaptured += taken
-        if taken == offered && bytes.count % frameBytes == 0 {
+        if takenBytes == bytes.count {
             // The whole read (the usual case): handed on as it is.
             chunker.append(bytes, monotonicUs: monotonicUs, emit)
         } else {
-            chunker.append(bytes[..<(Int(taken) * frameBytes)], monotonicUs: monotonicUs, emit)
+            chunker.append(bytes[..<takenBytes], monotonicUs: monotonicUs, emit)
         }
         var ending: EndReason?
         if framesCaptured >= request.maxFrames {
             ending = .timeout
-        } else if silence?.feed(bytes[..<(Int(taken) * frameBytes)]) == true {
+        } else if silence?.feed(bytes[..<takenBytes]) == true {
             // (Fed in place: the tracker and its detector are not copied per chunk.)
             ending = .silence
         }

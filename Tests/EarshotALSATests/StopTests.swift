@@ -139,8 +139,8 @@ struct StopTests {
     }
 
     @Test func aDrainingStopOfASourceThatNeverRunsDryEnds() async throws {
-        // Device pacing over `null`: frames are always there to read, as from a `file` PCM
-        // past its input's end. A draining stop takes at most what a device's buffer holds,
+        // Device pacing on the file microphone (a `file` PCM over `null`): frames are always
+        // there to read, before its input's end and after it. A draining stop takes at most what a device's buffer holds,
         // then ends; it does not read for ever.
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 5 * 160, drainingStop: true)
