@@ -6,7 +6,7 @@ import Logging
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with the syslog priority in the
 /// `<N>` form journald reads, and the journal adds time and process; on a terminal a line
-/// carries an ISO 8601 time and the level instead. Metadata follows as `key=value`.
+/// carries an ISO 8601 time (UTC, see `UTCTime`) and the level instead. Metadata follows as `key=value`.
 public struct JournalLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level
@@ -35,8 +35,7 @@ public struct JournalLogHandler: LogHandler {
         if journal {
             line = "<\(Self.priority(event.level))>\(text)\n"
         } else {
-            let time = Date.now.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-            line = "\(time) \(event.level.rawValue) \(label): \(text)\n"
+            line = "\(UTCTime.now()) \(event.level.rawValue) \(label): \(text)\n"
         }
         Self.output.withLock { _ in FileOutput.write(line) }
     }

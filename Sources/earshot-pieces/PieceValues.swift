@@ -1,4 +1,5 @@
 import EarshotDBus
+import EarshotService
 import Foundation
 import PieceStore
 import PiecesCore
@@ -7,8 +8,9 @@ import PiecesCore
 enum PieceValues {
     static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
-    /// Now, as stored: RFC 3339 UTC with milliseconds.
-    static func now() -> String { Date().formatted(timestamp) }
+    /// Now, as stored: RFC 3339 UTC with milliseconds (not through `timestamp`, whose
+    /// calendar would load ICU's zone data at the first drop; see `UTCTime`).
+    static func now() -> String { UTCTime.now(zoneDesignator: true) }
 
     /// A client's RFC 3339 time in the stored form, or nil when it does not parse. A time
     /// already in the stored form is kept as it is (a round trip through `Date` can lose

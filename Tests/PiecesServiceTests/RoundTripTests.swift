@@ -35,7 +35,12 @@ import Testing
         #expect(piece["SampleRate"]?.uint32Value == 44100)
         #expect(piece["Channels"]?.uint32Value == 2)
         #expect(piece["Author"]?.stringValue?.isEmpty == false)
-        #expect(piece["CreatedAt"]?.stringValue?.hasSuffix("Z") == true)
+        // RFC 3339 in UTC to the millisecond, and recent.
+        let created = piece["CreatedAt"]?.stringValue ?? ""
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        let createdDate = try? style.parse(created)
+        #expect(created.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(created)")
+        #expect(createdDate.map { abs($0.timeIntervalSinceNow) < 600 } == true, "\(created)")
         // A sine at half scale: about -9 LUFS, true peak about -6 dBTP.
         let loudness = piece["LoudnessLufs"]?.doubleValue ?? 0
         #expect(loudness > -12 && loudness < -6, "\(loudness)")
