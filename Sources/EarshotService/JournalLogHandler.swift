@@ -6,7 +6,8 @@ import Logging
 ///
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with the syslog priority in the
 /// `<N>` form journald reads, and the journal adds time and process; on a terminal a line
-/// carries an ISO 8601 time (UTC, see `UTCTime`) and the level instead. Metadata follows as `key=value`.
+/// carries an ISO 8601 time (UTC, see `UTCTime`) and the level instead. Metadata follows
+/// as `key=value`.
 public struct JournalLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level

@@ -140,8 +140,8 @@ struct StopTests {
 
     @Test func aDrainingStopOfASourceThatNeverRunsDryEnds() async throws {
         // Device pacing on the file microphone (a `file` PCM over `null`): frames are always
-        // there to read, before its input's end and after it. A draining stop takes at most what a device's buffer holds,
-        // then ends; it does not read for ever.
+        // there to read, before its input's end and after it. A draining stop takes at most
+        // what a device's buffer holds, then ends; it does not read for ever.
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 5 * 160, drainingStop: true)
         recorder.start(stream)
