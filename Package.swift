@@ -99,6 +99,10 @@ let package = Package(
 
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
         .target(name: "EarshotSync", dependencies: ["CGlibcExtras"]),
+        // glibc's allocator settings for services (a process lacking them starts itself again),
+        // and the constructor that applies them in a service executable before anything else.
+        .target(name: "CAllocatorTunables"),
+        .target(name: "CTunablesAtStart", dependencies: ["CAllocatorTunables"]),
 
         // ALSA access shared by the services: devices, formats, capture and playback threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
@@ -129,6 +133,7 @@ let package = Package(
         .target(name: "CFileAccess"),
         .executableTarget(name: "earshot-capture", dependencies: [
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
+            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-capture")),
@@ -137,6 +142,7 @@ let package = Package(
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
             "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
+            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-alerts")),
@@ -146,6 +152,7 @@ let package = Package(
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
             "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
+            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-session")),
@@ -164,7 +171,7 @@ let package = Package(
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
             "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotContract", "EarshotMedia", "EarshotDBus", "EarshotService",
-            "EarshotSync",
+            "EarshotSync", "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-pieces")),
@@ -173,6 +180,7 @@ let package = Package(
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
+            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-orchestrator")),
@@ -202,7 +210,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "CGlibcExtras", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
+            "CAllocatorTunables", "CGlibcExtras", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -212,7 +220,7 @@ let package = Package(
         // as the peer of the D-Bus benchmark.
         .target(name: "EarshotEcho", dependencies: ["EarshotDBus"]),
         .executableTarget(name: "earshot-echo", dependencies: [
-            "EarshotEcho", "EarshotService",
+            "EarshotEcho", "EarshotService", "CTunablesAtStart",
         ]),
 
         // The benchmark and its C references: a libdbus client of the echo service, and a

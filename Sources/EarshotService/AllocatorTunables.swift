@@ -1,6 +1,5 @@
-import CGlibcExtras
+import CAllocatorTunables
 import Glibc
-import Synchronization
 
 /// glibc's allocator, set up for services: per-thread caches off and at most two heaps.
 ///
@@ -23,55 +22,31 @@ import Synchronization
 /// These settings (in `GLIBC_TUNABLES`) are read only by the dynamic loader when a program
 /// starts, so the process starts itself again, once, with those it lacks added. A tunable
 /// `GLIBC_TUNABLES` already names is left as it is (`glibc.malloc.tcache_count=7` keeps
-/// glibc's default).
+/// glibc's default). The decision is made in C (CAllocatorTunables): a service executable
+/// links CTunablesAtStart, whose constructor makes it before the Swift runtime or the
+/// program has done anything, so a start without the settings costs little more than the
+/// loader's work; `apply()` is for programs started otherwise.
 public enum AllocatorTunables {
-    static let variable = "GLIBC_TUNABLES"
-    /// The tunables a service runs with, and their values.
-    static let settings: KeyValuePairs<String, String> = [
-        "glibc.malloc.tcache_count": "0",
-        "glibc.malloc.arena_max": "2",
-    ]
-    /// Set for the second start only, so that there is never a third, whatever a loader
-    /// makes of the setting.
-    static let restarted = "EARSHOT_RESTARTED_FOR_TUNABLES"
-    /// Whether this process image has decided already (the first call decides).
-    private static let decided = Atomic<Bool>(false)
+    /// Set for the second start only, so that there is never a third.
+    static var restarted: String { String(cString: earshot_tunables_restarted_variable) }
 
     /// What `GLIBC_TUNABLES` should become, or nil when it already names every tunable.
     static func tunables(adding current: String?) -> String? {
-        let given = current.map { $0.split(separator: ":").map(String.init) } ?? []
-        let names = Set(given.map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" })
-        let missing = settings.filter { !names.contains($0.key) }.map { "\($0.key)=\($0.value)" }
-        if missing.isEmpty { return nil }
-        return (given + missing).joined(separator: ":")
+        let result = if let current { earshot_tunables_adding(current) } else { earshot_tunables_adding(nil) }
+        guard let result else { return nil }
+        defer { free(result) }
+        return String(cString: result)
     }
 
     /// GLIBC_TUNABLES as this process sees it (the loader may rewrite the copy that
     /// /proc/PID/environ shows).
-    public static var tunables: String? { getenv(variable).map { String(cString: $0) } }
+    public static var tunables: String? { getenv(earshot_tunables_variable).map { String(cString: $0) } }
 
-    /// Unless `GLIBC_TUNABLES` names every setting already, executes this program again
-    /// with the missing ones added; returns only when that is not needed or not possible
-    /// (no `/proc`, a program replaced on disk, a set-uid start, where the loader would
-    /// drop the setting).
+    /// Unless `GLIBC_TUNABLES` names every setting already (or this process image has
+    /// decided already, as a service executable's constructor does), executes this program
+    /// again with the missing ones added; returns only when that is not needed or not
+    /// possible (no `/proc`, a set-uid start, where the loader would drop the setting).
     public static func apply() {
-        guard !decided.exchange(true, ordering: .relaxed) else { return }
-        if getenv(restarted) != nil {
-            unsetenv(restarted)
-            return
-        }
-        let current = tunables
-        guard let wanted = tunables(adding: current) else { return }
-        guard getauxval(UInt(AT_SECURE)) == 0 else { return }
-        // The file's own path, not /proc/self/exe: the process keeps its name (comm).
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &path, path.count - 1)
-        guard length > 0, access(path, X_OK) == 0 else { return }
-        setenv(variable, wanted, 1)
-        setenv(restarted, "1", 1)
-        execv(path, CommandLine.unsafeArgv)
-        // Still here: start as is.
-        unsetenv(restarted)
-        if let current { setenv(variable, current, 1) } else { unsetenv(variable) }
+        earshot_allocator_tunables_apply(CommandLine.unsafeArgv)
     }
 }
