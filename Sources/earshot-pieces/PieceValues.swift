@@ -1,27 +1,19 @@
 import EarshotDBus
 import EarshotService
-import Foundation
 import PieceStore
 import PiecesCore
 
 /// Pieces as the contract shows them on the bus.
 enum PieceValues {
-    static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    /// Now, as stored: RFC 3339 UTC with milliseconds (not through `timestamp`, whose
-    /// calendar would load ICU's zone data at the first drop; see `UTCTime`).
+    /// Now, as stored: RFC 3339 UTC with milliseconds.
     static func now() -> String { UTCTime.now(zoneDesignator: true) }
 
-    /// A client's RFC 3339 time in the stored form, or nil when it does not parse. A time
-    /// already in the stored form is kept as it is (a round trip through `Date` can lose
-    /// the last millisecond).
+    /// A client's RFC 3339 time in the stored form (UTC, milliseconds, the fraction past
+    /// them dropped), or nil when it is not one. Read by `UTCTime`, not by Foundation's ISO
+    /// 8601 style, whose calendar would open ICU's zone data at the first such query.
     static func normalized(_ text: String) -> String? {
-        if let date = try? timestamp.parse(text) {
-            let storedForm = text.utf8.count == 24 && text.hasSuffix("Z") && text.contains(".")
-            return storedForm ? text : date.formatted(timestamp)
-        }
-        if let date = try? Date.ISO8601FormatStyle().parse(text) { return date.formatted(timestamp) }
-        return nil
+        guard let time = UTCTime.parse(text) else { return nil }
+        return UTCTime.text(seconds: time.seconds, nanoseconds: time.nanoseconds, zoneDesignator: true)
     }
 
     /// Everything `Get` returns.
