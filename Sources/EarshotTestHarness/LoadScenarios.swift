@@ -26,7 +26,8 @@ public enum LoadScenarios {
                 await client.call(path, AlertsContract.Alert.interface.name, AlertsContract.Alert.cancel.name)
             }
         case PiecesContract.busName:
-            // Dropping and listing pieces.
+            // Dropping and listing pieces (a client's time filter included: reading it once
+            // opened ICU's zone data).
             return LoadRunner.Scenario(busName: busName) { client in
                 let manager: ObjectPath = "/org/earshot/Pieces1"
                 await client.call(manager, busName, PiecesContract.Manager.drop.name, [.vardict([
@@ -34,7 +35,8 @@ public enum LoadScenarios {
                     "Tempo": .double(Double(60 + client.index % 120)),
                 ])])
                 await client.call(manager, busName, PiecesContract.Manager.list.name, [.vardict([
-                    "TempoMin": .double(80), "TempoMax": .double(140), "Limit": .uint32(20),
+                    "TempoMin": .double(80), "TempoMax": .double(140), "CreatedAfter": .string("2026-01-01T00:00:00+01:00"),
+                    "Limit": .uint32(20),
                 ])])
             }
         case CaptureContract.busName:
