@@ -13,7 +13,8 @@ extern const char *const earshot_tunables_restarted_variable;
 
 /* What GLIBC_TUNABLES should become given its current value (NULL when unset): the
    settings it names, empty ones left out, then those of ours it does not name. NULL when
-   it names all of ours already. The result is the caller's to free. */
+   it names all of ours already (or when out of memory, so that the program starts as it
+   is). The result is the caller's to free. */
 char *earshot_tunables_adding(const char *current);
 
 /* Unless GLIBC_TUNABLES names every setting already, executes this program again (its
