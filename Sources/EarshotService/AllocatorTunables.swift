@@ -32,8 +32,7 @@ public enum AllocatorTunables {
 
     /// What `GLIBC_TUNABLES` should become, or nil when it already names every tunable.
     static func tunables(adding current: String?) -> String? {
-        let result = if let current { earshot_tunables_adding(current) } else { earshot_tunables_adding(nil) }
-        guard let result else { return nil }
+        guard let result = earshot_tunables_adding(current) else { return nil }
         defer { free(result) }
         return String(cString: result)
     }
