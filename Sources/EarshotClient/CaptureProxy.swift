@@ -137,7 +137,7 @@ public struct CaptureProxy: Sendable {
             for await signal in chunkSignals where signal.path == path {
                 guard signal.body.count == 3, case .bytes(let data) = signal.body[0], let sequence = signal.body[1].uint64Value,
                       let monotonicUs = signal.body[2].uint64Value else { continue }
-                continuation.yield(AudioChunk(data: data, sequence: sequence, monotonicUs: monotonicUs))
+                continuation.yield(AudioChunk(data: data.array, sequence: sequence, monotonicUs: monotonicUs))
             }
             continuation.finish()
         }

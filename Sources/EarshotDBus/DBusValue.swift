@@ -16,8 +16,9 @@ public indirect enum DBusValue: Sendable, Equatable, CustomStringConvertible {
     case objectPath(ObjectPath)
     case signature(String)
     case unixFD(UnixFD)
-    /// `ay`, appended and read in one block.
-    case bytes([UInt8])
+    /// `ay`, appended and read in one block (a large block read from a message stays
+    /// where libdbus holds it; see `DBusBytes`).
+    case bytes(DBusBytes)
     /// An array of any element type other than dictionary entries.
     case array(DBusType, [DBusValue])
     /// `a{kv}`: entries in order.
@@ -144,10 +145,10 @@ extension DBusValue {
     public var variantValue: DBusValue? { if case .variant(let v) = self { v } else { nil } }
 
     /// Byte arrays, whether decoded as a block or built element by element.
-    public var bytesValue: [UInt8]? {
+    public var bytesValue: DBusBytes? {
         switch self {
         case .bytes(let v): v
-        case .array(.byte, let v): v.compactMap { if case .byte(let b) = $0 { b } else { nil } }
+        case .array(.byte, let v): DBusBytes(v.compactMap { if case .byte(let b) = $0 { b } else { nil } })
         default: nil
         }
     }

@@ -143,8 +143,8 @@ enum MessageCodec {
             try appendBasic(EARSHOT_DBUS_TYPE_UNIX_FD, Int32(raw), to: &iter)
         case .bytes(let bytes):
             try withContainer(EARSHOT_DBUS_TYPE_ARRAY, "y", in: &iter) { (sub: inout DBusMessageIter) throws(DBusError) in
-                let ok = bytes.withUnsafeBufferPointer { buffer -> dbus_bool_t in
-                    var base: UnsafePointer<UInt8>? = buffer.baseAddress
+                let ok = bytes.withUnsafeBytes { raw -> dbus_bool_t in
+                    var base: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
                     if base == nil {
                         // An empty array still needs a valid pointer to a pointer.
                         return withUnsafePointer(to: UInt8(0)) { zero in
@@ -152,7 +152,7 @@ enum MessageCodec {
                             return dbus_message_iter_append_fixed_array(&sub, EARSHOT_DBUS_TYPE_BYTE, &p, 0)
                         }
                     }
-                    return dbus_message_iter_append_fixed_array(&sub, EARSHOT_DBUS_TYPE_BYTE, &base, Int32(buffer.count))
+                    return dbus_message_iter_append_fixed_array(&sub, EARSHOT_DBUS_TYPE_BYTE, &base, Int32(raw.count))
                 }
                 try check(ok)
             }
@@ -190,7 +190,7 @@ enum MessageCodec {
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
         repeat {
-            values.append(try read(&iter))
+            values.append(try read(&iter, in: message))
         } while dbus_message_iter_next(&iter) != 0
         return values
     }
@@ -216,7 +216,7 @@ enum MessageCodec {
         return try DBusType(signature: String(cString: raw))
     }
 
-    private static func read(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+    private static func read(_ iter: inout DBusMessageIter, in message: OpaquePointer) throws(DBusError) -> DBusValue {
         let code = dbus_message_iter_get_arg_type(&iter)
         switch code {
         case EARSHOT_DBUS_TYPE_BYTE: return .byte(basic(&iter, UInt8(0)))
@@ -239,33 +239,29 @@ enum MessageCodec {
         case EARSHOT_DBUS_TYPE_VARIANT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .variant(try read(&sub))
+            return .variant(try read(&sub, in: message))
         case EARSHOT_DBUS_TYPE_STRUCT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
             var fields: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != EARSHOT_DBUS_TYPE_INVALID {
-                fields.append(try read(&sub))
+                fields.append(try read(&sub, in: message))
                 dbus_message_iter_next(&sub)
             }
             return .structure(fields)
         case EARSHOT_DBUS_TYPE_ARRAY:
-            return try readArray(&iter)
+            return try readArray(&iter, in: message)
         default:
             throw .failed("cannot decode D-Bus type code \(code)")
         }
     }
 
-    private static func readArray(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+    private static func readArray(_ iter: inout DBusMessageIter, in message: OpaquePointer) throws(DBusError) -> DBusValue {
         let elementCode = dbus_message_iter_get_element_type(&iter)
         var sub = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &sub)
         if elementCode == EARSHOT_DBUS_TYPE_BYTE {
-            var base: UnsafeMutablePointer<UInt8>? = nil
-            var count: Int32 = 0
-            dbus_message_iter_get_fixed_array(&sub, &base, &count)
-            guard let base, count > 0 else { return .bytes([]) }
-            return .bytes(Array(UnsafeBufferPointer(start: base, count: Int(count))))
+            return .bytes(DBusBytes(readingFrom: &sub, in: message))
         }
         let arrayType = try containerType(&iter)
         switch arrayType {
@@ -274,9 +270,9 @@ enum MessageCodec {
             while dbus_message_iter_get_arg_type(&sub) == EARSHOT_DBUS_TYPE_DICT_ENTRY {
                 var pair = DBusMessageIter()
                 dbus_message_iter_recurse(&sub, &pair)
-                let key = try read(&pair)
+                let key = try read(&pair, in: message)
                 dbus_message_iter_next(&pair)
-                let value = try read(&pair)
+                let value = try read(&pair, in: message)
                 entries.append(.init(key, value))
                 dbus_message_iter_next(&sub)
             }
@@ -284,7 +280,7 @@ enum MessageCodec {
         case .array(let elementType):
             var elements: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != EARSHOT_DBUS_TYPE_INVALID {
-                elements.append(try read(&sub))
+                elements.append(try read(&sub, in: message))
                 dbus_message_iter_next(&sub)
             }
             return .array(elementType, elements)

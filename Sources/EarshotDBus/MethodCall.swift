@@ -55,7 +55,7 @@ public struct MethodCall: Sendable {
         return v
     }
 
-    public func bytes(_ index: Int) throws(DBusError) -> [UInt8] {
+    public func bytes(_ index: Int) throws(DBusError) -> DBusBytes {
         guard let v = try argument(index).bytesValue else { throw mismatch(index, "ay") }
         return v
     }

@@ -50,7 +50,7 @@ public final class EchoService: Sendable {
             DBusMethod("EmitBytes", in: [DBusArgument("count", "u"), DBusArgument("size", "u")]) { call in
                 let count = try call.uint32(0), size = try call.uint32(1)
                 guard size <= 1 << 20 else { throw DBusError.invalidArgs("size: \(size) is outside 0..1048576 bytes") }
-                let payload = DBusValue.bytes([UInt8](repeating: 0x5A, count: Int(size)))
+                let payload = DBusValue.bytes(DBusBytes([UInt8](repeating: 0x5A, count: Int(size))))
                 for sequence in 0..<UInt64(count) {
                     try call.object.emit("Bytes", [payload, .uint64(sequence)], to: call.sender)
                 }
@@ -58,7 +58,7 @@ public final class EchoService: Sendable {
             },
             DBusMethod("ReadFD", in: [DBusArgument("fd", "h")], out: [DBusArgument("data", "ay")]) { call in
                 let fd = try call.fd(0)
-                return [.bytes(try Self.readAll(fd))]
+                return [.bytes(DBusBytes(try Self.readAll(fd)))]
             },
             DBusMethod("MakePipe", in: [DBusArgument("data", "ay")], out: [DBusArgument("fd", "h")]) { call in
                 [.unixFD(try Self.pipe(holding: try call.bytes(0)))]
@@ -182,7 +182,7 @@ public final class EchoService: Sendable {
         return data
     }
 
-    static func pipe(holding data: [UInt8]) throws(DBusError) -> UnixFD {
+    static func pipe(holding data: DBusBytes) throws(DBusError) -> UnixFD {
         guard data.count <= 65536 else { throw .invalidArgs("data: at most 65536 bytes fit a pipe") }
         var ends: [Int32] = [-1, -1]
         guard Glibc.pipe(&ends) == 0 else { throw .failed("pipe: \(String(cString: strerror(errno)))") }

@@ -64,7 +64,7 @@ public struct FuzzValues {
         case .signature: .signature(pick(["", "s", "a{sv}", "v", "(((((i)))))", "aaaaay", "a{s(sb)}", "h"]))
         case .unixFD: .unixFD(descriptor())
         case .variant: variant(depth: depth)
-        case .array(.byte): .bytes(bytes())
+        case .array(.byte): .bytes(DBusBytes(bytes()))
         case .array(.unixFD):
             // A message carries at most a few descriptors (the bus limits them).
             .array(.unixFD, (0..<count(0...2)).map { _ in .unixFD(descriptor()) })

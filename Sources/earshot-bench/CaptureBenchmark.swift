@@ -426,7 +426,7 @@ struct CaptureBenchmark: Sendable {
                 progress("ignoring an AudioPassThru with body \(signal.signature)")
                 continue
             }
-            chunks.append(ReceivedChunk(path: signal.path, data: data, sequence: sequence, monotonicUs: monotonicUs, receivedUs: now))
+            chunks.append(ReceivedChunk(path: signal.path, data: data.array, sequence: sequence, monotonicUs: monotonicUs, receivedUs: now))
             window?.chunkArrived(sequence: sequence)
         }
         return chunks

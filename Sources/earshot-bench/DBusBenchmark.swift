@@ -159,7 +159,7 @@ struct DBusBenchmark {
     private func measureRoundTrips(_ payload: BenchmarkPlan.Payload, swift: DBusConnection,
                                    c: CEchoPeer) async throws -> RoundTripResult {
         let bytes = (0..<payload.size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
-        let value = DBusValue.bytes(bytes)
+        let value = DBusValue.bytes(DBusBytes(bytes))
         progress("round-trips \(payload.label): warm-up \(payload.warmup) per client, then \(plan.rounds) × \(payload.perRound) per client")
 
         var discard: [UInt64] = []

@@ -260,7 +260,7 @@ final class PassThruSession: Sendable {
     private func send(_ chunk: AudioChunk) {
         if request.delivery.sendsSignals {
             do {
-                _ = try objectBox.withLock { try $0?.chunks.send([.bytes(chunk.data), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)]) }
+                _ = try objectBox.withLock { try $0?.chunks.send([.bytes(DBusBytes(chunk.data)), .uint64(chunk.sequence), .uint64(chunk.monotonicUs)]) }
             } catch {
                 logger.warning("pass-thru \(id): chunk \(chunk.sequence) not sent: \(error)")
             }

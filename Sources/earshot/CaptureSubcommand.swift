@@ -106,7 +106,7 @@ struct CaptureSubcommand: ClientCommand {
             switch event {
             case .signal(let message):
                 guard message.path == path else { continue }
-                if message.member == CaptureContract.PassThru.audioPassThru.name, message.body.count == 3, let data = message.body[0].bytesValue {
+                if message.member == CaptureContract.PassThru.audioPassThru.name, message.body.count == 3, let data = message.body[0].bytesValue?.array {
                     let sequence = message.body[1].uint64Value ?? nextSequence
                     if sequence > nextSequence { missing += sequence - nextSequence }
                     nextSequence = sequence + 1

@@ -81,7 +81,7 @@ struct CaptureFixture {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
             if signal.member == "AudioPassThru", signal.body.count == 3 {
-                recording.chunks.append((signal.body[0].bytesValue ?? [], signal.body[1].uint64Value ?? .max, signal.body[2].uint64Value ?? 0))
+                recording.chunks.append((signal.body[0].bytesValue?.array ?? [], signal.body[1].uint64Value ?? .max, signal.body[2].uint64Value ?? 0))
             } else if signal.member == "Finished", signal.body.count == 3 {
                 recording.resultCode = signal.body[0].stringValue ?? ""
                 recording.success = signal.body[1].boolValue ?? false

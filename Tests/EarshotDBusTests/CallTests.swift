@@ -46,8 +46,8 @@ import Testing
                 for i in 0..<1000 {
                     group.addTask {
                         let payload = (0..<(i % 97 + 1)).map { UInt8(truncatingIfNeeded: $0 &+ i) }
-                        let reply = try await echo.call("EchoBytes", [.bytes(payload)])
-                        return reply == [.bytes(payload)]
+                        let reply = try await echo.call("EchoBytes", [.bytes(DBusBytes(payload))])
+                        return reply == [.bytes(DBusBytes(payload))]
                     }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }

@@ -34,15 +34,17 @@ import Testing
             #expect(prepared.signature == [.array(.byte), .uint64])
             var serials: [UInt32] = []
             for sequence in 0 ..< 3 {
-                serials.append(try prepared.send([.bytes([UInt8](repeating: UInt8(sequence), count: 3200)), .uint64(UInt64(sequence))]))
+                serials.append(try prepared.send([.bytes(DBusBytes([UInt8](repeating: UInt8(sequence), count: 3200))), .uint64(UInt64(sequence))]))
             }
             try object.emit("Chunk", [.bytes([9, 9]), .uint64(3)], to: receiver.uniqueName)
             var received: [DBusMessage] = []
             for _ in 0 ..< 4 {
                 received.append(try #require(await mine.next(timeout: .seconds(5))))
             }
-            #expect(received.map(\.body) == (0 ..< 3).map { [.bytes([UInt8](repeating: UInt8($0), count: 3200)), .uint64(UInt64($0))] }
-                + [[.bytes([9, 9]), .uint64(3)]])
+            let expected: [[DBusValue]] = (0 ..< 3).map { (sequence: Int) -> [DBusValue] in
+                [.bytes(DBusBytes([UInt8](repeating: UInt8(sequence), count: 3200))), .uint64(UInt64(sequence))]
+            } + [[.bytes([9, 9]), .uint64(3)]]
+            #expect(received.map(\.body) == expected)
             for message in received {
                 #expect(message.path == "/stream" && message.interface == "org.example.Stream" && message.member == "Chunk")
                 #expect(message.destination == receiver.uniqueName && message.sender == object.connection.uniqueName)

@@ -58,8 +58,39 @@ import Testing
     @Test func largeByteArraysTravelInOneBlock() async throws {
         try await EchoFixture.with { echo in
             let payload = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-            let reply = try await echo.call("EchoBytes", [.bytes(payload)])
-            #expect(reply.first?.bytesValue == payload)
+            let reply = try await echo.call("EchoBytes", [.bytes(DBusBytes(payload))])
+            let echoed = try #require(reply.first?.bytesValue)
+            #expect(echoed == DBusBytes(payload))
+            #expect(echoed.array == payload)
+            // Read where libdbus holds it, not copied.
+            #expect(echoed.isBorrowedFromMessage)
+        }
+    }
+
+    @Test func receivedBlocksAreBorrowedFromTheirMessageFromACertainSize() async throws {
+        try await EchoFixture.with { echo in
+            let limit = DBusBytes.borrowedMinimum
+            var kept: [(DBusBytes, [UInt8])] = []
+            for (index, size) in [1, limit - 1, limit, limit + 1, 300_000].enumerated() {
+                let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
+                let echoed = try #require(try await echo.call("EchoBytes", [.bytes(DBusBytes(payload))]).first?.bytesValue)
+                #expect(echoed.isBorrowedFromMessage == (size >= limit), "\(size) bytes")
+                kept.append((echoed, payload))
+            }
+            // Their messages are long gone from the connection; other traffic reuses its
+            // buffers; each block still reads as it arrived, on any thread.
+            for _ in 0..<20 { _ = try await echo.call("EchoBytes", [.bytes(DBusBytes([UInt8](repeating: 0xEE, count: 200_000)))]) }
+            for (echoed, payload) in kept {
+                let same = await Task.detached { echoed.array == payload && echoed.elementsEqual(payload) }.value
+                #expect(same)
+                #expect(echoed.withUnsafeBytes { Array($0) } == payload)
+            }
+            // A borrowed block goes out again as it is.
+            let (borrowed, payload) = try #require(kept.last)
+            #expect(try await echo.call("EchoBytes", [.bytes(borrowed)]) == [.bytes(DBusBytes(payload))])
+            // Equal to the same bytes however they are held, and to a byte array built element by element.
+            #expect(DBusValue.bytes(borrowed) == .array(.byte, payload.map(DBusValue.byte)))
+            #expect(borrowed != DBusBytes(payload.dropLast() + [payload.last! &+ 1]))
         }
     }
 
@@ -85,7 +116,7 @@ import Testing
             #expect(write(ends[1], text, text.count) == text.count)
             Glibc.close(ends[1])
             let reader = UnixFD(taking: ends[0])
-            #expect(try await echo.call("ReadFD", [.unixFD(reader)]) == [.bytes(text)])
+            #expect(try await echo.call("ReadFD", [.unixFD(reader)]) == [.bytes(DBusBytes(text))])
             // We still own our descriptor: sending duplicated it.
             #expect(reader.rawValue != nil && fcntl(reader.rawValue!, F_GETFD) >= 0)
             reader.close()
@@ -93,7 +124,7 @@ import Testing
             reader.close()  // a second close does nothing
 
             // Service to client: we own the received descriptor and read it.
-            let reply = try await echo.call("MakePipe", [.bytes(Array("from the service".utf8))])
+            let reply = try await echo.call("MakePipe", [.bytes(DBusBytes(Array("from the service".utf8)))])
             let received = try #require(reply.first?.unixFDValue)
             let raw = try #require(received.rawValue)
             var buffer = [UInt8](repeating: 0, count: 64)
