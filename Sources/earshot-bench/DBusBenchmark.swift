@@ -17,6 +17,8 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
               - EchoBytes(ay) -> ay round-trips (16 B, 3.2 KB, 64 KiB, 1 MiB): p50 and p99 latency, \
             the Swift calls both on the connection's I/O thread (withTaskExecutorPreference, the \
             figure the goal is judged on) and awaited from the cooperative pool (the default),
+              - this process's CPU time per round-trip while each client made its calls (all \
+            threads: what a call costs the client, apart from the bus and the server),
               - unicast Bytes(ay, t) signal throughput (EmitBytes): signals/s and MB/s.
             The clients run in alternating rounds so that drift affects both equally. \
             Goals: round-trip p50 ratio swift/C <= 1.10 for every payload, signal throughput \
@@ -172,18 +174,29 @@ struct DBusBenchmark {
         try cEcho(c, bytes, label: payload.label, times: payload.warmup, into: &discard)
 
         var swiftLatencies: [UInt64] = [], poolLatencies: [UInt64] = [], cLatencies: [UInt64] = []
+        // This process's CPU time (all its threads) while each client makes its calls.
+        var swiftCPU: UInt64 = 0, poolCPU: UInt64 = 0, cCPU: UInt64 = 0
         swiftLatencies.reserveCapacity(payload.perRound * plan.rounds)
         poolLatencies.reserveCapacity(payload.perRound * plan.rounds)
         cLatencies.reserveCapacity(payload.perRound * plan.rounds)
         for _ in 0..<plan.rounds {
+            var cpu = processCPUNanoseconds()
             try await swiftEcho(swift, value, expected: payload.size, label: payload.label,
                                 times: payload.perRound, onIOThread: true, into: &swiftLatencies)
+            swiftCPU += processCPUNanoseconds() - cpu
+            cpu = processCPUNanoseconds()
             try await swiftEcho(swift, value, expected: payload.size, label: payload.label,
                                 times: payload.perRound, onIOThread: false, into: &poolLatencies)
+            poolCPU += processCPUNanoseconds() - cpu
+            cpu = processCPUNanoseconds()
             try cEcho(c, bytes, label: payload.label, times: payload.perRound, into: &cLatencies)
+            cCPU += processCPUNanoseconds() - cpu
         }
+        let calls = Double(payload.perRound * plan.rounds)
+        func perCall(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1000 / calls }
         return RoundTripResult(payload: payload.label, bytes: payload.size, swift: LatencySummary(swiftLatencies),
-                               swiftFromPool: LatencySummary(poolLatencies), c: LatencySummary(cLatencies))
+                               swiftFromPool: LatencySummary(poolLatencies), c: LatencySummary(cLatencies),
+                               cpuMicrosecondsPerCall: .init(swift: perCall(swiftCPU), swiftFromPool: perCall(poolCPU), c: perCall(cCPU)))
     }
 
     /// Sequential EchoBytes calls through the binding, each timed on its own. With
@@ -220,6 +233,13 @@ struct DBusBenchmark {
             }
             latencies.append(end - start)
         }
+    }
+
+    /// CPU time used so far by every thread of this process.
+    private func processCPUNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Sequential EchoBytes calls through the C client, timed exactly like the Swift ones.

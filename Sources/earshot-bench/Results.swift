@@ -27,6 +27,15 @@ struct RoundTripResult: Encodable {
     /// The same calls awaited from the cooperative pool (the default).
     let swiftFromPool: LatencySummary
     let c: LatencySummary
+    /// The benchmark process's CPU time per call (every thread: for the Swift calls the
+    /// caller, the I/O thread and the pool; for C the calling thread), in µs.
+    let cpuMicrosecondsPerCall: ClientCPU
+
+    struct ClientCPU: Encodable {
+        let swift: Double
+        let swiftFromPool: Double
+        let c: Double
+    }
 
     var poolP50Ratio: Double { swiftFromPool.p50Microseconds / c.p50Microseconds }
     var p50Ratio: Double { swift.p50Microseconds / c.p50Microseconds }
@@ -131,6 +140,15 @@ struct BenchmarkResults: BenchmarkReport {
         }
         let samples = roundTrips.map { "\($0.payload) \($0.swift.samples)" }.joined(separator: ", ")
         lines.append("(samples per client: \(samples))")
+        lines.append("")
+        lines.append("Client CPU per round-trip (µs; this process's CPU time, all threads, while each client made its calls)")
+        let cpuWidths = [-8, 11, 11, 11, 13]
+        lines.append(row(["payload", "swift", "pool", "C", "swift/C"], widths: cpuWidths))
+        for result in roundTrips {
+            let cpu = result.cpuMicrosecondsPerCall
+            lines.append(row([result.payload, fixed(cpu.swift, 1), fixed(cpu.swiftFromPool, 1), fixed(cpu.c, 1),
+                              fixed(cpu.swift / cpu.c, 2)], widths: cpuWidths))
+        }
         lines.append("")
         lines.append("Unicast signals, \(sizeLabel(signals.bytes)) each (\(signals.swift.rounds) rounds × \(signals.count) per client)")
         lines.append(row(["", "swift sig/s", "C sig/s", "ratio swift/C"], widths: [-8, 13, 13, 15]))
