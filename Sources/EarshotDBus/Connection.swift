@@ -81,6 +81,13 @@ public final class DBusConnection: Sendable {
             throw Self.take(&error, fallback: "cannot open \(bus)")
         }
         dbus_connection_set_exit_on_disconnect(pointer, 0)
+        // libdbus stops reading from the socket while the received messages still alive
+        // exceed this size (63 MiB by default). The I/O thread dispatches every message at
+        // once, but a received byte block (`DBusBytes`) keeps its message alive for as long
+        // as the program holds it; with the limit, holding more than 63 MiB of them would
+        // stop the connection, and the I/O loop would find the socket readable yet nothing
+        // read, again and again. What a program holds is its own business, as a copy would be.
+        dbus_connection_set_max_received_size(pointer, Int.max)
         guard dbus_bus_register(pointer, &error) != 0, let unique = dbus_bus_get_unique_name(pointer) else {
             let failure = Self.take(&error, fallback: "cannot register with \(bus)")
             dbus_connection_close(pointer)

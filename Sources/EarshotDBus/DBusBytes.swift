@@ -7,7 +7,8 @@ import Glibc
 /// of at least `DBusBytes.borrowedMinimum` bytes is not copied: the value keeps a reference
 /// to the message and reads the block where libdbus holds it, for as long as any copy of
 /// the value lives. Smaller blocks are copied, so that a few bytes never keep a large
-/// message alive.
+/// message alive, and so are blocks from a message that carries file descriptors, so that
+/// holding the bytes never keeps the message's descriptors open.
 public struct DBusBytes: Sendable, RandomAccessCollection, Equatable, ExpressibleByArrayLiteral,
     CustomStringConvertible {
     /// Blocks this long or longer are read in place from a received message.
@@ -34,7 +35,7 @@ public struct DBusBytes: Sendable, RandomAccessCollection, Equatable, Expressibl
             return
         }
         let block = UnsafeBufferPointer(start: UnsafePointer(base), count: Int(count))
-        storage = block.count >= Self.borrowedMinimum
+        storage = block.count >= Self.borrowedMinimum && dbus_message_contains_unix_fds(message) == 0
             ? .received(ReceivedBlock(message: message, bytes: block))
             : .owned(Array(block))
     }

@@ -94,6 +94,39 @@ import Testing
         }
     }
 
+    @Test func holdingMoreReceivedBlocksThanLibdbusLimitNeverStopsTheConnection() async throws {
+        // libdbus stops reading while its received messages alive exceed 63 MiB by default;
+        // held blocks keep their messages alive, so 70 of 1 MiB would stop this client.
+        try await EchoFixture.with { echo in
+            var held: [DBusBytes] = []
+            for index in 0..<70 {
+                let payload = DBusBytes([UInt8](repeating: UInt8(index), count: 1 << 20))
+                let echoed = try #require(try await echo.call("EchoBytes", [.bytes(payload)], timeout: .seconds(20)).first?.bytesValue)
+                #expect(echoed.isBorrowedFromMessage)
+                held.append(echoed)
+            }
+            #expect(try await echo.call("Echo", [.variant(.string("still reading"))], timeout: .seconds(20)) == [.variant(.string("still reading"))])
+            for (index, block) in held.enumerated() {
+                #expect(block.count == 1 << 20 && block.first == UInt8(index) && block.last == UInt8(index))
+            }
+        }
+    }
+
+    @Test func blocksFromAMessageWithDescriptorsAreCopied() async throws {
+        try await EchoFixture.with { echo in
+            let payload = [UInt8](repeating: 0x42, count: 64 * 1024)
+            let reply = try await echo.call("Echo", [.variant(.structure([.bytes(DBusBytes(payload)), .unixFD(try UnixFD(duplicating: 0))]))])
+            guard case .variant(.structure(let fields))? = reply.first, fields.count == 2, let bytes = fields[0].bytesValue else {
+                Issue.record("Echo replied \(reply)")
+                return
+            }
+            // Holding the bytes must not keep the message, and with it its descriptor, alive.
+            #expect(!bytes.isBorrowedFromMessage)
+            #expect(bytes.array == payload)
+            #expect(fields[1].unixFDValue?.rawValue != nil)
+        }
+    }
+
     @Test func valuesLibdbusWouldAbortOnAreRefusedFirst() async throws {
         try await EchoFixture.with { echo in
             for bad: DBusValue in [.string("nul\u{0}inside"), .signature("a{"), .array(.int32, [.string("x")]),
