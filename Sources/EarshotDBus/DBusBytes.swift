@@ -102,11 +102,11 @@ public struct DBusBytes: Sendable, RandomAccessCollection, Equatable, Expressibl
 
 /// A byte block inside a received message, and the reference that keeps the message alive.
 ///
-/// @unchecked Sendable: both properties are immutable. The message was received, so libdbus
-/// has locked it and this binding never changes it; its reference count is atomic
-/// (`dbus_message_ref`/`unref` may be called from any thread); and `bytes` points into its
-/// body, which does not move or change while this reference is held. So any thread may read
-/// `bytes` for as long as the block lives.
+/// @unchecked Sendable: both properties are immutable. The message is a received one, which
+/// the binding only ever reads and libdbus does not change once it has handed it over; its
+/// reference count is atomic (`dbus_message_ref`/`unref` may be called from any thread); and
+/// `bytes` points into its body, which does not move or change while this reference is
+/// held. So any thread may read `bytes` for as long as the block lives.
 private final class ReceivedBlock: @unchecked Sendable {
     let message: OpaquePointer
     let bytes: UnsafeBufferPointer<UInt8>
