@@ -90,19 +90,14 @@ public struct DBusMessage: Sendable {
                 guard let value else { return }
                 if value.withCString({ setter(raw, $0) }) == 0 { throw .noMemory("out of memory setting a header") }
             }
-            switch kind {
-            case .methodCall:
-                try set(errorName, dbus_message_set_error_name)
-            case .signal:
-                try set(errorName, dbus_message_set_error_name)
-                try set(destination, dbus_message_set_destination)
-            case .methodReturn, .error:
+            // What `newMessage` did not already put in the header.
+            if kind == .methodReturn || kind == .error {
                 try set(path?.rawValue, dbus_message_set_path)
                 try set(interface, dbus_message_set_interface)
                 try set(member, dbus_message_set_member)
-                try set(errorName, dbus_message_set_error_name)
-                try set(destination, dbus_message_set_destination)
             }
+            if kind != .methodCall { try set(destination, dbus_message_set_destination) }
+            try set(errorName, dbus_message_set_error_name)
             if replySerial != 0, dbus_message_set_reply_serial(raw, replySerial) == 0 {
                 throw EarshotDBus.DBusError.noMemory("out of memory setting the reply serial")
             }

@@ -37,14 +37,7 @@ public struct ProcessSample: Sendable {
         guard fields.count > 12, let utime = UInt64(fields[11]), let stime = UInt64(fields[12]) else {
             throw HarnessError("/proc/\(pid)/stat: no utime/stime")
         }
-        var cpu: UInt64?
-        var clock = clockid_t()
-        if clock_getcpuclockid(pid, &clock) == 0 {
-            var time = timespec()
-            if clock_gettime(clock, &time) == 0 {
-                cpu = UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-            }
-        }
+        let cpu = cpuNanoseconds(of: pid)
         let status = try read("/proc/\(pid)/status")
         func kibibytes(_ key: String) -> UInt64 {
             for line in status.split(separator: "\n") where line.hasPrefix(key + ":") {
@@ -56,6 +49,15 @@ public struct ProcessSample: Sendable {
         return ProcessSample(command: command, monotonicNanoseconds: now, ticks: utime + stime, cpuNanoseconds: cpu,
                              rssKiB: kibibytes("VmRSS"), hwmKiB: kibibytes("VmHWM"), rssAnonKiB: kibibytes("RssAnon"),
                              rssFileKiB: kibibytes("RssFile"))
+    }
+
+    /// `pid`'s CPU clock (`clock_getcpuclockid`): the CPU time of all its threads, in
+    /// nanoseconds; nil when it cannot be read.
+    public static func cpuNanoseconds(of pid: pid_t) -> UInt64? {
+        var clock = clockid_t()
+        var time = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else { return nil }
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     private static func read(_ path: String) throws -> String {

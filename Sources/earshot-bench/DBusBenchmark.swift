@@ -237,9 +237,7 @@ struct DBusBenchmark {
 
     /// CPU time used so far by every thread of this process.
     private func processCPUNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        ProcessSample.cpuNanoseconds(of: getpid()) ?? 0
     }
 
     /// Sequential EchoBytes calls through the C client, timed exactly like the Swift ones.
