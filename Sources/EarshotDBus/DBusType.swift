@@ -32,6 +32,16 @@ public indirect enum DBusType: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { signature }
 
+    /// The length of `signature` in bytes, found without building it.
+    var signatureLength: Int {
+        switch self {
+        case .array(let element): 1 + element.signatureLength
+        case .dictionary(let key, let value): 3 + key.signatureLength + value.signatureLength
+        case .structure(let fields): fields.reduce(2) { $0 + $1.signatureLength }
+        default: 1
+        }
+    }
+
     /// Whether this is a basic (non-container) type, usable as a dictionary key.
     public var isBasic: Bool {
         switch self {

@@ -59,6 +59,18 @@ public indirect enum DBusValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The length of `type.signature` in bytes, found without building the type or its
+    /// signature.
+    var signatureLength: Int {
+        switch self {
+        case .bytes: 2
+        case .array(let element, _): 1 + element.signatureLength
+        case .dictionary(let key, let value, _): 3 + key.signatureLength + value.signatureLength
+        case .structure(let fields): fields.reduce(2) { $0 + $1.signatureLength }
+        default: 1
+        }
+    }
+
     public static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
         switch (lhs, rhs) {
         case let (.byte(a), .byte(b)): a == b

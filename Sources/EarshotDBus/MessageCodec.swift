@@ -10,9 +10,9 @@ enum MessageCodec {
 
     /// Checks that `values` can be appended as a message body.
     static func validateBody(_ values: [DBusValue]) throws(DBusError) {
-        let signature = signatureString(values.map(\.type))
-        guard signature.utf8.count <= 255 else {
-            throw .invalidArgs("message body signature is \(signature.utf8.count) bytes long, the limit is 255")
+        let length = values.reduce(0) { $0 + $1.signatureLength }
+        guard length <= 255 else {
+            throw .invalidArgs("message body signature is \(length) bytes long, the limit is 255")
         }
         try validateValues(values)
     }
