@@ -190,18 +190,22 @@ public final class DBusConnection: Sendable {
     private func runLoop() {
         let pointer = raw.pointer
         var fds = [pollfd](repeating: pollfd(), count: 2)
+        var spareJobs: [UnownedJob] = []
         while !stopRequested.load(ordering: .acquiring) {
             while dbus_connection_dispatch(pointer) == DBUS_DISPATCH_DATA_REMAINS {}
             // Tasks resumed by that dispatch, when they run here: look again before polling,
             // for what they sent and what arrived meanwhile.
-            if runQueuedJobs() { continue }
+            if runQueuedJobs(swapping: &spareJobs) { continue }
             let connected = dbus_connection_get_is_connected(pointer) != 0
             if !connected { break }
             fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
             var events = Int16(POLLIN)
             if dbus_connection_has_messages_to_send(pointer) != 0 { events |= Int16(POLLOUT) }
             fds[1] = pollfd(fd: socketFD, events: events, revents: 0)
-            let result = poll(&fds, 2, nextTimeoutMilliseconds())
+            // Calls that ran out of time fail before the wait; the tasks they resume may run
+            // here, so the loop goes round first.
+            guard let timeout = expireCallsAndNextTimeout() else { continue }
+            let result = poll(&fds, 2, timeout)
             if result < 0 && errno != EINTR {
                 logger.error("poll failed: \(String(cString: strerror(errno)))")
                 break
@@ -214,7 +218,6 @@ public final class DBusConnection: Sendable {
                 _ = dbus_connection_read_write(pointer, 0)
                 readOnWhilePartial(pointer)
             }
-            expireCalls()
         }
     }
 

@@ -30,14 +30,19 @@ extension DBusConnection: TaskExecutor {
     }
 
     /// Runs the jobs queued so far (I/O thread). Returns whether there were any.
-    func runQueuedJobs() -> Bool {
-        let queued = jobs.withLock { state -> [UnownedJob] in
-            guard !state.queue.isEmpty else { return [] }
-            defer { state.queue = [] }
-            return state.queue
+    ///
+    /// `spare` is the I/O loop's own empty array: it takes the queued jobs' place under the
+    /// lock and gets them in exchange, then is emptied keeping its room, so that the two
+    /// arrays trade places turn after turn and queueing a job allocates nothing.
+    func runQueuedJobs(swapping spare: inout [UnownedJob]) -> Bool {
+        jobs.withLock { state in
+            if !state.queue.isEmpty { swap(&state.queue, &spare) }
         }
-        for job in queued { job.runSynchronously(on: asUnownedTaskExecutor()) }
-        return !queued.isEmpty
+        if spare.isEmpty { return false }
+        let executor = asUnownedTaskExecutor()
+        for job in spare { job.runSynchronously(on: executor) }
+        spare.removeAll(keepingCapacity: true)
+        return true
     }
 
     /// After the I/O loop has ended: no more jobs are queued, and those still queued run

@@ -15,7 +15,7 @@ struct PendingCalls {
         /// slot's lock rather than the continuation so that ThreadSanitizer sees the
         /// hand-off between the I/O thread and the caller.
         func finish(_ outcome: Result<DBusMessage, any Error>) {
-            slot.outcome.withLock { $0 = outcome }
+            slot.state.withLock { $0.outcome = outcome }
             continuation.resume()
         }
     }
@@ -86,6 +86,8 @@ struct PendingCalls {
 extension DBusConnection {
     /// libdbus's customary default for method calls.
     public static let defaultTimeout: Duration = .seconds(25)
+    /// `defaultTimeout` in nanoseconds, worked out once rather than for every call.
+    private static let defaultTimeoutNanoseconds = defaultTimeout.nanosecondsClamped
 
     /// Calls a method and waits for its reply. Error replies are thrown as `DBusError`s
     /// with the peer's error name and message; no reply in time throws `NoReply`; a
@@ -104,12 +106,12 @@ extension DBusConnection {
                     entry(0).finish(.failure(CancellationError()))
                     return
                 }
-                let deadline = monotonicNanoseconds() &+ timeout.nanosecondsClamped
+                let deadline = monotonicNanoseconds() &+ (timeout == Self.defaultTimeout ? Self.defaultTimeoutNanoseconds : timeout.nanosecondsClamped)
                 let outcome: Result<Bool, EarshotDBus.DBusError> = calls.withLock { state in
                     guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
                     do throws(EarshotDBus.DBusError) {
                         let serial = try sendEncoded(encoded)
-                        slot.serial.withLock { $0 = serial }
+                        slot.state.withLock { $0.serial = serial }
                         return .success(state.insert(serial, entry(deadline)))
                     } catch {
                         return .failure(error)
@@ -121,12 +123,12 @@ extension DBusConnection {
                 }
             }
         } onCancel: {
-            let serial = slot.serial.withLock { $0 }
+            let serial = slot.state.withLock { $0.serial }
             if serial != 0, let entry = calls.withLock({ $0.remove(serial) }) {
                 entry.finish(.failure(CancellationError()))
             }
         }
-        guard let outcome = slot.outcome.withLock({ $0 }) else {
+        guard let outcome = slot.state.withLock({ $0.outcome }) else {
             throw EarshotDBus.DBusError.failed("internal error: a call was woken without an outcome")
         }
         let reply = try outcome.get()
@@ -151,24 +153,29 @@ extension DBusConnection {
         return true
     }
 
-    /// Fails calls whose deadline has passed (I/O thread).
-    func expireCalls() {
-        let now = monotonicNanoseconds()
-        let expired = calls.withLock { state -> [PendingCalls.Entry] in
-            guard let earliest = state.earliestDeadline, earliest <= now else { return [] }
-            return state.expire(now: now)
+    /// Fails the calls whose deadline has passed, with one look at the clock that also gives
+    /// how long the I/O loop may then wait (I/O thread): milliseconds until the earliest
+    /// deadline left, -1 when none is; nil when calls were failed, so that the loop goes
+    /// round before it waits. No call waiting, no look at the clock.
+    func expireCallsAndNextTimeout() -> Int32? {
+        let (expired, next) = calls.withLock { state -> ([PendingCalls.Entry], (deadline: UInt64, now: UInt64)?) in
+            guard var earliest = state.earliestDeadline else { return ([], nil) }
+            let now = monotonicNanoseconds()
+            var expired: [PendingCalls.Entry] = []
+            if earliest <= now {
+                expired = state.expire(now: now)
+                guard let left = state.earliestDeadline else { return (expired, nil) }
+                earliest = left
+            }
+            return (expired, (earliest, now))
         }
         for entry in expired {
             entry.finish(.failure(EarshotDBus.DBusError.noReply(
                 "no reply within the timeout (the peer may be stuck, gone, or the call was lost)")))
         }
-    }
-
-    func nextTimeoutMilliseconds() -> Int32 {
-        guard let earliest = calls.withLock({ $0.earliestDeadline }) else { return -1 }
-        let now = monotonicNanoseconds()
-        if earliest <= now { return 0 }
-        let milliseconds = (earliest - now + 999_999) / 1_000_000
+        if !expired.isEmpty { return nil }
+        guard let next else { return -1 }
+        let milliseconds = (next.deadline - next.now + 999_999) / 1_000_000
         return Int32(min(milliseconds, UInt64(Int32.max)))
     }
 
@@ -181,8 +188,13 @@ extension DBusConnection {
     }
 }
 
-/// One call's serial and outcome, shared by the caller and the I/O thread.
+/// One call's serial and outcome, shared by the caller and the I/O thread under one lock.
 final class CallSlot: Sendable {
-    let serial = Locked<UInt32>(0)
-    let outcome = Locked<Result<DBusMessage, any Error>?>(nil)
+    struct State {
+        /// 0 until the call is sent.
+        var serial: UInt32 = 0
+        var outcome: Result<DBusMessage, any Error>?
+    }
+
+    let state = Locked(State())
 }
