@@ -26,6 +26,8 @@ struct PendingCalls {
     var closed = false
 
     var earliestDeadline: UInt64? { heap.first?.deadline }
+    /// How many deadlines the heap holds, those of finished calls included.
+    var deadlinesKept: Int { heap.count }
 
     /// Inserts an entry; returns true when it became the earliest deadline.
     mutating func insert(_ serial: UInt32, _ entry: Entry) -> Bool {
@@ -41,8 +43,23 @@ struct PendingCalls {
         return child == 0
     }
 
+    /// Removes a call that got its reply or was cancelled. Its deadline stays in the heap
+    /// (taking it out of the middle would cost more than leaving it) and is dropped when it
+    /// comes up, or when such deadlines far outnumber the calls waiting: then the heap is
+    /// rebuilt from those, so a steady stream of calls never grows it.
     mutating func remove(_ serial: UInt32) -> Entry? {
-        entries.removeValueShrinking(forKey: serial)
+        let entry = entries.removeValueShrinking(forKey: serial)
+        if heap.count > 2 * entries.count + 64 { rebuildHeap() }
+        return entry
+    }
+
+    /// Rebuilds the heap, in its room, from the calls waiting (a sorted array is a valid
+    /// heap). Only finished calls' deadlines leave it, so the earliest deadline can only move
+    /// later, and no wait under way lasts too long.
+    private mutating func rebuildHeap() {
+        heap.removeAll(keepingCapacity: true)
+        for (serial, entry) in entries { heap.append((entry.deadline, serial)) }
+        heap.sort { $0.deadline < $1.deadline }
     }
 
     /// Removes and returns the entries whose deadline has passed.

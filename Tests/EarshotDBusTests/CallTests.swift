@@ -1,4 +1,4 @@
-import EarshotDBus
+@testable import EarshotDBus
 import EarshotTestSupport
 import EarshotEcho
 import Testing
@@ -25,6 +25,23 @@ import Testing
             // The connection keeps working, and a late reply is ignored.
             let reply = try await echo.call("Echo", [.variant(.uint32(1))])
             #expect(reply == [.variant(.uint32(1))])
+        }
+    }
+
+    @Test func finishedCallsLeaveNoPileOfDeadlinesAndWaitingCallsKeepTheirs() async throws {
+        try await EchoFixture.with { echo in
+            // A call that will time out, waiting while a thousand others come and go.
+            let start = ContinuousClock.now
+            let waiting = Task { try await echo.call("Sleep", [.uint32(20_000)], timeout: .milliseconds(800)) }
+            for index in 0..<1000 {
+                let reply = try await echo.call("Echo", [.variant(.uint32(UInt32(index)))])
+                #expect(reply == [.variant(.uint32(UInt32(index)))])
+            }
+            let kept = echo.client.calls.withLock { $0.deadlinesKept }
+            #expect(kept <= 2 * 1 + 64 + 1, "\(kept) deadlines kept for one call waiting")
+            await expectDBusError("org.freedesktop.DBus.Error.NoReply") { _ = try await waiting.value }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .milliseconds(790) && elapsed < .seconds(10), "\(elapsed)")
         }
     }
 
