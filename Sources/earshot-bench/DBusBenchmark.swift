@@ -20,7 +20,9 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
               - this process's CPU time per round-trip while each client made its calls (all \
             threads: what a call costs the client, apart from the bus and the server),
               - unicast Bytes(ay, t) signal throughput (EmitBytes): signals/s and MB/s.
-            The clients run in alternating rounds so that drift affects both equally. \
+            The clients run in alternating rounds so that drift affects both equally: 25 by \
+            default, so that one round of 16-byte calls lasts about 20 ms per client and a \
+            slow spell of the machine falls on both rather than on one client's round. \
             Goals: round-trip p50 ratio swift/C <= 1.10 for every payload, signal throughput \
             ratio swift/C >= 0.8. They are reported, not enforced.
             At 1 MiB much of either client's time is glibc's allocator giving memory back to \
@@ -35,20 +37,20 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Multiply every iteration and signal count by this factor.")
     var iterationsScale: Double = 1
 
-    @Option(help: "Alternating Swift/C rounds per round-trip payload.")
-    var rounds: Int = 5
+    @Option(help: "Alternating Swift/C rounds per round-trip payload (the calls per payload are split among them).")
+    var rounds: Int = 25
 
     @Option(help: "Untimed warm-up calls per client and payload (capped at the payload's iterations).")
     var warmup: Int = 200
 
     @Option(help: "Signals per round (before --iterations-scale).")
-    var signalCount: Int = 20_000
+    var signalCount: Int = 6000
 
     @Option(help: "Payload of each signal in bytes.")
     var signalSize: Int = 3200
 
-    @Option(help: "Alternating Swift/C signal rounds.")
-    var signalRounds: Int = 3
+    @Option(help: "Alternating Swift/C signal rounds (each about a quarter of a second by default).")
+    var signalRounds: Int = 10
 
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
