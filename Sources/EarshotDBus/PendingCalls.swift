@@ -123,7 +123,8 @@ extension DBusConnection {
                     entry(0).finish(.failure(CancellationError()))
                     return
                 }
-                let deadline = monotonicNanoseconds() &+ (timeout == Self.defaultTimeout ? Self.defaultTimeoutNanoseconds : timeout.nanosecondsClamped)
+                let wait = timeout == Self.defaultTimeout ? Self.defaultTimeoutNanoseconds : timeout.nanosecondsClamped
+                let deadline = monotonicNanoseconds() &+ wait
                 let outcome: Result<Bool, EarshotDBus.DBusError> = calls.withLock { state in
                     guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
                     do throws(EarshotDBus.DBusError) {
