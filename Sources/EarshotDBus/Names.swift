@@ -6,15 +6,16 @@ import Glibc
 public enum DBusNames {
     private static func run(_ what: String, _ name: String,
                             _ validator: (UnsafePointer<CChar>?, UnsafeMutablePointer<CDBus.DBusError>?) -> dbus_bool_t) throws(EarshotDBus.DBusError) {
-        // A valid name is checked on its C string, with no error object (libdbus's validators
+        // A name is checked on its C string, with no error object (libdbus's validators
         // accept nil) and no Swift scan for NUL: one inside ends the C string early, so strlen
         // falls short of the UTF-8 count. Only a refused name is looked at again, for what
         // was wrong with it.
-        let valid = name.withCString { cName in
-            strlen(cName) == name.utf8.count && validator(cName, nil) != 0
+        let (whole, valid) = name.withCString { cName in
+            let whole = strlen(cName) == name.utf8.count
+            return (whole, whole && validator(cName, nil) != 0)
         }
         if valid { return }
-        guard !name.utf8.contains(0) else { throw .invalidArgs("\(what) contains a NUL character") }
+        guard whole else { throw .invalidArgs("\(what) contains a NUL character") }
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
