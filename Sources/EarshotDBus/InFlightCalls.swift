@@ -10,6 +10,9 @@ public final class InFlightCalls: Sendable {
         var admitted = 0
         var stopping = false
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Those waiting for the next call (`nextCall(after:)`), by number.
+        var callWaiters: [(number: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiterNumber = 0
     }
 
     private let state = Locked(State())
@@ -19,22 +22,51 @@ public final class InFlightCalls: Sendable {
     /// Counts a call about to be served; refused (nil error is admission) once `refuseNew`
     /// or `drain` has been called, with `org.freedesktop.DBus.Error.Failed` saying so.
     func admit(_ member: String?) -> DBusError? {
-        let admitted = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
+        let (admitted, callWaiters) = state.withLock { state -> (Bool, [(number: Int, continuation: CheckedContinuation<Void, Never>)]) in
+            guard !state.stopping else { return (false, []) }
             state.count += 1
             state.admitted &+= 1
-            return true
+            guard !state.callWaiters.isEmpty else { return (true, []) }
+            defer { state.callWaiters.removeAll() }
+            return (true, state.callWaiters)
         }
+        for waiter in callWaiters { waiter.continuation.resume() }
         return admitted ? nil : .failed("\(member ?? "the call"): the service is stopping; nothing was done")
     }
 
     /// How many admitted calls have not been answered yet.
     public var count: Int { state.withLock { $0.count } }
 
-    /// How many calls have been admitted since the connection opened (wrapping), and how
-    /// many of them are unanswered: two samples with the same total, both with nothing
-    /// unanswered, mean no call was served in between.
-    public var activity: (admitted: Int, unanswered: Int) { state.withLock { ($0.admitted, $0.count) } }
+    /// How many calls have been admitted since the connection opened, and how many of them
+    /// are unanswered.
+    public var activity: CallActivity { state.withLock { CallActivity(admitted: $0.admitted, unanswered: $0.count) } }
+
+    /// Returns once a call has been admitted after the first `admitted` (at once if one
+    /// already has), or once the task is cancelled. Nothing runs while it waits.
+    public func nextCall(after admitted: Int) async {
+        let number = state.withLock { state -> Int in
+            defer { state.nextWaiterNumber &+= 1 }
+            return state.nextWaiterNumber
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // A cancellation before this point has marked the task already (its handler
+                // found nothing to resume); one after it finds the continuation here.
+                let waiting = state.withLock { state -> Bool in
+                    guard state.admitted == admitted, !Task.isCancelled else { return false }
+                    state.callWaiters.append((number, continuation))
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.callWaiters.firstIndex(where: { $0.number == number }) else { return nil }
+                return state.callWaiters.remove(at: index).continuation
+            }
+            waiter?.resume()
+        }
+    }
 
     /// Refuses new calls from now on (`admit` throws).
     public func refuseNew() {
@@ -66,5 +98,24 @@ public final class InFlightCalls: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// A sample of a connection's calls (`InFlightCalls.activity`).
+public struct CallActivity: Equatable, Sendable {
+    /// Calls admitted since the connection opened (wrapping).
+    public var admitted: Int
+    /// Admitted calls not answered yet.
+    public var unanswered: Int
+
+    public init(admitted: Int, unanswered: Int) {
+        self.admitted = admitted
+        self.unanswered = unanswered
+    }
+
+    /// Whether no call was served between `earlier` and this sample: none admitted in
+    /// between, and none unanswered at either.
+    public func isQuiet(since earlier: CallActivity) -> Bool {
+        admitted == earlier.admitted && unanswered == 0 && earlier.unanswered == 0
     }
 }

@@ -1,4 +1,5 @@
 import CGlibcExtras
+import EarshotDBus
 import EarshotSync
 
 /// Giving memory back to the system after bursts of work.
@@ -59,26 +60,33 @@ public enum MemoryReturn {
 
     /// Returns the heaps' free pages to the system (`malloc_trim`, which takes a
     /// millisecond or so) at once, which gives back what starting up used and freed
-    /// (configuration parsed, introspection built), then every `trimInterval` until
-    /// cancelled. When `activity` (calls admitted so far, calls unanswered; see
-    /// `InFlightCalls.activity`) shows that calls were served during the interval before
-    /// last and none since, the registered releases run first.
-    public static func trimPeriodically(activity: @escaping @Sendable () -> (admitted: Int, unanswered: Int)) async {
-        _ = malloc_trim(0)
-        var last = activity()
-        var servedSinceRelease = false
+    /// (configuration parsed, introspection built); then, whenever `calls` are served, every
+    /// `trimInterval` while they come, and once more when an interval has passed without
+    /// any, after running the registered releases. Between a quiet interval and the next
+    /// call nothing is timed: an idle service is not woken (nor a thread started for it)
+    /// every interval to find nothing to give back. Returns when cancelled.
+    public static func trimPeriodically(calls: InFlightCalls) async {
+        await trimPeriodically(calls: calls, interval: trimInterval,
+                               release: { for release in releases.withLock({ $0 }) { await release() } },
+                               trim: { _ = malloc_trim(0) })
+    }
+
+    /// `trimPeriodically(calls:)` with its interval, its releases and its trim given.
+    static func trimPeriodically(calls: InFlightCalls, interval: Duration, release: () async -> Void, trim: () -> Void) async {
+        trim()
+        var last = calls.activity
         while !Task.isCancelled {
-            do { try await Task.sleep(for: trimInterval) } catch { return }
-            let now = activity()
-            let quiet = now.admitted == last.admitted && now.unanswered == 0 && last.unanswered == 0
-            last = now
-            if !quiet {
-                servedSinceRelease = true
-            } else if servedSinceRelease {
-                servedSinceRelease = false
-                for release in releases.withLock({ $0 }) { await release() }
+            await calls.nextCall(after: last.admitted)
+            while true {
+                do { try await Task.sleep(for: interval) } catch { return }
+                let now = calls.activity
+                let quiet = now.isQuiet(since: last)
+                last = now
+                if quiet { break }
+                trim()
             }
-            _ = malloc_trim(0)
+            await release()
+            trim()
         }
     }
 }

@@ -124,7 +124,7 @@ struct BusConnectionService: Service {
 
         enum Outcome { case shutdown, lost(DBusError?) }
         let outcome = await withTaskGroup(of: Outcome.self) { group in
-            let trimming = Task { [inFlight = connection.inFlight] in await MemoryReturn.trimPeriodically(activity: { inFlight.activity }) }
+            let trimming = Task { [inFlight = connection.inFlight] in await MemoryReturn.trimPeriodically(calls: inFlight) }
             defer { trimming.cancel() }
             group.addTask { .lost(await connection.disconnected()) }
             group.addTask {

@@ -30,7 +30,7 @@ struct FuzzCommand: AsyncParsableCommand {
     @Option(help: "Seconds a call may take before it counts as unanswered.")
     var timeoutSeconds = 5
 
-    @Option(help: "Seconds to wait after the run before measuring memory again (services return free memory every 10 s).")
+    @Option(help: "Seconds to wait after the run before measuring memory again (services return free memory within 10 s of their last call).")
     var settleSeconds = 11
 
     func run() async throws {

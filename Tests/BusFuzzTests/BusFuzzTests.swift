@@ -49,7 +49,7 @@ struct BusFuzzTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            // Services hand free memory back to the system every 10 s.
+            // Services hand free memory back to the system within 10 s of their last call.
             try await Task.sleep(for: .seconds(11))
             for outcome in outcomes.sorted(by: { $0.service.busName < $1.service.busName }) {
                 let process = try #require(stack.process(outcome.service.executable))

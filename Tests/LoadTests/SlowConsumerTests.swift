@@ -61,7 +61,7 @@ extension LoadTests {
                 return latencies
             }
             _ = try await churn(200)
-            try await Task.sleep(for: .seconds(11))  // services return free memory every 10 s
+            try await Task.sleep(for: .seconds(11))  // services return free memory within 10 s of their last call
             let sessionBefore = try ProcessSample.take(session.pid).rssKiB
             let alertsBefore = try ProcessSample.take(alerts.pid).rssKiB
             let latencies = try await churn(3000).sorted()
