@@ -19,7 +19,8 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             --busy-seconds of the load benchmark's scenario with --clients clients; for hostnamed, \
             GetAll calls), VmRSS after (--settle-seconds after the work ended, against idle: what \
             the work left behind, also split into what anonymous memory and mapped files added) and \
-            VmHWM. Idle VmRSS is also split into its anonymous part (heap, stacks) and its file \
+            VmHWM, then its CPU time and wake-ups at rest (over --rest-seconds after the after \
+            sample). Idle VmRSS is also split into its anonymous part (heap, stacks) and its file \
             part (the binary and libraries as far as the kernel mapped them; that part grows with \
             the block device's read-ahead, read_ahead_kb, which is printed). Ratios are against \
             hostnamed's figures. --service measures only the services named.
@@ -30,6 +31,9 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds to wait after the work before the after sample: past the 60 s that finished request objects linger, counted from the last to finish (queued requests finish up to about 10 s after the load stops), and a heap trim.")
     var settleSeconds = 75.0
+
+    @Option(help: "Seconds after the after sample over which CPU time and wake-ups at rest are measured.")
+    var restSeconds = 15.0
 
     @Option(help: "Seconds of work before the busy sample.")
     var busySeconds = 5.0
@@ -46,8 +50,8 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
     static let hostnamed = "/lib/systemd/systemd-hostnamed"
 
     func validate() throws {
-        guard idleSeconds >= 0, settleSeconds >= 0, busySeconds > 0, clients >= 1 else {
-            throw ValidationError("--idle-seconds and --settle-seconds must not be negative; --busy-seconds and --clients must be positive")
+        guard idleSeconds >= 0, settleSeconds >= 0, busySeconds > 0, restSeconds > 0, clients >= 1 else {
+            throw ValidationError("--idle-seconds and --settle-seconds must not be negative; --busy-seconds, --rest-seconds and --clients must be positive")
         }
         let known = ServiceStack.services.map(\.busName)
         if let unknown = service.first(where: { !known.contains($0) }) {
@@ -60,11 +64,12 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: Self.hostnamed) else {
             throw BenchmarkError("\(Self.hostnamed) is missing: install systemd")
         }
-        let (idle, settle, busy, clients) = (idleSeconds, settleSeconds, busySeconds, clients)
+        let (idle, settle, busy, rest, clients) = (idleSeconds, settleSeconds, busySeconds, restSeconds, clients)
         let chosen = service.isEmpty ? ServiceStack.services.map(\.busName) : service
         let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
             try await FootprintBenchmark(idle: .milliseconds(Int(idle * 1000)), busy: .milliseconds(Int(busy * 1000)),
-                                         settle: .milliseconds(Int(settle * 1000)), clients: clients, busNames: chosen).run()
+                                         settle: .milliseconds(Int(settle * 1000)), rest: .milliseconds(Int(rest * 1000)), clients: clients,
+                                         busNames: chosen).run()
         }
         try results.print(json: json)
     }
@@ -74,6 +79,7 @@ struct FootprintBenchmark: Sendable {
     let idle: Duration
     let busy: Duration
     let settle: Duration
+    let rest: Duration
     let clients: Int
     /// The services measured, by bus name.
     let busNames: [String]
@@ -91,6 +97,8 @@ struct FootprintBenchmark: Sendable {
         let afterAnonKiB: UInt64?
         let afterFileKiB: UInt64?
         let hwmKiB: UInt64
+        /// At rest after the after sample; nil when the process had left.
+        let rest: RestingCost?
     }
 
     func run() async throws -> FootprintResults {
@@ -114,7 +122,8 @@ struct FootprintBenchmark: Sendable {
             }, work: { try await hostnameCalls(stack: stack) })
             return FootprintResults(processors: ProcessInfo.processInfo.activeProcessorCount,
                                     readAheadKiB: Self.readAheadKiB(of: stack.bus.directory), idleSeconds: seconds(idle),
-                                    busySeconds: seconds(busy), settleSeconds: seconds(settle), clients: clients, services: rows, peer: hostname)
+                                    busySeconds: seconds(busy), settleSeconds: seconds(settle), restSeconds: seconds(rest), clients: clients,
+                                    services: rows, peer: hostname)
         }
     }
 
@@ -143,7 +152,7 @@ struct FootprintBenchmark: Sendable {
     }
 
     /// Starts a process with `start` (returning its pid), times its name's arrival, samples
-    /// it idle, runs `work`, samples it busy.
+    /// it idle, runs `work`, samples it busy, after the work and at rest.
     private func measure(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32,
                          work: () async throws -> Void) async throws -> Row {
         let owners = try await stack.client.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
@@ -165,10 +174,11 @@ struct FootprintBenchmark: Sendable {
         try await Task.sleep(for: settle)
         // A process that has exited (or is a zombie) shows no VmRSS.
         let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
+        let resting = afterSample == nil ? nil : try await RestingCost.measure(pid, over: rest)
         return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleSample.rssKiB,
                    idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
                    afterRssKiB: afterSample?.rssKiB, afterAnonKiB: afterSample?.rssAnonKiB, afterFileKiB: afterSample?.rssFileKiB,
-                   hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB)
+                   hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB, rest: resting)
     }
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
@@ -213,21 +223,24 @@ struct FootprintResults: BenchmarkReport, Sendable {
     let idleSeconds: Double
     let busySeconds: Double
     let settleSeconds: Double
+    let restSeconds: Double
     let clients: Int
     let services: [FootprintBenchmark.Row]
     let peer: FootprintBenchmark.Row
 
     func table() -> String {
-        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 7, 7, 9, 8, 8]
+        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 7, 7, 9, 8, 8, 10, 8]
         let readAhead = readAheadKiB.map { "\($0) KiB" } ?? "unknown"
         var lines = ["""
             each service alone on a private bus, \(processors) processors, block device read-ahead \(readAhead); \
             idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
             scenario, \(clients) clients; after: \(TableFormat.fixed(settleSeconds, 1)) s later; memory in MiB (VmRSS; anon and file: \
-            idle VmRSS's parts; +anon and +file: what each part added from idle to after); ratios against systemd-hostnamed
+            idle VmRSS's parts; +anon and +file: what each part added from idle to after); ratios against systemd-hostnamed; \
+            at rest, over \(TableFormat.fixed(restSeconds, 1)) s after the after sample: CPU µs per second and wake-ups per second \
+            (voluntary context switches of all threads)
             """]
         lines.append(TableFormat.row(["", "start ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
-                                      "start ×", "idle ×", "busy ×"], widths: widths))
+                                      "start ×", "idle ×", "busy ×", "rest µs/s", "wakes/s"], widths: widths))
         func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
         func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
         func signed(_ value: Double?) -> String { value.map { ($0 >= 0 ? "+" : "") + TableFormat.fixed($0, 1) } ?? "" }
@@ -239,7 +252,9 @@ struct FootprintResults: BenchmarkReport, Sendable {
                                           signed(growth(row.afterAnonKiB, row.idleAnonKiB)),
                                           signed(growth(row.afterFileKiB, row.idleFileKiB)), mib(row.hwmKiB), ratio(row.startMilliseconds, peer.startMilliseconds),
                                           ratio(Double(row.idleRssKiB), Double(peer.idleRssKiB)),
-                                          ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB))], widths: widths))
+                                          ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB)),
+                                          row.rest.map { TableFormat.fixed($0.cpuMicrosecondsPerSecond, 1) } ?? "exited",
+                                          row.rest.map { TableFormat.fixed($0.wakeupsPerSecond, 2) } ?? "exited"], widths: widths))
         }
         let total = services.reduce(0) { $0 + $1.idleRssKiB }
         lines.append("the \(services.count == ServiceStack.services.count ? "five services" : "services measured") idle: \(mib(total)) MiB in all")

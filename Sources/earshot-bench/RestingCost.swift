@@ -1,0 +1,59 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+
+/// What a process costs while it does nothing: its CPU time and how often its threads wake,
+/// over a window.
+struct RestingCost: Encodable, Sendable {
+    let windowSeconds: Double
+    /// CPU time (the process CPU clock) per second of the window, in µs.
+    let cpuMicrosecondsPerSecond: Double
+    /// Wake-ups per second: each time one of its threads went to sleep and was woken
+    /// (voluntary context switches), threads started during the window included.
+    let wakeupsPerSecond: Double
+    /// Threads started during the window (each one that also ended in it is not seen).
+    let threadsStarted: Int
+
+    /// One look at a process's threads: CPU time and each thread's voluntary switches.
+    struct Sample {
+        let monotonicNanoseconds: UInt64
+        let cpuNanoseconds: UInt64
+        let switchesByThread: [String: UInt64]
+
+        static func take(_ pid: pid_t) -> Sample? {
+            let now = EarshotDBus.monotonicNanoseconds()
+            guard let cpu = ProcessSample.cpuNanoseconds(of: pid),
+                  let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+            var switches: [String: UInt64] = [:]
+            for thread in threads {
+                guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else { continue }
+                for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+                    switches[thread] = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "")
+                }
+            }
+            return Sample(monotonicNanoseconds: now, cpuNanoseconds: cpu, switchesByThread: switches)
+        }
+    }
+
+    /// Watches `pid` for `window`; nil if it is gone by either end.
+    static func measure(_ pid: pid_t, over window: Duration) async throws -> RestingCost? {
+        guard let start = Sample.take(pid) else { return nil }
+        try await Task.sleep(for: window)
+        guard let end = Sample.take(pid), end.cpuNanoseconds >= start.cpuNanoseconds else { return nil }
+        let seconds = Double(end.monotonicNanoseconds - start.monotonicNanoseconds) / 1e9
+        var wakeups: UInt64 = 0
+        var started = 0
+        for (thread, switches) in end.switchesByThread {
+            if let before = start.switchesByThread[thread] {
+                wakeups += switches >= before ? switches - before : 0
+            } else {
+                wakeups += switches
+                started += 1
+            }
+        }
+        return RestingCost(windowSeconds: seconds,
+                           cpuMicrosecondsPerSecond: Double(end.cpuNanoseconds - start.cpuNanoseconds) / 1000 / seconds,
+                           wakeupsPerSecond: Double(wakeups) / seconds, threadsStarted: started)
+    }
+}
