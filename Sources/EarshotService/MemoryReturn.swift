@@ -61,10 +61,12 @@ public enum MemoryReturn {
     /// Returns the heaps' free pages to the system (`malloc_trim`, which takes a
     /// millisecond or so) at once, which gives back what starting up used and freed
     /// (configuration parsed, introspection built); then, whenever `calls` are served, every
-    /// `trimInterval` while they come, and once more when an interval has passed without
-    /// any, after running the registered releases. Between a quiet interval and the next
-    /// call nothing is timed: an idle service is not woken (nor a thread started for it)
-    /// every interval to find nothing to give back. Returns when cancelled.
+    /// `trimInterval` while they come. The first interval without any runs the registered
+    /// releases, then trims; the next trims once more, for what the releases and work
+    /// still under way let go of after that (a database's connections release their caches
+    /// when they are next free). Then nothing is timed until the next call: an idle service
+    /// is not woken (nor a thread started for it) every interval to find nothing to give
+    /// back. Returns when cancelled.
     public static func trimPeriodically(calls: InFlightCalls) async {
         await trimPeriodically(calls: calls, interval: trimInterval,
                                release: { for release in releases.withLock({ $0 }) { await release() } },
@@ -77,16 +79,16 @@ public enum MemoryReturn {
         var last = calls.activity
         while !Task.isCancelled {
             await calls.nextCall(after: last.admitted)
-            while true {
+            var quietIntervals = 0
+            while quietIntervals < 2 {
                 do { try await Task.sleep(for: interval) } catch { return }
                 let now = calls.activity
                 let quiet = now.isQuiet(since: last)
                 last = now
-                if quiet { break }
+                quietIntervals = quiet ? quietIntervals + 1 : 0
+                if quietIntervals == 1 { await release() }
                 trim()
             }
-            await release()
-            trim()
         }
     }
 }

@@ -10,6 +10,8 @@ import Testing
     final class Counts: Sendable {
         let trims = Atomic(0)
         let releases = Atomic(0)
+        /// Trims done when the releases last ran.
+        let trimsAtRelease = Atomic(0)
         var now: (trims: Int, releases: Int) { (trims.load(ordering: .relaxed), releases.load(ordering: .relaxed)) }
     }
 
@@ -27,7 +29,10 @@ import Testing
         let counts = Counts()
         let loop = Task {
             await MemoryReturn.trimPeriodically(calls: calls, interval: Self.interval,
-                                                release: { counts.releases.add(1, ordering: .relaxed) },
+                                                release: {
+                                                    counts.trimsAtRelease.store(counts.trims.load(ordering: .relaxed), ordering: .relaxed)
+                                                    counts.releases.add(1, ordering: .relaxed)
+                                                },
                                                 trim: { counts.trims.add(1, ordering: .relaxed) })
         }
         // One trim at once, then nothing for ten intervals without a call.
@@ -35,23 +40,24 @@ import Testing
         try await Task.sleep(for: Self.interval * 10)
         #expect(counts.now == (1, 0))
 
-        // A call served: one trim for its interval, then the releases and a trim for the
-        // quiet one, then nothing again.
+        // A call served: one trim for its interval, the releases and a trim for the first
+        // quiet one, one more trim for the next, then nothing again.
         #expect(calls.admit("Ping") == nil)
         calls.finished()
-        try await Self.wait { counts.now.releases == 1 }
+        try await Self.wait { counts.now.trims == 4 }
         try await Task.sleep(for: Self.interval * 10)
-        #expect(counts.now == (3, 1))
+        #expect(counts.now == (4, 1))
+        #expect(counts.trimsAtRelease.load(ordering: .relaxed) == 2)
 
         // A call left unanswered keeps every interval busy: trims, and no releases yet.
         #expect(calls.admit("Slow") == nil)
-        try await Self.wait { counts.now.trims >= 6 }
+        try await Self.wait { counts.now.trims >= 7 }
         #expect(counts.now.releases == 1)
         calls.finished()
         try await Self.wait { counts.now.releases == 2 }
-        let afterRelease = counts.now.trims
         try await Task.sleep(for: Self.interval * 10)
-        #expect(counts.now == (afterRelease, 2))
+        // The releases' trim and one more.
+        #expect(counts.now == (counts.trimsAtRelease.load(ordering: .relaxed) + 2, 2))
 
         // Cancelled while waiting for a call: it returns.
         loop.cancel()
