@@ -58,8 +58,8 @@ public enum MemoryReturn {
         }
     }
 
-    /// Returns the heaps' free pages to the system (`malloc_trim`, which takes a
-    /// millisecond or so) at once, which gives back what starting up used and freed
+    /// Returns the heaps' free pages to the system (`malloc_trim`, tens of µs on these
+    /// services' heaps) at once, which gives back what starting up used and freed
     /// (configuration parsed, introspection built); then, whenever `calls` are served, every
     /// `trimInterval` while they come. The first interval without any runs the registered
     /// releases, then trims; the next trims once more, for what the releases and work
