@@ -243,6 +243,8 @@ let package = Package(
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA", "EarshotSync"]),
+        // The process's own task threads (the services' default executor).
+        .testTarget(name: "EarshotSyncTests", dependencies: ["EarshotSync"]),
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.

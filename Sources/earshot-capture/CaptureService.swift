@@ -3,7 +3,6 @@ import EarshotALSA
 import EarshotContract
 import EarshotDBus
 import EarshotService
-import Dispatch
 import FoundationEssentials
 import Logging
 
@@ -46,6 +45,8 @@ final class CaptureService: Sendable {
     /// The input `Device` and `Capabilities` describe, and a count of refreshes started (a
     /// slower, older refresh does not overwrite a newer one).
     private let described = Locked<(device: String, generation: UInt64)>(("", 0))
+    /// Where inputs are probed: opening a PCM may take a while.
+    private let probes = BlockingQueue(label: "earshot-capture.probe", concurrent: false)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -107,12 +108,9 @@ final class CaptureService: Sendable {
             return state.generation
         }) else { return }
         let logger = self.logger
-        let (capabilities, busy) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let capabilities = Self.capabilities(of: input.device, logger: logger)
-                let busy = capabilities.arrayValue?.isEmpty == true && CaptureDevice.isBusy(input.device)
-                continuation.resume(returning: (capabilities, busy))
-            }
+        let (capabilities, busy) = await probes.run {
+            let capabilities = Self.capabilities(of: input.device, logger: logger)
+            return (capabilities, capabilities.arrayValue?.isEmpty == true && CaptureDevice.isBusy(input.device))
         }
         // Busy: probed again when the pass-thru ends.
         let current = !busy && described.withLock { state -> Bool in
