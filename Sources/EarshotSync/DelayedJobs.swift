@@ -1,5 +1,3 @@
-import Glibc
-
 /// Delayed jobs in a binary heap, the earliest deadline (then the earliest scheduled) first.
 struct DelayedJobs {
     private struct Entry {
@@ -49,14 +47,5 @@ struct DelayedJobs {
             }
         }
         return first.job
-    }
-}
-
-/// `CLOCK_MONOTONIC`, the clock of `ThreadLock`'s timed waits.
-enum MonotonicClock {
-    static func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

@@ -68,10 +68,8 @@ package final class TaskThreadPool: TaskExecutor, SchedulingExecutor, @unchecked
     /// standard clocks differ only across a system suspend. A duration that is not a
     /// `Swift.Duration` (no standard clock has one) makes the job ready at once.
     private func schedule<D: DurationProtocol>(_ job: UnownedJob, after delay: D) {
-        let wait = (delay as? Duration).map(Self.nanoseconds) ?? 0
-        let now = MonotonicClock.nanoseconds()
-        let (sum, overflow) = now.addingReportingOverflow(wait)
-        let deadline = overflow ? UInt64.max : sum
+        let wait = (delay as? Duration)?.nanosecondsClamped ?? 0
+        let deadline = monotonicNanoseconds() + wait
         lock.withLock {
             if wait == 0 {
                 ready.append(job)
@@ -89,21 +87,10 @@ package final class TaskThreadPool: TaskExecutor, SchedulingExecutor, @unchecked
         }
     }
 
-    /// Nanoseconds in `duration`, 0 if negative, saturated at `UInt64.max`.
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        let fraction = attoseconds / 1_000_000_000
-        return fraction >= 0 ? whole.addingReportingOverflow(UInt64(fraction)).partialValue
-                             : whole - min(whole, UInt64(-fraction))
-    }
-
     // MARK: - Threads
 
-    /// Gets the newest ready job a thread: a waiting one if any is not already on its way,
-    /// else a new one while fewer than `width` run.
+    /// Finds a thread for a job just made ready: a waiting one not already signalled, else a
+    /// new one while fewer than `width` run.
     private func wakeOrStartLocked() {
         if idle > wakesPending {
             wakesPending += 1
@@ -134,7 +121,7 @@ package final class TaskThreadPool: TaskExecutor, SchedulingExecutor, @unchecked
     private func nextJobLocked() -> UnownedJob {
         while true {
             if delayed.count > 0 {
-                let now = MonotonicClock.nanoseconds()
+                let now = monotonicNanoseconds()
                 while let due = delayed.popDue(at: now) { ready.append(due) }
             }
             if readyHead < ready.count {

@@ -1,6 +1,7 @@
 import Glibc
 import Testing
 @testable import EarshotALSA
+import EarshotSync
 
 @Suite("Capturing from file microphones")
 struct CaptureTests {
