@@ -51,6 +51,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
 
     var cpuLabels: Set<String> { Set(cpuConfigurations.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
 
+    @Flag(help: "Run only the configurations named by --cpu-configurations: a quicker CPU comparison, with no latency figures for the others.")
+    var onlyCPU = false
+
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
@@ -60,7 +63,7 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let benchmark = CaptureBenchmark(seconds: seconds, cpuLabels: cpuLabels)
+        let benchmark = CaptureBenchmark(seconds: seconds, cpuLabels: cpuLabels, onlyCPU: onlyCPU)
         let results = try await runInterruptibly(interrupted: "the bus, the services, arecord and the temporary files are gone") { try await benchmark.run() }
         try results.print(json: json)
     }
@@ -104,6 +107,8 @@ struct CaptureConfiguration: Sendable {
 struct CaptureBenchmark: Sendable {
     let seconds: Int
     let cpuLabels: Set<String>
+    /// Whether the configurations measured for latency only are left out.
+    var onlyCPU = false
 
     static let busName = CaptureContract.busName
     static let managerPath = ObjectPath(declared: CaptureContract.managerPath)
@@ -137,7 +142,7 @@ struct CaptureBenchmark: Sendable {
         var latencies: [ChunkLatencyResult] = []
         var comparisons: [CPUComparison] = []
         let streamed = cpuLabels.contains(CaptureConfiguration.stream.label) ? [CaptureConfiguration.stream] : []
-        for configuration in CaptureConfiguration.all + streamed {
+        for configuration in CaptureConfiguration.all + streamed where !onlyCPU || cpuLabels.contains(configuration.label) {
             try Task.checkCancellation()
             let measuresUsage = cpuLabels.contains(configuration.label)
             let outcome = try await runConfiguration(configuration, capture: capture, bus: bus, devices: devices,

@@ -247,32 +247,7 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
 
     func table() -> String {
         var lines: [String] = []
-        lines.append("earshot-capture chunk latency: arrival at a Swift client minus the chunk's monotonicUs (ms)")
-        lines.append("one \(seconds) s pass-thru per configuration, live microphone (a FIFO filled in real time), private bus")
-        let widths = [-38, 7, 9, 6, 7, 7, 8, 8, 8, 8, 7, 7, 3, -18]
-        lines.append(row(["configuration", "chunks", "expected", "gaps", "size!", "data!", "p50", "p99", "max", "mean", ">2 ms", "host%",
-                          "", CaptureContract.PassThru.finished.name], widths))
-        for result in latencies {
-            let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
-            lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",
-                              "\(result.wrongSize)", "\(result.wrongContent)",
-                              fixed(result.p50Milliseconds, 3), fixed(result.p99Milliseconds, 3), fixed(result.maxMilliseconds, 3),
-                              fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
-                              result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths))
-        }
-        lines.append("(size!: chunks not exactly rate x ChunkMs/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
-        lines.append(" differ from the microphone input at their place; host%: the whole machine's CPU use, all cores, this benchmark")
-        lines.append(" included" + latencies.compactMap { result in
-            var notes: [String] = []
-            if result.duplicates > 0 { notes.append("\(result.duplicates) duplicates") }
-            if result.outOfOrder > 0 { notes.append("\(result.outOfOrder) out of order") }
-            if result.finished.framesCaptured != result.expectedFrames {
-                notes.append("FramesCaptured \(result.finished.framesCaptured), expected \(result.expectedFrames)")
-            }
-            return notes.isEmpty ? nil : "; (\(result.samplingRate / 1000) kHz, \(result.chunkMs) ms): " + notes.joined(separator: ", ")
-        }.joined() + ")")
-        lines.append("")
-
+        if !latencies.isEmpty { lines += latencyTable() }
         for comparison in cpu {
             lines += comparison.table(fixed: fixed, row: row)
         }
@@ -280,7 +255,8 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         let worst = latencies.max { $0.p99Milliseconds < $1.p99Milliseconds }
         let worstText = worst.map { "worst \(fixed($0.p99Milliseconds, 3)) ms at (\($0.configuration.dropFirst().prefix(1)))" } ?? "no data"
         let gaps = latencies.map(\.gaps).reduce(0, +)
-        var goals = "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
+        var goals = latencies.isEmpty ? "Goals: latency and gaps not measured (--only-cpu without signals)"
+            : "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
             + "zero gaps (\(gaps)): \(gapGoalMet ? "MET" : "NOT MET")"
         let judged = cpu.compactMap { comparison -> String? in
             guard let ratio = comparison.ratio, let met = comparison.goalMet else { return nil }
@@ -308,6 +284,38 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         #endif
         lines.append("(\(processors) CPUs, \(seconds) s per configuration, \(build))")
         return lines.joined(separator: "\n")
+    }
+
+    /// The latency table, one row per configuration measured with signals.
+    private func latencyTable() -> [String] {
+        var lines: [String] = []
+        lines.append("earshot-capture chunk latency: arrival at a Swift client minus the chunk's monotonicUs (ms)")
+        lines.append("one \(seconds) s pass-thru per configuration, live microphone (a FIFO filled in real time), private bus")
+        let widths = [-38, 7, 9, 6, 7, 7, 8, 8, 8, 8, 7, 7, 3, -18]
+        lines.append(row(["configuration", "chunks", "expected", "gaps", "size!", "data!", "p50", "p99", "max", "mean", ">2 ms", "host%",
+                          "", CaptureContract.PassThru.finished.name], widths))
+        for result in latencies {
+            let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
+            lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",
+                              "\(result.wrongSize)", "\(result.wrongContent)",
+                              fixed(result.p50Milliseconds, 3), fixed(result.p99Milliseconds, 3), fixed(result.maxMilliseconds, 3),
+                              fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
+                              result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths))
+        }
+        lines.append("(size!: chunks not exactly rate x ChunkMs/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
+        lines.append(" differ from the microphone input at their place; host%: the whole machine's CPU use, all cores, this benchmark")
+        lines.append(" included" + latencies.compactMap { result in
+            var notes: [String] = []
+            if result.duplicates > 0 { notes.append("\(result.duplicates) duplicates") }
+            if result.outOfOrder > 0 { notes.append("\(result.outOfOrder) out of order") }
+            if result.finished.framesCaptured != result.expectedFrames {
+                notes.append("FramesCaptured \(result.finished.framesCaptured), expected \(result.expectedFrames)")
+            }
+            return notes.isEmpty ? nil : "; (\(result.samplingRate / 1000) kHz, \(result.chunkMs) ms): " + notes.joined(separator: ", ")
+        }.joined() + ")")
+        lines.append("")
+
+        return lines
     }
 
     private func row(_ cells: [String], _ widths: [Int]) -> String { TableFormat.row(cells, widths: widths) }
