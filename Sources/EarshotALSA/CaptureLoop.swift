@@ -14,6 +14,14 @@ enum InjectedFault: Sendable {
     case hardwareFree
 }
 
+/// Which reads of a `CaptureStream` are timed (`CLOCK_MONOTONIC`, read right after them).
+public enum CaptureTimestamps: Sendable {
+    /// Every read.
+    case everyRead
+    /// The first read only; later reads are given 0.
+    case firstRead
+}
+
 /// The state a `CaptureStream` shares with its reading thread (a `PCMThread`).
 final class CaptureLoop: @unchecked Sendable {
     // @unchecked Sendable: the PCM belongs to `thread` (see PCMThread); `pendingFault` is
@@ -44,9 +52,9 @@ final class CaptureLoop: @unchecked Sendable {
 
     // MARK: - Control (any thread)
 
-    func start(onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
+    func start(timestamps: CaptureTimestamps, onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
                onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        thread.start({ [self] in readLoop(onData: onData) }, onEnd: onEnd)
+        thread.start({ [self] in readLoop(timestamps: timestamps, onData: onData) }, onEnd: onEnd)
     }
 
     func stop(draining: Bool = false) {
@@ -76,7 +84,7 @@ final class CaptureLoop: @unchecked Sendable {
     }
 
     /// Reads until stopped (nil) or until an unrecoverable error (returned).
-    private func readLoop(onData: @Sendable ([UInt8], Int, UInt64) -> Void) -> ALSAError? {
+    private func readLoop(timestamps: CaptureTimestamps, onData: @Sendable ([UInt8], Int, UInt64) -> Void) -> ALSAError? {
         let bytesPerFrame = format.bytesPerFrame
         // Where a read leaves bytes untouched (`null` writes nothing; `file` at the end of its
         // input leaves the rest of the buffer), the caller gets silence, not stale data.
@@ -107,7 +115,7 @@ final class CaptureLoop: @unchecked Sendable {
 
         /// Hands over `frames` frames read into `buffer`.
         func deliver(_ frames: Int) {
-            let now = monotonicNanoseconds() / 1000
+            let now = timestamps == .everyRead || delivered == 0 ? monotonicNanoseconds() / 1000 : 0
             preparedWithoutData = false
             delivered += UInt64(frames)
             framesRead.add(UInt64(frames), ordering: .relaxed)

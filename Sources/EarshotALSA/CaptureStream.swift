@@ -67,11 +67,15 @@ public final class CaptureStream: Sendable {
     /// `onEnd(.io(…))`, and `stop()` with `onEnd(nil)`. `onEnd` is called exactly once, on the
     /// reading thread, after the last `onData` and after the PCM is closed.
     ///
+    /// With `timestamps` `.firstRead`, only the first read is timed; later ones get 0 for
+    /// `monotonicMicroseconds` and cost no clock read (for a consumer that needs no times).
+    ///
     /// Call `start` once. A later call is ignored, except after `stop()`: then the stream
     /// has already ended and `onEnd(nil)` is called at once on the calling thread.
-    public func start(onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
+    public func start(timestamps: CaptureTimestamps = .everyRead,
+                      onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
                       onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        loop.start(onData: onData, onEnd: onEnd)
+        loop.start(timestamps: timestamps, onData: onData, onEnd: onEnd)
     }
 
     /// Stops reading and closes the PCM. Returns once the reading thread has called `onEnd`

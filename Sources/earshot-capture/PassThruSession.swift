@@ -172,7 +172,8 @@ final class PassThruSession: Sendable {
     }
 
     private func startReading() {
-        stream.start(onData: { [self] bytes, _, monotonicUs in
+        // Only signals carry each chunk's time; the first read's sets the end.
+        stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, onData: { [self] bytes, _, monotonicUs in
             captured(bytes, monotonicUs: monotonicUs)
         }, onEnd: { [self] error in
             if let error {

@@ -59,6 +59,23 @@ struct CaptureTests {
         #expect(recorded.timestamps.last.map { $0 <= now && now - $0 < 60_000_000 } == true)
     }
 
+    @Test func onlyTheFirstReadIsTimedWhenAskedSo() async throws {
+        let format = PCMFormat(sampleRate: 16000, channels: 1, bitsPerSample: 16)
+        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
+        let recorder = CaptureRecorder(bytesPerFrame: format.bytesPerFrame, stopAfterFrames: 1600)
+        let startedAt = monotonicNanoseconds() / 1000
+        recorder.start(stream, timestamps: .firstRead)
+        #expect(await eventually { recorder.ended })
+        stream.stop()
+        let recorded = recorder.snapshot
+        #expect(recorded.frames == 1600 && recorded.callbacks == 10 && recorded.ends.count == 1)
+        #expect(recorded.bytes == Array(devices.infileBytes.prefix(recorded.bytes.count)))
+        // The first read's time, then none.
+        #expect(recorded.timestamps.count == 10)
+        #expect(recorded.timestamps.first.map { $0 >= startedAt && $0 <= monotonicNanoseconds() / 1000 } == true)
+        #expect(recorded.timestamps.dropFirst().allSatisfy { $0 == 0 })
+    }
+
     @Test func eightBitEqualsTheInputFile() async throws {
         let format = PCMFormat(sampleRate: 8000, channels: 1, bitsPerSample: 8)
         let (stream, recorded, _) = try await capture(TestDevices.mic, format, frames: 8000, periodFrames: 80)

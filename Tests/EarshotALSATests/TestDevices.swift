@@ -156,8 +156,9 @@ final class CaptureRecorder: Sendable {
     var ended: Bool { state.withLock { !$0.ends.isEmpty } }
 
     /// Starts `stream`, recording into this recorder.
-    func start(_ stream: CaptureStream) {
+    func start(_ stream: CaptureStream, timestamps: CaptureTimestamps = .everyRead) {
         stream.start(
+            timestamps: timestamps,
             onData: { bytes, frames, time in
                 let (count, shouldStop) = self.state.withLock { state -> (Int, Bool) in
                     if !state.ends.isEmpty { state.dataAfterEnd += 1 }
