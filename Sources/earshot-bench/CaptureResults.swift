@@ -227,8 +227,9 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
 
     private struct Goals: Encodable {
         let p99MillisecondsBelow: Double
-        let p99Met: Bool
-        let zeroGapsMet: Bool
+        /// Absent when no configuration was measured for latency (`--only-cpu` with `s` alone).
+        let p99Met: Bool?
+        let zeroGapsMet: Bool?
         let cpuRatioMax: Double
         let captureLoopRatioMax: Double
     }
@@ -239,7 +240,8 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         try container.encode(processors, forKey: .processors)
         try container.encode(latencies, forKey: .latencies)
         try container.encode(cpu, forKey: .cpu)
-        try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds, p99Met: latencyGoalMet, zeroGapsMet: gapGoalMet,
+        try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds,
+                                   p99Met: latencies.isEmpty ? nil : latencyGoalMet, zeroGapsMet: latencies.isEmpty ? nil : gapGoalMet,
                                    cpuRatioMax: Self.cpuRatioGoal, captureLoopRatioMax: Self.captureLoopRatioGoal), forKey: .goals)
     }
 
@@ -314,7 +316,6 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
             return notes.isEmpty ? nil : "; (\(result.samplingRate / 1000) kHz, \(result.chunkMs) ms): " + notes.joined(separator: ", ")
         }.joined() + ")")
         lines.append("")
-
         return lines
     }
 
