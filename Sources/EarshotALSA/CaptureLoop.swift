@@ -115,7 +115,7 @@ final class CaptureLoop: @unchecked Sendable {
 
         /// Hands over `frames` frames read into `buffer`.
         func deliver(_ frames: Int) {
-            let now = timestamps == .everyRead || delivered == 0 ? monotonicNanoseconds() / 1000 : 0
+            let now = timestamps == .everyRead || delivered == 0 ? monotonicMicroseconds() : 0
             preparedWithoutData = false
             delivered += UInt64(frames)
             framesRead.add(UInt64(frames), ordering: .relaxed)

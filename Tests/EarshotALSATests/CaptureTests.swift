@@ -13,12 +13,12 @@ struct CaptureTests {
     /// reading thread's timestamps (which, unlike the test's own clock readings, do not
     /// depend on how busy the cooperative pool is).
     private func capture(_ device: String, _ format: PCMFormat, frames: Int, periodFrames: UInt32 = 160,
-                         pacing: CapturePacing = .device) async throws
+                         pacing: CapturePacing = .device, timestamps: CaptureTimestamps = .everyRead) async throws
         -> (CaptureStream, CaptureRecorder.Snapshot, startedAt: UInt64) {
         let stream = try CaptureStream(device: device, format: format, periodFrames: periodFrames, pacing: pacing)
         let recorder = CaptureRecorder(bytesPerFrame: format.bytesPerFrame, stopAfterFrames: frames)
         let startedAt = monotonicNanoseconds() / 1000
-        recorder.start(stream)
+        recorder.start(stream, timestamps: timestamps)
         #expect(await eventually { recorder.ended })
         stream.stop()
         return (stream, recorder.snapshot, startedAt)
@@ -61,13 +61,7 @@ struct CaptureTests {
 
     @Test func onlyTheFirstReadIsTimedWhenAskedSo() async throws {
         let format = PCMFormat(sampleRate: 16000, channels: 1, bitsPerSample: 16)
-        let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
-        let recorder = CaptureRecorder(bytesPerFrame: format.bytesPerFrame, stopAfterFrames: 1600)
-        let startedAt = monotonicNanoseconds() / 1000
-        recorder.start(stream, timestamps: .firstRead)
-        #expect(await eventually { recorder.ended })
-        stream.stop()
-        let recorded = recorder.snapshot
+        let (_, recorded, startedAt) = try await capture(TestDevices.mic, format, frames: 1600, timestamps: .firstRead)
         #expect(recorded.frames == 1600 && recorded.callbacks == 10 && recorded.ends.count == 1)
         #expect(recorded.bytes == Array(devices.infileBytes.prefix(recorded.bytes.count)))
         // The first read's time, then none.
