@@ -158,25 +158,17 @@ final class CaptureLoop: @unchecked Sendable {
             return nil
         }
 
-
         /// Delivers what a read returned, or recovers from its error.
         func afterRead(_ result: Int) -> LoopStep {
             if result > 0 {
                 deliver(result)
                 return .goOn
             }
-            let outcome = result == 0 ? Recovery.nothing : recover(from: Int32(clamping: result), preparedWithoutData: &preparedWithoutData)
-            switch outcome {
-            case .resumed:
-                return .goOn
-            case .nothing:
+            if result == 0 {
                 // Ready, yet nothing read.
                 return pauseBriefly(periodNanoseconds) ? .finish(nil) : .goOn
-            case .stopped:
-                return .finish(nil)
-            case .ended(let error):
-                return .finish(error)
             }
+            return afterFailure(Int32(clamping: result), preparedWithoutData: &preparedWithoutData, periodNanoseconds: periodNanoseconds)
         }
 
         while true {
@@ -226,7 +218,6 @@ final class CaptureLoop: @unchecked Sendable {
         }
     }
 
-    /// Recovers from a negative libasound result as `classify` says.
     /// What the reading loop does after a failed libasound call: go on (after recovering,
     /// or after a short pause when there was nothing to recover from), or finish.
     private enum LoopStep {
@@ -243,6 +234,7 @@ final class CaptureLoop: @unchecked Sendable {
         }
     }
 
+    /// Recovers from a negative libasound result as `classify` says.
     private func recover(from code: Int32, preparedWithoutData: inout Bool) -> Recovery {
         let state = snd_pcm_state(pcm)
         switch classify(errorCode: code, state: state) {
