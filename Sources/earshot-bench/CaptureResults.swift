@@ -240,8 +240,9 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         try container.encode(processors, forKey: .processors)
         try container.encode(latencies, forKey: .latencies)
         try container.encode(cpu, forKey: .cpu)
+        let measured = !latencies.isEmpty
         try container.encode(Goals(p99MillisecondsBelow: Self.latencyGoalMilliseconds,
-                                   p99Met: latencies.isEmpty ? nil : latencyGoalMet, zeroGapsMet: latencies.isEmpty ? nil : gapGoalMet,
+                                   p99Met: measured ? latencyGoalMet : nil, zeroGapsMet: measured ? gapGoalMet : nil,
                                    cpuRatioMax: Self.cpuRatioGoal, captureLoopRatioMax: Self.captureLoopRatioGoal), forKey: .goals)
     }
 
