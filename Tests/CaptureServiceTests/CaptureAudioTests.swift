@@ -108,12 +108,15 @@ import Testing
         }
     }
 
-    @Test func aStreamReaderThatFallsBehindDoesNotHoldUpTheEnd() async throws {
+    /// A reader that falls behind gets the rest queued, whether the pipe is the only way
+    /// the audio goes (`Delivery` `stream`) or not.
+    @Test(arguments: ["signals", "stream"])
+    func aStreamReaderThatFallsBehindDoesNotHoldUpTheEnd(_ delivery: String) async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
             var endTook = Duration.zero
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000)) { path in
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["Delivery": .string(delivery)])) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 // A one-page pipe that nobody reads yet: after the first chunk, the rest of
@@ -145,18 +148,31 @@ import Testing
             #expect(endTook < .milliseconds(800), "End took \(endTook)")
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             #expect(streamed.count >= 12_000, "\(streamed.count) bytes streamed")
-            let isTheTail = recording.bytes.suffix(streamed.count).elementsEqual(streamed)
-            #expect(isTheTail, "the \(streamed.count) streamed bytes are not the tail of the \(recording.bytes.count) in the chunks")
+            let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2
+            let isTheTail = captured >= streamed.count && input[(captured - streamed.count)..<captured].elementsEqual(streamed)
+            #expect(isTheTail, "the \(streamed.count) streamed bytes are not the tail of the \(captured) captured")
+            if delivery == "signals" { #expect(recording.bytes == Array(input.prefix(captured))) }
         }
     }
 
-    @Test func aStreamReaderThatGoesAwayCostsNothing() async throws {
+    @Test(arguments: ["signals", "stream"])
+    func aStreamReaderThatGoesAwayCostsNothing(_ delivery: String) async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(20)])) { path in
-                // The reader is closed at once: the service's next write meets a pipe
-                // without a reader (EPIPE), which ends that stream, not the service.
+            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(20), "Delivery": .string(delivery)])
+            let recording = try await capture.record(request) { path in
+                // The reader takes a few chunks, then goes away: the service's next write
+                // meets a pipe without a reader (EPIPE), which ends that stream, not the service.
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let raw = try #require(fd.rawValue)
+                var buffer = [UInt8](repeating: 0, count: 2048)
+                var taken = 0
+                while taken < 2048 {
+                    let n = read(raw, &buffer, buffer.count - taken)
+                    if n <= 0 { break }
+                    taken += n
+                }
+                #expect(taken == 2048)
                 fd.close()
                 // About ten more chunks, each written to the closed stream, then the end.
                 try await Task.sleep(for: .milliseconds(200))
@@ -166,8 +182,73 @@ import Testing
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
             #expect(frames >= 3200)
-            #expect(recording.bytes.count == Int(frames) * 2)
-            #expect(recording.bytes == Array(input.prefix(recording.bytes.count)))
+            if delivery == "signals" {
+                #expect(recording.bytes.count == Int(frames) * 2)
+                #expect(recording.bytes == Array(input.prefix(recording.bytes.count)))
+            } else {
+                #expect(recording.chunks.isEmpty)
+            }
+        }
+    }
+
+    /// `Delivery` `stream` to its end by MaxDuration: the pipe carries every frame from its
+    /// opening to the last, and `FramesCaptured` is MaxDuration's to the frame (its last
+    /// read, 480 of a period's 800 frames, cut short).
+    @Test func aStreamRunsToMaxDurationToTheFrame() async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            var streamed: [UInt8] = []
+            let request = CaptureFixture.request(maxMs: 3030, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
+            let recording = try await capture.record(request) { path in
+                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let raw = try #require(fd.rawValue)
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = read(raw, &buffer, buffer.count)
+                    if n <= 0 { break }
+                    streamed += buffer[0..<n]
+                }
+            }
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
+            #expect(recording.info["FramesCaptured"] == .uint64(48480))
+            #expect(recording.info["DurationMs"] == .uint32(3030))
+            #expect(recording.chunks.isEmpty)
+            // Opened long before the end; the tail of what was captured, to the last byte.
+            #expect(streamed.count >= 32000, "\(streamed.count) bytes streamed")
+            #expect(streamed.count <= 96960 && Array(input[(96960 - streamed.count)..<96960]) == streamed)
+        }
+    }
+
+    /// A second `OpenStream` while the first is read: from then on both carry the same
+    /// audio, to the end.
+    @Test func aSecondStreamCarriesWhatTheFirstDoes() async throws {
+        let input = CaptureFixture.pattern(400_000)
+        try await CaptureFixture.with(input: input, pace: "realtime") { capture in
+            var first: [UInt8] = []
+            var second: [UInt8] = []
+            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
+            let recording = try await capture.record(request) { path in
+                func read(_ raw: Int32, into bytes: inout [UInt8], atLeast count: Int) {
+                    var buffer = [UInt8](repeating: 0, count: 65536)
+                    while bytes.count < count {
+                        let n = Glibc.read(raw, &buffer, buffer.count)
+                        if n <= 0 { return }
+                        bytes += buffer[0..<n]
+                    }
+                }
+                let one = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                read(try #require(one.rawValue), into: &first, atLeast: 8000)
+                let two = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                read(try #require(two.rawValue), into: &second, atLeast: 8000)
+                _ = try await capture.call("End", path: path)
+                read(try #require(one.rawValue), into: &first, atLeast: .max)
+                read(try #require(two.rawValue), into: &second, atLeast: .max)
+            }
+            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2
+            #expect(second.count >= 8000 && first.count > second.count)
+            #expect(captured >= first.count && Array(input[(captured - first.count)..<captured]) == first)
+            #expect(Array(first.suffix(second.count)) == second)
         }
     }
 }
