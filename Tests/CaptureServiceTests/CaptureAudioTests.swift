@@ -52,17 +52,9 @@ import Testing
             let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50)])) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                var ended = false
-                while true {
-                    let n = read(raw, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    streamed += buffer[0..<n]
-                    if !ended && streamed.count >= 16000 {
-                        _ = try await capture.call("End", path: path)
-                        ended = true
-                    }
-                }
+                CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
+                _ = try await capture.call("End", path: path)
+                CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             #expect(streamed.count >= 16000)
@@ -83,17 +75,9 @@ import Testing
             let recording = try await capture.record(request) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                var ended = false
-                while true {
-                    let n = read(raw, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    streamed += buffer[0..<n]
-                    if !ended && streamed.count >= 16000 {
-                        _ = try await capture.call("End", path: path)
-                        ended = true
-                    }
-                }
+                CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
+                _ = try await capture.call("End", path: path)
+                CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
@@ -138,12 +122,7 @@ import Testing
                 _ = try await capture.call("End", path: path)
                 endTook = ContinuousClock.now - before
                 // The reader catches up after the end and still gets everything, then EOF.
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                while true {
-                    let n = read(raw, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    streamed += buffer[0..<n]
-                }
+                CaptureFixture.read(raw, into: &streamed)
             }
             #expect(endTook < .milliseconds(800), "End took \(endTook)")
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
@@ -201,13 +180,7 @@ import Testing
             let request = CaptureFixture.request(maxMs: 3030, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
             let recording = try await capture.record(request) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                let raw = try #require(fd.rawValue)
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                while true {
-                    let n = read(raw, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    streamed += buffer[0..<n]
-                }
+                CaptureFixture.read(try #require(fd.rawValue), into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
             #expect(recording.info["FramesCaptured"] == .uint64(48480))
@@ -228,21 +201,13 @@ import Testing
             var second: [UInt8] = []
             let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
             let recording = try await capture.record(request) { path in
-                func read(_ raw: Int32, into bytes: inout [UInt8], atLeast count: Int) {
-                    var buffer = [UInt8](repeating: 0, count: 65536)
-                    while bytes.count < count {
-                        let n = Glibc.read(raw, &buffer, buffer.count)
-                        if n <= 0 { return }
-                        bytes += buffer[0..<n]
-                    }
-                }
                 let one = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                read(try #require(one.rawValue), into: &first, atLeast: 8000)
+                CaptureFixture.read(try #require(one.rawValue), into: &first, atLeast: 8000)
                 let two = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                read(try #require(two.rawValue), into: &second, atLeast: 8000)
+                CaptureFixture.read(try #require(two.rawValue), into: &second, atLeast: 8000)
                 _ = try await capture.call("End", path: path)
-                read(try #require(one.rawValue), into: &first, atLeast: .max)
-                read(try #require(two.rawValue), into: &second, atLeast: .max)
+                CaptureFixture.read(try #require(one.rawValue), into: &first)
+                CaptureFixture.read(try #require(two.rawValue), into: &second)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2

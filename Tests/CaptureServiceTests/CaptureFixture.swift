@@ -100,6 +100,16 @@ struct CaptureFixture {
         return try await Self.collect(subscription, path: path)
     }
 
+    /// Reads the stream `fd` into `bytes` until they are at least `count` long, or to EOF.
+    static func read(_ fd: Int32, into bytes: inout [UInt8], atLeast count: Int = .max) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < count {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n <= 0 { return }
+            bytes += buffer[0..<n]
+        }
+    }
+
     /// Bytes of a ramp that never repeats within 64 KiB, so misplaced bytes show.
     static func pattern(_ count: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
