@@ -51,8 +51,10 @@ import Testing
                 endedAt = ContinuousClock.now
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "done")
-            #expect(recording.chunks.count == 2)
-            #expect(recording.chunks.first?.data.count == 32000)
+            // Whole chunks, then what was heard since the last: two chunks, unless a loaded
+            // machine delayed Done past the second second.
+            #expect(recording.chunks.count >= 2 && (recording.chunks.last?.data.count ?? 0) > 0)
+            #expect(recording.chunks.dropLast().allSatisfy { $0.data.count == 32000 })
             let frames = recording.bytes.count / 2
             // At least the 1.5 s waited (less the time to start the pass-thru, which the
             // wait included), at most all the time until Done returned.
