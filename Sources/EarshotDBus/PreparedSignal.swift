@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 
 /// A signal sent again and again with the same header: one path, interface, member and
 /// destination, one signature (e.g. a stream of audio chunks to their owner).
@@ -6,6 +7,11 @@ import CDBus
 /// The names and the signature are checked, and libdbus builds the header, once. Each
 /// `send` copies that header (`dbus_message_copy`), appends only the arguments and sends;
 /// a signal sent this way is the same on the wire as one from `emitSignal`.
+///
+/// Arguments of only fixed-size values and byte arrays (such as `ay t t`) are marshalled
+/// once per shape: the last such message is kept, and a send whose byte arrays have the same
+/// lengths copies it whole and writes the new values over the old (`FixedBodyLayout`), with
+/// none of libdbus's appending (which rewrites the header's signature for every argument).
 public final class PreparedSignal: Sendable {
     public let connection: DBusConnection
     public let path: ObjectPath
@@ -15,6 +21,8 @@ public final class PreparedSignal: Sendable {
     /// The argument types every `send` must match.
     public let signature: [DBusType]
     private let header: HeaderTemplate
+    /// The last message sent whose arguments have a `FixedBodyLayout`.
+    private let lastFixed = Locked<FixedBodyTemplate?>(nil)
 
     public init(connection: DBusConnection, path: ObjectPath, interface: String, member: String,
                 signature: [DBusType], destination: String? = nil) throws(DBusError) {
@@ -39,10 +47,24 @@ public final class PreparedSignal: Sendable {
         guard arguments.count == signature.count, zip(arguments, signature).allSatisfy({ $0.type == $1 }) else {
             throw .invalidArgs("\(interface).\(member) has signature '\(signatureString(signature))', given '\(signatureString(arguments.map(\.type)))'")
         }
+        // Fixed-size values and byte arrays need no checking beyond their types.
+        if let template = lastFixed.withLock({ $0 }), template.layout.fits(arguments) {
+            guard let message = dbus_message_copy(template.pointer) else { throw .noMemory("out of memory copying a signal") }
+            defer { dbus_message_unref(message) }
+            // (A copy always has its original's layout; were it ever not so, the signal is
+            // built afresh below.)
+            if let body = template.layout.body(of: message) {
+                template.layout.write(arguments, into: body)
+                return try connection.sendEncoded(message)
+            }
+        }
         try MessageCodec.validateValues(arguments)
         guard let message = dbus_message_copy(header.pointer) else { throw .noMemory("out of memory copying a signal header") }
         defer { dbus_message_unref(message) }
         try MessageCodec.append(arguments, to: message)
+        if let layout = FixedBodyLayout(arguments), layout.describes(message), let kept = dbus_message_copy(message) {
+            lastFixed.withLock { $0 = FixedBodyTemplate(pointer: kept, layout: layout) }
+        }
         return try connection.sendEncoded(message)
     }
 }
@@ -63,5 +85,85 @@ private final class HeaderTemplate: @unchecked Sendable {
 
     deinit {
         dbus_message_unref(pointer)
+    }
+}
+
+/// A message kept by a `PreparedSignal` to be copied and written over.
+///
+/// `@unchecked Sendable` is sound for the reason `HeaderTemplate`'s is: the message is
+/// complete when the wrapper is made, never sent, appended to or written over itself (only
+/// its copies are), and `dbus_message_copy` only reads it.
+private final class FixedBodyTemplate: @unchecked Sendable {
+    let pointer: OpaquePointer
+    let layout: FixedBodyLayout
+
+    init(pointer: OpaquePointer, layout: FixedBodyLayout) {
+        self.pointer = pointer
+        self.layout = layout
+    }
+
+    deinit {
+        dbus_message_unref(pointer)
+    }
+}
+
+extension FixedBodyLayout {
+    /// The start of `message`'s body, found through the anchoring byte array; nil unless
+    /// that array is where and as long as laid out. (A copy of a message this layout
+    /// `describes` needs no more checking than that.)
+    ///
+    /// Writing there changes what is sent: libdbus keeps a message's body as its wire bytes,
+    /// in a buffer of the message's own (a `dbus_message_copy` gets one of its own), caches
+    /// nothing else about them, and `dbus_message_iter_get_fixed_array` points into that
+    /// buffer. A message must not be written over once sent (libdbus then owns it too).
+    func body(of message: OpaquePointer) -> UnsafeMutableRawPointer? {
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iter) != 0 else { return nil }
+        for _ in 0 ..< anchor {
+            guard dbus_message_iter_next(&iter) != 0 else { return nil }
+        }
+        guard case .bytes(_, let count) = slots[anchor], let data = Self.byteArray(at: &iter), data.count == count,
+              let base = data.base else { return nil }
+        let body = UnsafeMutableRawPointer(mutating: base) - anchorDataOffset
+        // The wire format aligns a body to 8 bytes, and so does libdbus's buffer.
+        return Int(bitPattern: body) % 8 == 0 ? body : nil
+    }
+
+    /// Whether every argument of `message` is where this layout puts it, as libdbus reads
+    /// it, and there are no others.
+    func describes(_ message: OpaquePointer) -> Bool {
+        guard let body = body(of: message) else { return false }
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iter) != 0 else { return false }
+        for (index, slot) in slots.enumerated() {
+            if index > 0 { guard dbus_message_iter_next(&iter) != 0 else { return false } }
+            switch slot {
+            case let .scalar(offset, size):
+                guard dbus_message_iter_get_arg_type(&iter) != EARSHOT_DBUS_TYPE_ARRAY else { return false }
+                var value: UInt64 = 0
+                withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, $0) }
+                // `value` holds the value in its first `size` bytes, as the body does.
+                let same = withUnsafeBytes(of: &value) { read in memcmp(read.baseAddress!, body + offset, size) == 0 }
+                guard same else { return false }
+            case let .bytes(offset, count):
+                guard let data = Self.byteArray(at: &iter), data.count == count,
+                      body.load(fromByteOffset: offset, as: UInt32.self) == UInt32(count) else { return false }
+                if count > 0, data.base != UnsafeRawPointer(body + offset + 4) { return false }
+            }
+        }
+        return dbus_message_iter_next(&iter) == 0
+    }
+
+    /// The byte array at `iter`: where libdbus holds its bytes, and how many; nil for any
+    /// other argument.
+    private static func byteArray(at iter: inout DBusMessageIter) -> (base: UnsafeRawPointer?, count: Int)? {
+        guard dbus_message_iter_get_arg_type(&iter) == EARSHOT_DBUS_TYPE_ARRAY,
+              dbus_message_iter_get_element_type(&iter) == EARSHOT_DBUS_TYPE_BYTE else { return nil }
+        var elements = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &elements)
+        var base: UnsafeMutablePointer<UInt8>? = nil
+        var count: Int32 = 0
+        dbus_message_iter_get_fixed_array(&elements, &base, &count)
+        return (base.map { UnsafeRawPointer($0) }, Int(count))
     }
 }

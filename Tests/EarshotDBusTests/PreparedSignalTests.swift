@@ -56,6 +56,39 @@ import Testing
         }
     }
 
+    /// Every send of one shape after the first is a copy of the last written over: each
+    /// must arrive as sent, whatever shapes come between.
+    @Test func fixedSizeValuesAndByteArraysArriveAsSentInEveryShape() async throws {
+        try await Self.with { object, receiver, _ in
+            let signature: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double,
+                                         .array(.byte), .array(.byte), .uint64]
+            let prepared = try PreparedSignal(connection: object.connection, path: "/stream", interface: "org.example.Stream",
+                                              member: "Mixed", signature: signature, destination: receiver.uniqueName)
+            let mine = try await receiver.subscribe(MatchRule(interface: "org.example.Stream", member: "Mixed"), addMatch: false)
+            // Two shapes in turn, the same shape twice running, then one with nothing to
+            // anchor to, then back.
+            let lengths: [(Int, Int)] = [(3200, 0), (3200, 0), (3200, 0), (17, 5), (3200, 0), (17, 5), (17, 5), (0, 0), (0, 3), (3200, 0)]
+            var sent: [[DBusValue]] = []
+            for (index, (first, second)) in lengths.enumerated() {
+                let n = UInt8(truncatingIfNeeded: index)
+                let values: [DBusValue] = [
+                    .byte(n), .boolean(index % 2 == 0), .int16(-Int16(index)), .uint16(UInt16(index) &* 1000),
+                    .int32(Int32(index) - 5), .uint32(UInt32(index) << 20), .int64(-Int64(index) << 40),
+                    .uint64(UInt64(index) << 50 | 1), .double(index == 4 ? .nan : Double(index) / 3),
+                    .bytes(DBusBytes((0 ..< first).map { UInt8(truncatingIfNeeded: $0 &+ index) })),
+                    .bytes(DBusBytes([UInt8](repeating: n, count: second))), .uint64(UInt64(index)),
+                ]
+                try prepared.send(values)
+                sent.append(values)
+            }
+            for values in sent {
+                let message = try #require(await mine.next(timeout: .seconds(5)))
+                #expect(message.body == values)
+                #expect(message.signature == "ybnqiuxtdayayt")
+            }
+        }
+    }
+
     @Test func aBroadcastPreparedSignalReachesSubscribers() async throws {
         try await Self.with { object, receiver, third in
             let theirs = try await third.subscribe(MatchRule(interface: "org.example.Stream", member: "Done"))
