@@ -21,7 +21,7 @@ public final class PreparedSignal: Sendable {
     /// The argument types every `send` must match.
     public let signature: [DBusType]
     private let header: HeaderTemplate
-    /// The last message sent whose arguments have a `FixedBodyLayout`.
+    /// The last message built afresh whose arguments have a `FixedBodyLayout`, to be copied.
     private let lastFixed = Locked<FixedBodyTemplate?>(nil)
 
     public init(connection: DBusConnection, path: ObjectPath, interface: String, member: String,
