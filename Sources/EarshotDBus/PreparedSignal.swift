@@ -1,5 +1,4 @@
 import CDBus
-import Glibc
 
 /// A signal sent again and again with the same header: one path, interface, member and
 /// destination, one signature (e.g. a stream of audio chunks to their owner).
@@ -104,66 +103,5 @@ private final class FixedBodyTemplate: @unchecked Sendable {
 
     deinit {
         dbus_message_unref(pointer)
-    }
-}
-
-extension FixedBodyLayout {
-    /// The start of `message`'s body, found through the anchoring byte array; nil unless
-    /// that array is where and as long as laid out. (A copy of a message this layout
-    /// `describes` needs no more checking than that.)
-    ///
-    /// Writing there changes what is sent: libdbus keeps a message's body as its wire bytes,
-    /// in a buffer of the message's own (a `dbus_message_copy` gets one of its own), caches
-    /// nothing else about them, and `dbus_message_iter_get_fixed_array` points into that
-    /// buffer. A message must not be written over once sent (libdbus then owns it too).
-    func body(of message: OpaquePointer) -> UnsafeMutableRawPointer? {
-        var iter = DBusMessageIter()
-        guard dbus_message_iter_init(message, &iter) != 0 else { return nil }
-        for _ in 0 ..< anchor {
-            guard dbus_message_iter_next(&iter) != 0 else { return nil }
-        }
-        guard case .bytes(_, let count) = slots[anchor], let data = Self.byteArray(at: &iter), data.count == count,
-              let base = data.base else { return nil }
-        let body = UnsafeMutableRawPointer(mutating: base) - anchorDataOffset
-        // The wire format aligns a body to 8 bytes, and so does libdbus's buffer.
-        return Int(bitPattern: body) % 8 == 0 ? body : nil
-    }
-
-    /// Whether every argument of `message` is where this layout puts it, as libdbus reads
-    /// it, and there are no others.
-    func describes(_ message: OpaquePointer) -> Bool {
-        guard let body = body(of: message) else { return false }
-        var iter = DBusMessageIter()
-        guard dbus_message_iter_init(message, &iter) != 0 else { return false }
-        for (index, slot) in slots.enumerated() {
-            if index > 0 { guard dbus_message_iter_next(&iter) != 0 else { return false } }
-            switch slot {
-            case let .scalar(offset, size):
-                guard dbus_message_iter_get_arg_type(&iter) != EARSHOT_DBUS_TYPE_ARRAY else { return false }
-                var value: UInt64 = 0
-                withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, $0) }
-                // `value` holds the value in its first `size` bytes, as the body does.
-                let same = withUnsafeBytes(of: &value) { read in memcmp(read.baseAddress!, body + offset, size) == 0 }
-                guard same else { return false }
-            case let .bytes(offset, count):
-                guard let data = Self.byteArray(at: &iter), data.count == count,
-                      body.load(fromByteOffset: offset, as: UInt32.self) == UInt32(count) else { return false }
-                if count > 0, data.base != UnsafeRawPointer(body + offset + 4) { return false }
-            }
-        }
-        return dbus_message_iter_next(&iter) == 0
-    }
-
-    /// The byte array at `iter`: where libdbus holds its bytes, and how many; nil for any
-    /// other argument.
-    private static func byteArray(at iter: inout DBusMessageIter) -> (base: UnsafeRawPointer?, count: Int)? {
-        guard dbus_message_iter_get_arg_type(&iter) == EARSHOT_DBUS_TYPE_ARRAY,
-              dbus_message_iter_get_element_type(&iter) == EARSHOT_DBUS_TYPE_BYTE else { return nil }
-        var elements = DBusMessageIter()
-        dbus_message_iter_recurse(&iter, &elements)
-        var base: UnsafeMutablePointer<UInt8>? = nil
-        var count: Int32 = 0
-        dbus_message_iter_get_fixed_array(&elements, &base, &count)
-        return (base.map { UnsafeRawPointer($0) }, Int(count))
     }
 }
