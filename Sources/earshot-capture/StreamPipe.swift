@@ -57,14 +57,25 @@ struct StreamPipe: Sendable {
         return done
     }
 
-    /// Gives the reader up to a second to take the backlog (offering it every 50 ms), then
-    /// closes (EOF). It only sleeps between writes, so it holds no thread while it waits.
+    /// How long `finish` waits for a reader that takes nothing, and how long for one that
+    /// keeps taking.
+    static let patience: Duration = .seconds(1)
+    static let finishLimit: Duration = .seconds(30)
+
+    /// Offers the backlog to the reader every 50 ms, then closes (EOF): once all of it is
+    /// taken, once the reader has taken nothing for `patience` (counted from the last time
+    /// it took some, so a reader still busy elsewhere when the pass-thru ended loses
+    /// nothing), or after `finishLimit` in all. It only sleeps between writes, so it holds
+    /// no thread while it waits.
     mutating func finish() async {
-        var waited = 0
-        while !closed, !backlog.isEmpty, waited < 1000 {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var lastTaken = started
+        while !closed, !backlog.isEmpty, clock.now - lastTaken < Self.patience, clock.now - started < Self.finishLimit {
             try? await Task.sleep(for: .milliseconds(50))
-            waited += 50
+            let waiting = backlog.count
             write([])
+            if backlog.count < waiting { lastTaken = clock.now }
         }
         close()
     }
