@@ -1,44 +1,29 @@
-import CGcrypt
+import CNettle
 
-/// Streaming SHA-256 through libgcrypt, which every service maps already (libdbus links
-/// libsystemd, which links it); a digest needs no library of its own.
+/// Streaming SHA-256 through Nettle: the state is this value's own, and a digest touches
+/// nothing of the library but its hash functions.
 ///
 ///     var hasher = SHA256Hasher()
 ///     hasher.update(bytes)
 ///     let hex = hasher.finalize()
 public struct SHA256Hasher: ~Copyable {
-    /// The digest handle, owned by this value.
-    private let handle: gcry_md_hd_t
+    private var context = sha256_ctx()
 
     public init() {
-        _ = Self.library
-        var handle: gcry_md_hd_t?
-        guard gcry_md_open(&handle, Int32(GCRY_MD_SHA256.rawValue), 0) == 0, let handle else {
-            fatalError("libgcrypt: cannot open a SHA-256 digest")
-        }
-        self.handle = handle
-    }
-
-    /// libgcrypt initialised once per process (a global's initialiser runs once, under
-    /// the runtime's lock); its version.
-    private static let library = String(cString: earshot_gcrypt_initialize())
-
-    deinit {
-        gcry_md_close(handle)
+        nettle_sha256_init(&context)
     }
 
     /// Adds `bytes` to the digest.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-        gcry_md_write(handle, base, bytes.count)
+        nettle_sha256_update(&context, bytes.count, base.assumingMemoryBound(to: UInt8.self))
     }
 
     /// The digest of everything added, as 64 lowercase hexadecimal digits.
     public consuming func finalize() -> String {
-        guard let digest = gcry_md_read(handle, Int32(GCRY_MD_SHA256.rawValue)) else {
-            fatalError("libgcrypt: SHA-256 finalization failed")
-        }
-        return Hexadecimal.lowercase(UnsafeBufferPointer(start: digest, count: 32))
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_SIZE))
+        nettle_sha256_digest(&context, digest.count, &digest)
+        return Hexadecimal.lowercase(digest)
     }
 }
 
