@@ -78,6 +78,9 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
+        // libsndfile for the services: opened at the first audio file and closed once
+        // quiet, not linked (it brings five codec libraries); <sndfile.h> for its types.
+        .target(name: "CSndFileLoader"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
 
@@ -108,7 +111,7 @@ let package = Package(
         // ALSA access shared by the services: devices, formats, capture and playback threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
-        .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFile", "CSampleRate"]),
+        .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFileLoader", "CSampleRate"]),
 
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (Nettle),
@@ -123,7 +126,7 @@ let package = Package(
         .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
                 linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
                                  .linkedLibrary("avutil"), .linkedLibrary("sndfile")] + cPluginLinking),
-        .target(name: "EarshotMedia", dependencies: ["CSndFile", "CEbur128", "CTruePeak", "CNettle", "EarshotSync"]),
+        .target(name: "EarshotMedia", dependencies: ["CSndFileLoader", "CEbur128", "CTruePeak", "CNettle", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
@@ -143,7 +146,7 @@ let package = Package(
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
             "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
-            "CTunablesAtStart",
+            "CSndFileLoader", "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-alerts")),
@@ -172,7 +175,7 @@ let package = Package(
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
             "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotContract", "EarshotMedia", "EarshotDBus", "EarshotService",
-            "EarshotSync", "CTunablesAtStart",
+            "EarshotSync", "CSndFileLoader", "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-pieces")),
@@ -249,7 +252,7 @@ let package = Package(
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
-        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "CSndFile", "CSndFileLoader", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),

@@ -1,4 +1,4 @@
-import CSndFile
+import CSndFileLoader
 import EarshotSync
 
 /// Opens libsndfile handles so that a failure's message is the failure's own.
@@ -14,7 +14,7 @@ enum LibsndfileOpen {
     static func run(_ open: () -> OpaquePointer?) -> Result<OpaquePointer, LibsndfileMessage> {
         lock.withLock {
             if let handle = open() { return .success(handle) }
-            return .failure(LibsndfileMessage(text: String(cString: sf_strerror(nil))))
+            return .failure(LibsndfileMessage(text: String(cString: earshot_sf_strerror(nil))))
         }
     }
 }

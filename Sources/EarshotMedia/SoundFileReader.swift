@@ -1,4 +1,4 @@
-import CSndFile
+import CSndFileLoader
 import Glibc
 
 /// An audio file open for reading through libsndfile, checked to be a source the contract
@@ -33,7 +33,7 @@ struct SoundFileReader: ~Copyable {
         }
         var info = SF_INFO()
         // libsndfile does not close the descriptor (SF_FALSE); deinit does, after sf_close.
-        let opened = LibsndfileOpen.run { sf_open_fd(descriptor, Int32(SFM_READ), &info, Int32(SF_FALSE)) }
+        let opened = LibsndfileOpen.run { earshot_sf_open_fd(descriptor, Int32(SFM_READ), &info, Int32(SF_FALSE)) }
         let handle: OpaquePointer
         switch opened {
         case .success(let opened): handle = opened
@@ -45,7 +45,7 @@ struct SoundFileReader: ~Copyable {
         do throws(MediaError) {
             format = try Self.check(info, path: path)
         } catch {
-            sf_close(handle)
+            earshot_sf_close(handle)
             close(descriptor)
             throw error
         }
@@ -75,7 +75,7 @@ struct SoundFileReader: ~Copyable {
     }
 
     deinit {
-        sf_close(handle)
+        earshot_sf_close(handle)
         close(descriptor)
     }
 
@@ -105,7 +105,7 @@ struct SoundFileReader: ~Copyable {
     func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
         let capacity = buffer.count / Int(channels)
         guard capacity > 0 else { return 0 }
-        let got = sf_readf_float(handle, buffer.baseAddress, sf_count_t(capacity))
+        let got = earshot_sf_readf_float(handle, buffer.baseAddress, sf_count_t(capacity))
         return got > 0 ? Int(got) : 0
     }
 
@@ -113,8 +113,8 @@ struct SoundFileReader: ~Copyable {
     /// returns the frame count. Throws `.invalidAudio` if decoding failed or stopped before
     /// the frames the headers declare, or if nothing at all decoded.
     func checkEnd(decoded: Int64) throws(MediaError) -> UInt64 {
-        if sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
-            throw .invalidAudio("decoding failed after \(decoded) frames (libsndfile: \(String(cString: sf_strerror(handle))))")
+        if earshot_sf_error(handle) != Int32(SF_ERR_NO_ERROR) {
+            throw .invalidAudio("decoding failed after \(decoded) frames (libsndfile: \(String(cString: earshot_sf_strerror(handle))))")
         }
         if declaredFrames != Int64.max && decoded < declaredFrames {
             throw .invalidAudio("decoding stopped after \(decoded) of \(declaredFrames) frames")
@@ -154,7 +154,7 @@ struct SoundFileReader: ~Copyable {
         var info = SF_FORMAT_INFO()
         info.format = Int32(format)
         let size = Int32(MemoryLayout<SF_FORMAT_INFO>.size)
-        guard sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &info, size) == 0, let name = info.name else { return nil }
+        guard earshot_sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &info, size) == 0, let name = info.name else { return nil }
         return String(cString: name)
     }
 }

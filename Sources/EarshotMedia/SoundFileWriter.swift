@@ -1,4 +1,4 @@
-import CSndFile
+import CSndFileLoader
 
 /// An audio file being written through libsndfile: 16-bit PCM WAV, 16-bit FLAC, or Ogg
 /// Vorbis at `vorbisQuality`.
@@ -26,19 +26,19 @@ struct SoundFileWriter: ~Copyable {
         case .aacM4A: preconditionFailure("AAC is written by the FFmpeg encoder, not libsndfile")
         }
         let shape = "\(name) at \(sampleRate) Hz with \(channels) channel\(channels == 1 ? "" : "s")"
-        guard sf_format_check(&info) == Int32(SF_TRUE) else {
+        guard earshot_sf_format_check(&info) == Int32(SF_TRUE) else {
             throw .invalidAudio("libsndfile cannot write \(shape)")
         }
         let handle: OpaquePointer
-        switch LibsndfileOpen.run({ sf_open(path, Int32(SFM_WRITE), &info) }) {
+        switch LibsndfileOpen.run({ earshot_sf_open(path, Int32(SFM_WRITE), &info) }) {
         case .success(let opened): handle = opened
         case .failure(let failure): throw .io("cannot create '\(path)' (libsndfile: \(failure.text))")
         }
         if format == .oggVorbis {
             var quality = Self.vorbisQuality
-            let set = sf_command(handle, Int32(SFC_SET_VBR_ENCODING_QUALITY), &quality, Int32(MemoryLayout<Double>.size))
+            let set = earshot_sf_command(handle, Int32(SFC_SET_VBR_ENCODING_QUALITY), &quality, Int32(MemoryLayout<Double>.size))
             guard set == Int32(SF_TRUE) else {
-                sf_close(handle)
+                earshot_sf_close(handle)
                 throw .io("libsndfile refuses Vorbis quality \(quality) for '\(path)'")
             }
         }
@@ -48,18 +48,18 @@ struct SoundFileWriter: ~Copyable {
     }
 
     deinit {
-        if let handle { sf_close(handle) }
+        if let handle { earshot_sf_close(handle) }
     }
 
     /// Appends `frames` frames of interleaved 16-bit samples.
     func write(_ samples: UnsafeBufferPointer<Int16>, frames: Int) throws(MediaError) {
-        let written = sf_writef_short(handle, samples.baseAddress, sf_count_t(frames))
+        let written = earshot_sf_writef_short(handle, samples.baseAddress, sf_count_t(frames))
         try check(written: written, of: frames)
     }
 
     /// Appends `frames` frames of interleaved float samples (full scale ±1).
     func write(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(MediaError) {
-        let written = sf_writef_float(handle, samples.baseAddress, sf_count_t(frames))
+        let written = earshot_sf_writef_float(handle, samples.baseAddress, sf_count_t(frames))
         try check(written: written, of: frames)
     }
 
@@ -68,18 +68,18 @@ struct SoundFileWriter: ~Copyable {
     mutating func finish() throws(MediaError) {
         guard let handle else { return }
         self.handle = nil
-        let result = sf_close(handle)
+        let result = earshot_sf_close(handle)
         guard result == 0 else {
-            throw .io("cannot finish '\(path)' (libsndfile: \(String(cString: sf_error_number(result))))")
+            throw .io("cannot finish '\(path)' (libsndfile: \(String(cString: earshot_sf_error_number(result))))")
         }
     }
 
     private func check(written: sf_count_t, of frames: Int) throws(MediaError) {
         guard written != sf_count_t(frames) else { return }
-        let message = String(cString: sf_strerror(handle))
+        let message = String(cString: earshot_sf_strerror(handle))
         // libsndfile sets up the encoder (libvorbis's, for one) on the first write and reports
         // an encoder that refuses the rate or channel count as an unrecognised format.
-        if sf_error(handle) == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
+        if earshot_sf_error(handle) == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
             throw .invalidAudio("libsndfile cannot encode \(shape) (libsndfile: \(message))")
         }
         throw .io("cannot write '\(path)' (libsndfile: \(message))")

@@ -1,4 +1,4 @@
-import CSndFile
+import CSndFileLoader
 import Glibc
 
 /// Why an audio file could not be decoded.
@@ -60,10 +60,10 @@ public enum AudioFileDecoder {
         if (status.st_mode & S_IFMT) == S_IFDIR { throw .unreadable(path: path, message: "is a directory") }
 
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw .unreadable(path: path, message: String(cString: sf_strerror(nil)))
+        guard let file = earshot_sf_open(path, Int32(SFM_READ), &info) else {
+            throw .unreadable(path: path, message: String(cString: earshot_sf_strerror(nil)))
         }
-        defer { sf_close(file) }
+        defer { earshot_sf_close(file) }
         let channels = Int(info.channels)
         guard channels > 0, info.samplerate > 0 else {
             throw .unreadable(path: path, message: "no channels or no sample rate")
@@ -77,7 +77,7 @@ public enum AudioFileDecoder {
         var block = [Float](repeating: 0, count: blockFrames * channels)
         while true {
             let read = block.withUnsafeMutableBufferPointer { buffer in
-                sf_readf_float(file, buffer.baseAddress, sf_count_t(blockFrames))
+                earshot_sf_readf_float(file, buffer.baseAddress, sf_count_t(blockFrames))
             }
             if read <= 0 { break }
             for frame in 0 ..< Int(read) {
@@ -86,9 +86,9 @@ public enum AudioFileDecoder {
                 mono.append(sum / Float(channels))
             }
         }
-        let error = sf_error(file)
+        let error = earshot_sf_error(file)
         if error != 0 {
-            throw .unreadable(path: path, message: String(cString: sf_error_number(error)))
+            throw .unreadable(path: path, message: String(cString: earshot_sf_error_number(error)))
         }
         return (mono, Int(info.samplerate))
     }

@@ -1,4 +1,5 @@
 import AlertsCore
+import CSndFileLoader
 import ContractCore
 import EarshotContract
 import EarshotDBus
@@ -72,9 +73,12 @@ final class AlertsService: Sendable {
         ])
         manager.withLock { $0 = object }
         try await captureWatch.start()
-        // Once quiet, libespeak-ng goes (its tables and the libraries it brought); the next
-        // spoken alert opens it again.
-        MemoryReturn.whenIdle { SpeechSynthesizer.releaseEngine() }
+        // Once quiet, libespeak-ng goes (its tables and the libraries it brought), and
+        // libsndfile (opened for a jingle or an audio file); the next alert opens them again.
+        MemoryReturn.whenIdle {
+            SpeechSynthesizer.releaseEngine()
+            _ = earshot_sndfile_release()
+        }
     }
 
     static func capabilities(displayLines: UInt32) -> DBusValue {

@@ -1,3 +1,4 @@
+import CSndFileLoader
 import ContractCore
 import EarshotContract
 import EarshotDBus
@@ -56,7 +57,10 @@ final class PiecesService: Sendable {
     /// Once the service has gone quiet: the catalogue's caches go.
     func releaseMemory() async {
         await store.releaseMemory()
-        logger.debug("quiet: released the catalogue's caches")
+        // libsndfile and its codec libraries, opened by the last drop or export, unless a
+        // file is still open.
+        let closed = earshot_sndfile_release() == 1
+        logger.debug("quiet: released the catalogue's caches\(closed ? " and closed libsndfile" : "")")
     }
 
     /// Other hosts' drops and deletions, announced here as if made here.

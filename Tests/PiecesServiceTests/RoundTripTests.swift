@@ -126,6 +126,31 @@ import Testing
         }
     }
 
+    /// libsndfile, with the codec libraries it brings, is mapped at the first drop, not at
+    /// start, and unmapped once the service has gone quiet; the next drop opens it again.
+    @Test func libsndfileIsOpenedForWorkAndClosedOnceQuiet() async throws {
+        try await PiecesFixture.with(.sqlite) { pieces in
+            let wav = pieces.file("mix.wav")
+            try Data(TestMedia.wav(seconds: 2, rate: 44100, channels: 2)).write(to: wav)
+            func mapsLibsndfile() throws -> Bool {
+                try pieces.service.maps("libsndfile") || pieces.service.maps("libvorbisenc") || pieces.service.maps("libFLAC")
+            }
+            #expect(try !mapsLibsndfile(), "libsndfile mapped at start")
+            let first = try await pieces.drop(["Title": .string("First"), "MixStemPath": .string(wav.path)])
+            #expect(try mapsLibsndfile(), "libsndfile not mapped after a drop")
+            // Quiet: no call for one trim interval (10 s) after one with calls.
+            let deadline = ContinuousClock.now + .seconds(40)
+            while try mapsLibsndfile(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
+            #expect(try !mapsLibsndfile(), "libsndfile still mapped 40 s after the last call")
+            let second = try await pieces.drop(["Title": .string("Second"), "MixStemPath": .string(wav.path)])
+            #expect(try mapsLibsndfile())
+            let pieceFirst = try await pieces.get(first)
+            let pieceSecond = try await pieces.get(second)
+            #expect(pieceSecond["LoudnessLufs"] != nil && pieceSecond["LoudnessLufs"] == pieceFirst["LoudnessLufs"])
+            #expect(pieceSecond["SampleRate"]?.uint32Value == 44100 && pieceSecond["Channels"]?.uint32Value == 2)
+        }
+    }
+
     @Test(arguments: Backend.allCases) func everyTranscodeOpensWithTheRightDuration(backend: Backend) async throws {
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
