@@ -22,7 +22,9 @@ sf_count_t earshot_sf_writef_float(SNDFILE *file, const float *frames, sf_count_
 sf_count_t earshot_sf_writef_short(SNDFILE *file, const short *frames, sf_count_t count);
 
 /* These load the library if it is not loaded (NULL for earshot_sf_strerror: the last
-   open's failure). */
+   open's failure). Texts returned (and SF_FORMAT_INFO's names) are the library's own:
+   copy them at once, as earshot_sndfile_release may unmap them once the service is
+   quiet. */
 const char *earshot_sf_strerror(SNDFILE *file);
 const char *earshot_sf_error_number(int errnum);
 int earshot_sf_format_check(const SF_INFO *info);
