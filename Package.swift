@@ -79,7 +79,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
         // libsndfile for the services: opened at the first audio file and closed once
-        // quiet, not linked (it brings five codec libraries); <sndfile.h> for its types.
+        // quiet, not linked (it brings seven codec libraries); <sndfile.h> for its types.
         .target(name: "CSndFileLoader"),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
