@@ -252,7 +252,7 @@ let package = Package(
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
-        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "CSndFile", "CSndFileLoader", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),

@@ -151,10 +151,3 @@ int earshot_sndfile_release(void) {
     pthread_mutex_unlock(&lock);
     return closed;
 }
-
-int earshot_sndfile_is_loaded(void) {
-    pthread_mutex_lock(&lock);
-    int loaded = api.library != NULL;
-    pthread_mutex_unlock(&lock);
-    return loaded;
-}

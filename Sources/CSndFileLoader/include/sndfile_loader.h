@@ -32,7 +32,4 @@ int earshot_sf_format_check(const SF_INFO *info);
 /* Closes libsndfile if it is loaded and no file is open; with no other user it is
    unmapped with the libraries it brought. Returns 1 if it closed it. */
 int earshot_sndfile_release(void);
-
-/* Whether libsndfile is loaded now (for tests). */
-int earshot_sndfile_is_loaded(void);
 #endif
