@@ -15,8 +15,8 @@ struct LinkOrderCommand: AsyncParsableCommand {
             Runs each service built in release mode next to this binary alone on a private bus \
             (the test stack's embedded defaults), from a page cache that holds none of its \
             binary and with the block device's read-ahead at 0 (root only; restored after), so \
-            that the pages it has resident are the ones it touched. The pages resident --idle-seconds \
-            after start come first, then those the load benchmark's scenario adds in \
+            that the pages it has resident are the ones it touched, --runs times over. The pages resident \
+            --idle-seconds after any start come first, then those the load benchmark's scenario adds in \
             --busy-seconds; every function (llvm-nm) on those pages is written, in that order, to \
             OUTPUT-DIRECTORY/SERVICE.order, which Package.swift hands to lld \
             (--symbol-ordering-file) for release builds. Without root the read-ahead stays on and \
@@ -35,9 +35,12 @@ struct LinkOrderCommand: AsyncParsableCommand {
     @Option(help: "Concurrent clients during the busy phase.")
     var clients = 2
 
+    @Option(help: "Starts of each service: the order holds what any of them touched, as one start can miss code another runs.")
+    var runs = 3
+
     func validate() throws {
-        guard idleSeconds >= 0, busySeconds > 0, clients >= 1 else {
-            throw ValidationError("--idle-seconds must not be negative; --busy-seconds and --clients must be positive")
+        guard idleSeconds >= 0, busySeconds > 0, clients >= 1, runs >= 1 else {
+            throw ValidationError("--idle-seconds must not be negative; --busy-seconds, --clients and --runs must be positive")
         }
     }
 
@@ -49,24 +52,27 @@ struct LinkOrderCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let readAhead = ReadAheadOff(for: URL(fileURLWithPath: paths[0]))
         defer { readAhead.restore() }
-        let (idle, busy, clients) = (Duration.milliseconds(Int(idleSeconds * 1000)), Duration.milliseconds(Int(busySeconds * 1000)), clients)
+        let (idle, busy, clients, runs) = (Duration.milliseconds(Int(idleSeconds * 1000)), Duration.milliseconds(Int(busySeconds * 1000)), clients, runs)
         let output = directory
         let report = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
             try await ServiceStack.with([]) { stack in
                 var rows: [LinkOrderReport.Row] = []
                 for (service, path) in zip(ServiceStack.services, paths) {
-                    progress("\(service.executable): start, idle, busy")
-                    try dropFromPageCache(path)
-                    let process = try await stack.launch(service.executable)
-                    try await Task.sleep(for: idle)
-                    let idlePages = try ResidentPages.of(path, in: process.pid)
-                    try await FootprintBenchmark.busyPhase(service.busName, stack: stack, clients: clients, duration: busy)
-                    let busyPages = try ResidentPages.of(path, in: process.pid)
-                    await process.shutdown()
-                    let order = try SymbolTable(executable: path, nm: nm).order(touching: [idlePages.pages, busyPages.pages])
+                    var idlePages = Set<UInt64>(), busyPages = Set<UInt64>()
+                    for run in 1...runs {
+                        progress("\(service.executable): start, idle, busy (\(run) of \(runs))")
+                        try dropFromPageCache(path)
+                        let process = try await stack.launch(service.executable)
+                        try await Task.sleep(for: idle)
+                        idlePages.formUnion(try ResidentPages.of(path, in: process.pid).pages)
+                        try await FootprintBenchmark.busyPhase(service.busName, stack: stack, clients: clients, duration: busy)
+                        busyPages.formUnion(try ResidentPages.of(path, in: process.pid).pages)
+                        await process.shutdown()
+                    }
+                    let order = try SymbolTable(executable: path, nm: nm).order(touching: [idlePages, busyPages])
                     let file = output.appendingPathComponent(service.executable + ".order")
                     try Data((order.names.joined(separator: "\n") + "\n").utf8).write(to: file)
-                    rows.append(.init(executable: service.executable, idlePages: idlePages.pages.count, busyPages: busyPages.pages.count,
+                    rows.append(.init(executable: service.executable, idlePages: idlePages.count, busyPages: busyPages.count,
                                       symbols: order.names.count, symbolBytes: order.bytes, file: file.path))
                 }
                 return LinkOrderReport(readAheadOff: readAhead.wasTurnedOff, rows: rows)
