@@ -10,9 +10,11 @@ import PackageDescription
 /// while it starts, idles and works (`deploy/link-order/NAME.order`, written by
 /// `deploy/earshot-dev bench link-order`), so that it maps a few dense megabytes of its
 /// binary instead of pages scattered over all of it. A symbol the order names that no longer
-/// exists is skipped. Foundation's ICU data goes after the code
-/// (`deploy/link-order/icu-data-after-code.ld`), so that the data the loader relocates at
-/// every start is one span, not two spans 34 MB apart.
+/// exists is skipped. A linker script (`deploy/link-order/release-layout.ld`) adds what
+/// the order cannot move: the PLT, `.init`, `.fini` and the compiler's private functions
+/// (which have no symbols) go in front of the code, Foundation's ICU data after it, so
+/// that a cold start reads the code in one place and the data the loader relocates in one
+/// other.
 ///
 /// Release builds export no symbols from the executable: the static Swift runtime's link
 /// arguments would export all of them (`-export-dynamic`), which made earshot-pieces'
@@ -28,7 +30,7 @@ func serviceLinking(_ executable: String) -> [LinkerSetting] {
         .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
         .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/deploy/link-order/\(executable).order",
                       "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
-                      "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/deploy/link-order/icu-data-after-code.ld",
+                      "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/deploy/link-order/release-layout.ld",
                       "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"], .when(configuration: .release)),
     ]
 }
