@@ -19,7 +19,9 @@ struct LinkOrderCommand: AsyncParsableCommand {
             --idle-seconds after any start come first, then those the load benchmark's scenario adds in \
             --busy-seconds; every function (llvm-nm) on those pages is written, in that order, to \
             OUTPUT-DIRECTORY/SERVICE.order, which Package.swift hands to lld \
-            (--symbol-ordering-file) for release builds. Without root the read-ahead stays on and \
+            (--symbol-ordering-file) for release builds. The compiler's private functions have no \
+            symbols and cannot be named there: deploy/link-order/release-layout.ld puts all of them, \
+            with the PLT, in front of the code. Without root the read-ahead stays on and \
             the profile is coarser (it counts the pages read ahead).
             """)
 
