@@ -111,6 +111,14 @@ struct CPUComparison: Encodable, Sendable {
         guard let s = service?.cpuMillisecondsFromClock, let a = matchedArecord?.cpuMillisecondsFromClock, a > 0 else { return nil }
         return s / a
     }
+    /// CPU per run of the service's busiest thread (the one reading the device) over that
+    /// of arecord waking as often: the cost of one wake-up, without the service's other
+    /// threads and without the count of wake-ups.
+    var serviceToMatchedArecordPerRun: Double? {
+        guard let s = service?.busiestThread?.microsecondsPerRun, let a = matchedArecord?.busiestThread?.microsecondsPerRun, a > 0 else { return nil }
+        return s / a
+    }
+
     /// The C reference doing the service's least work per chunk: read, one libdbus signal.
     var captureLoop: ProcessUsage? { usage.first { $0.role == Self.captureLoopRole } }
 
@@ -151,7 +159,7 @@ struct CPUComparison: Encodable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case configuration, chunkMs, usage, recorder, ratioFromTicks, ratioFromClock, goalMet, ratioToCaptureLoop, captureLoopToArecord,
-             ratioToMatchedArecord, loopGoalMet
+             ratioToMatchedArecord, serviceToMatchedArecordPerRun, loopGoalMet
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -166,6 +174,7 @@ struct CPUComparison: Encodable, Sendable {
         try container.encodeIfPresent(ratioToCaptureLoop, forKey: .ratioToCaptureLoop)
         try container.encodeIfPresent(captureLoopToArecord, forKey: .captureLoopToArecord)
         try container.encodeIfPresent(ratioToMatchedArecord, forKey: .ratioToMatchedArecord)
+        try container.encodeIfPresent(serviceToMatchedArecordPerRun, forKey: .serviceToMatchedArecordPerRun)
         try container.encodeIfPresent(loopGoalMet, forKey: .loopGoalMet)
     }
 
@@ -195,6 +204,18 @@ struct CPUComparison: Encodable, Sendable {
         if let toLoop = ratioToCaptureLoop, let loopToArecord = captureLoopToArecord {
             lines.append("CPU ratio earshot-capture / C capture loop (the same read and one libdbus signal per chunk, in C): "
                          + "\(fixed(toLoop, 2)); C capture loop / arecord: \(fixed(loopToArecord, 2)) (CPU clock)")
+        }
+        let perRun = usage.filter { $0.role != "dbus-daemon" }.compactMap { usage -> String? in
+            guard let busiest = usage.busiestThread, let each = busiest.microsecondsPerRun else { return nil }
+            let others = usage.threads.count > 1 ? " + \(fixed(usage.otherThreadsMilliseconds, 2)) ms in \(usage.threads.count - 1) other threads" : ""
+            return "\(usage.role): \(busiest.runs) x \(fixed(each, 1)) us\(others)"
+        }
+        if !perRun.isEmpty {
+            lines.append("busiest thread's runs on a CPU (about one per wake-up) x CPU per run, from /proc/PID/task/TID/schedstat:")
+            lines.append("  " + perRun.joined(separator: "; "))
+        }
+        if let perWake = serviceToMatchedArecordPerRun {
+            lines.append("CPU per run, earshot-capture's busiest thread / arecord with \(chunkMs) ms periods: \(fixed(perWake, 2))")
         }
         if let recorder {
             let rate = recorder.seconds > 0 ? Double(recorder.bytesRead) / recorder.seconds : 0

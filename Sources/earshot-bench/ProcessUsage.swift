@@ -19,8 +19,10 @@ struct ProcessUsage: Encodable, Sendable {
     let rssKiBAtStart: UInt64
     let rssKiBAtEnd: UInt64
     let hwmKiBAtEnd: UInt64
+    /// Each thread alive at both ends of the window, busiest first.
+    let threads: [ThreadUsage]
 
-    init(role: String, pid: pid_t, start: ProcessSample, end: ProcessSample) {
+    init(role: String, pid: pid_t, start: ProcessSample, end: ProcessSample, threadsAtStart: [ThreadSample], threadsAtEnd: [ThreadSample]) {
         self.role = role
         self.pid = pid
         command = end.command
@@ -39,7 +41,33 @@ struct ProcessUsage: Encodable, Sendable {
         rssKiBAtStart = start.rssKiB
         rssKiBAtEnd = end.rssKiB
         hwmKiBAtEnd = end.hwmKiB
+        let before = Dictionary(threadsAtStart.map { ($0.tid, $0) }, uniquingKeysWith: { first, _ in first })
+        threads = threadsAtEnd.compactMap { after in before[after.tid].map { ThreadUsage(start: $0, end: after) } }
+            .sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }
     }
+
+    /// The thread that used the most CPU in the window (for a capturing process, the one
+    /// reading the device), and the CPU of all the others together, in milliseconds.
+    var busiestThread: ThreadUsage? { threads.first }
+    var otherThreadsMilliseconds: Double { threads.dropFirst().reduce(0) { $0 + $1.cpuMilliseconds } }
+}
+
+/// One thread's CPU over a measurement window, from the scheduler's counts.
+struct ThreadUsage: Encodable, Sendable {
+    let tid: Int32
+    let name: String
+    let cpuMilliseconds: Double
+    /// How many times it was given a CPU: about once per wake-up.
+    let runs: UInt64
+
+    init(start: ThreadSample, end: ThreadSample) {
+        tid = end.tid
+        name = end.name
+        cpuMilliseconds = Double(end.runNanoseconds &- start.runNanoseconds) / 1e6
+        runs = end.runs &- start.runs
+    }
+
+    var microsecondsPerRun: Double? { runs > 0 ? cpuMilliseconds * 1000 / Double(runs) : nil }
 }
 
 /// Samples a set of processes when two given chunks arrive: the start and the end of the
@@ -57,6 +85,8 @@ final class UsageWindow: Sendable {
     private struct State {
         var start: [ProcessSample]?
         var end: [ProcessSample]?
+        var threadsAtStart: [[ThreadSample]] = []
+        var threadsAtEnd: [[ThreadSample]] = []
         var error: String?
     }
     private let state = Locked(State())
@@ -76,18 +106,26 @@ final class UsageWindow: Sendable {
             state.withLock { if $0.error == nil { $0.error = "sampling at chunk \(sequence): \(error)" } }
             return
         }
+        let threads = processes.map { ThreadSample.all(of: $0.pid) }
         state.withLock { s in
-            if sequence == startSequence, s.start == nil { s.start = samples } else if sequence == endSequence, s.end == nil { s.end = samples }
+            if sequence == startSequence, s.start == nil {
+                (s.start, s.threadsAtStart) = (samples, threads)
+            } else if sequence == endSequence, s.end == nil {
+                (s.end, s.threadsAtEnd) = (samples, threads)
+            }
         }
     }
 
     /// The usage of every process over the window, or an error saying why there is none.
     func result() throws -> [ProcessUsage] {
-        let (start, end, error) = state.withLock { ($0.start, $0.end, $0.error) }
+        let (start, end, threadsAtStart, threadsAtEnd, error) = state.withLock { ($0.start, $0.end, $0.threadsAtStart, $0.threadsAtEnd, $0.error) }
         if let error { throw HarnessError(error) }
         guard let start, let end else {
             throw HarnessError("the CPU window's chunks \(startSequence) and \(endSequence) did not both arrive")
         }
-        return processes.indices.map { ProcessUsage(role: processes[$0].role, pid: processes[$0].pid, start: start[$0], end: end[$0]) }
+        return processes.indices.map {
+            ProcessUsage(role: processes[$0].role, pid: processes[$0].pid, start: start[$0], end: end[$0],
+                         threadsAtStart: threadsAtStart[$0], threadsAtEnd: threadsAtEnd[$0])
+        }
     }
 }
