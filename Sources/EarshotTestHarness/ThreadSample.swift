@@ -14,6 +14,10 @@ public struct ThreadSample: Sendable {
     public let runNanoseconds: UInt64
     public let runs: UInt64
 
+    public init(tid: Int32, name: String, runNanoseconds: UInt64, runs: UInt64) {
+        (self.tid, self.name, self.runNanoseconds, self.runs) = (tid, name, runNanoseconds, runs)
+    }
+
     /// Every thread of `pid` that could be read; empty when the process is gone.
     public static func all(of pid: pid_t) -> [ThreadSample] {
         let directory = "/proc/\(pid)/task"

@@ -214,7 +214,8 @@ struct CPUComparison: Encodable, Sendable {
             lines.append("busiest thread's runs on a CPU (about one per wake-up) x CPU per run, from /proc/PID/task/TID/schedstat:")
             lines.append("  " + perRun.joined(separator: "; "))
         }
-        if let perWake = serviceToMatchedArecordPerRun {
+        // (With signals, a wake-up of the service also sends one: not arecord's work.)
+        if !sendsSignals, let perWake = serviceToMatchedArecordPerRun {
             lines.append("CPU per run, earshot-capture's busiest thread / arecord with \(chunkMs) ms periods: \(fixed(perWake, 2))")
         }
         if let recorder {

@@ -19,7 +19,7 @@ struct ProcessUsage: Encodable, Sendable {
     let rssKiBAtStart: UInt64
     let rssKiBAtEnd: UInt64
     let hwmKiBAtEnd: UInt64
-    /// Each thread alive at both ends of the window, busiest first.
+    /// Each thread alive at the window's end, busiest first.
     let threads: [ThreadUsage]
 
     init(role: String, pid: pid_t, start: ProcessSample, end: ProcessSample, threadsAtStart: [ThreadSample], threadsAtEnd: [ThreadSample]) {
@@ -41,9 +41,12 @@ struct ProcessUsage: Encodable, Sendable {
         rssKiBAtStart = start.rssKiB
         rssKiBAtEnd = end.rssKiB
         hwmKiBAtEnd = end.hwmKiB
+        // A thread started within the window counts from nothing; one that ended within it
+        // is not listed (its time is still in the process's CPU clock).
         let before = Dictionary(threadsAtStart.map { ($0.tid, $0) }, uniquingKeysWith: { first, _ in first })
-        threads = threadsAtEnd.compactMap { after in before[after.tid].map { ThreadUsage(start: $0, end: after) } }
-            .sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }
+        threads = threadsAtEnd.map { after in
+            ThreadUsage(start: before[after.tid] ?? ThreadSample(tid: after.tid, name: after.name, runNanoseconds: 0, runs: 0), end: after)
+        }.sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }
     }
 
     /// The thread that used the most CPU in the window (for a capturing process, the one
