@@ -281,7 +281,7 @@ let package = Package(
         // Hardening: every service fuzzed over the bus, under load, through faults, and
         // behind the system-bus policy.
         .testTarget(name: "BusFuzzTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "LoadTests", dependencies: ["CDBus", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "LoadTests", dependencies: ["CDBus", "EarshotDBus", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "FaultTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
