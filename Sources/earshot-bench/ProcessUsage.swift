@@ -45,7 +45,7 @@ struct ProcessUsage: Encodable, Sendable {
         // is not listed (its time is still in the process's CPU clock).
         let before = Dictionary(threadsAtStart.map { ($0.tid, $0) }, uniquingKeysWith: { first, _ in first })
         threads = threadsAtEnd.map { after in
-            ThreadUsage(start: before[after.tid] ?? ThreadSample(tid: after.tid, name: after.name, runNanoseconds: 0, runs: 0), end: after)
+            ThreadUsage(start: before[after.tid] ?? ThreadSample(tid: after.tid, name: after.name, runNanoseconds: 0, runs: 0, voluntarySwitches: 0), end: after)
         }.sorted { $0.cpuMilliseconds > $1.cpuMilliseconds }
     }
 

@@ -19,19 +19,14 @@ struct RestingCost: Encodable, Sendable {
     struct Sample {
         let monotonicNanoseconds: UInt64
         let cpuNanoseconds: UInt64
-        let switchesByThread: [String: UInt64]
+        let switchesByThread: [Int32: UInt64]
 
         static func take(_ pid: pid_t) -> Sample? {
             let now = EarshotDBus.monotonicNanoseconds()
-            guard let cpu = ProcessSample.cpuNanoseconds(of: pid),
-                  let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
-            var switches: [String: UInt64] = [:]
-            for thread in threads {
-                guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else { continue }
-                for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-                    switches[thread] = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "")
-                }
-            }
+            guard let cpu = ProcessSample.cpuNanoseconds(of: pid) else { return nil }
+            let threads = ThreadSample.all(of: pid)
+            guard !threads.isEmpty else { return nil }
+            let switches = Dictionary(threads.map { ($0.tid, $0.voluntarySwitches) }, uniquingKeysWith: { first, _ in first })
             return Sample(monotonicNanoseconds: now, cpuNanoseconds: cpu, switchesByThread: switches)
         }
     }

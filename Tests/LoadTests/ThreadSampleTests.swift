@@ -6,8 +6,8 @@ import Testing
 
 /// `ThreadSample` reads the scheduler's counts for each thread of a process (what the
 /// capture benchmark divides to get a thread's CPU per wake-up): a thread that sleeps and
-/// wakes 30 times between two samples shows at least 30 more runs, some more CPU time, and
-/// its own name and id.
+/// wakes 30 times between two samples shows at least 30 more runs and voluntary switches,
+/// some more CPU time, and its own name and id.
 @Test func threadSampleCountsEachWakeUpOfAThread() throws {
     let ready = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0), leave = DispatchSemaphore(value: 0)
@@ -35,5 +35,6 @@ import Testing
     #expect(second.tid == first.tid)
     #expect(second.runs >= first.runs + 30)
     #expect(second.runNanoseconds > first.runNanoseconds)
+    #expect(second.voluntarySwitches >= first.voluntarySwitches + 30)
     #expect(ThreadSample.all(of: getpid()).contains { $0.tid == getpid() }, "the main thread is listed too")
 }
