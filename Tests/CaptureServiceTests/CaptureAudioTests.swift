@@ -52,9 +52,9 @@ import Testing
             let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50)])) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
-                CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
+                await CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
                 _ = try await capture.call("End", path: path)
-                CaptureFixture.read(raw, into: &streamed)
+                await CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             #expect(streamed.count >= 16000)
@@ -75,9 +75,9 @@ import Testing
             let recording = try await capture.record(request) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
-                CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
+                await CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
                 _ = try await capture.call("End", path: path)
-                CaptureFixture.read(raw, into: &streamed)
+                await CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
@@ -109,7 +109,7 @@ import Testing
                 _ = try await capture.call("End", path: path)
                 endTook = ContinuousClock.now - before
                 // The reader catches up after the end and still gets everything, then EOF.
-                CaptureFixture.read(raw, into: &streamed)
+                await CaptureFixture.read(raw, into: &streamed)
             }
             // End does not wait for the reader. (Had it waited, the reader, idle until End
             // returned, would have been given up on and found the stream cut short below;
@@ -140,11 +140,10 @@ import Testing
                 _ = try await capture.call("End", path: path)
                 endedAt = ContinuousClock.now
                 // One page every 300 ms: a dozen reads, seconds past the end.
-                var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
-                    let n = read(raw, &buffer, buffer.count)
-                    if n <= 0 { break }
-                    streamed += buffer[0..<n]
+                    let page = await CaptureFixture.readOnce(raw, limit: 4096)
+                    if page.isEmpty { break }
+                    streamed += page
                     try await Task.sleep(for: .milliseconds(300))
                 }
             }
@@ -184,10 +183,9 @@ import Testing
                 // meets a pipe without a reader (EPIPE), which ends that stream, not the service.
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
-                var buffer = [UInt8](repeating: 0, count: 2048)
                 var taken = 0
                 while taken < 2048 {
-                    let n = read(raw, &buffer, buffer.count - taken)
+                    let n = await CaptureFixture.readOnce(raw, limit: 2048 - taken).count
                     if n <= 0 { break }
                     taken += n
                 }
@@ -220,7 +218,7 @@ import Testing
             let request = CaptureFixture.request(maxMs: 3030, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
             let recording = try await capture.record(request) { path in
                 let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                CaptureFixture.read(try #require(fd.rawValue), into: &streamed)
+                await CaptureFixture.read(try #require(fd.rawValue), into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
             #expect(recording.info["FramesCaptured"] == .uint64(48480))
@@ -242,12 +240,12 @@ import Testing
             let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
             let recording = try await capture.record(request) { path in
                 let one = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                CaptureFixture.read(try #require(one.rawValue), into: &first, atLeast: 8000)
+                await CaptureFixture.read(try #require(one.rawValue), into: &first, atLeast: 8000)
                 let two = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
-                CaptureFixture.read(try #require(two.rawValue), into: &second, atLeast: 8000)
+                await CaptureFixture.read(try #require(two.rawValue), into: &second, atLeast: 8000)
                 _ = try await capture.call("End", path: path)
-                CaptureFixture.read(try #require(one.rawValue), into: &first)
-                CaptureFixture.read(try #require(two.rawValue), into: &second)
+                await CaptureFixture.read(try #require(one.rawValue), into: &first)
+                await CaptureFixture.read(try #require(two.rawValue), into: &second)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2

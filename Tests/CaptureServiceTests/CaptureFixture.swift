@@ -101,12 +101,37 @@ struct CaptureFixture {
     }
 
     /// Reads the stream `fd` into `bytes` until they are at least `count` long, or to EOF.
-    static func read(_ fd: Int32, into bytes: inout [UInt8], atLeast count: Int = .max) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < count {
-            let n = Glibc.read(fd, &buffer, buffer.count)
-            if n <= 0 { return }
-            bytes += buffer[0..<n]
+    static func read(_ fd: Int32, into bytes: inout [UInt8], atLeast count: Int = .max) async {
+        let wanted = count == .max ? Int.max : count - bytes.count
+        bytes += await offThePool {
+            var got: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while got.count < wanted {
+                let n = Glibc.read(fd, &buffer, buffer.count)
+                if n <= 0 { break }
+                got += buffer[0..<n]
+            }
+            return got
+        }
+    }
+
+    /// One read of at most `limit` bytes from `fd`: what it returned, empty at EOF or on
+    /// an error.
+    static func readOnce(_ fd: Int32, limit: Int) async -> [UInt8] {
+        await offThePool {
+            var buffer = [UInt8](repeating: 0, count: limit)
+            let n = Glibc.read(fd, &buffer, limit)
+            return n > 0 ? Array(buffer[0..<n]) : []
+        }
+    }
+
+    /// Runs blocking `work` on a thread of its own. A read that waits for the service on
+    /// the cooperative pool holds one of its threads (two on a 2-core machine): tests
+    /// running beside it could then not take their own streams, and the service, seeing
+    /// those readers take nothing, would rightly give up on them.
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
         }
     }
 
