@@ -20,7 +20,7 @@ import PackageDescription
 /// arguments would export all of them (`-export-dynamic`), which made earshot-pieces'
 /// dynamic symbol table 3.5 MB that the loader searched while binding every library
 /// (about 2 MiB of VmRSS). Nothing loaded into a service binds to its symbols: its plugins
-/// are C (`cPluginLinking`).
+/// are C (`cOnlyLinking`).
 ///
 /// Release builds also link the C++ runtime the Swift runtime needs from libstdc++'s
 /// archive rather than its shared library (`deploy/static-libstdc++/libstdc++.so`, a
@@ -35,11 +35,12 @@ func serviceLinking(_ executable: String) -> [LinkerSetting] {
     ]
 }
 
-/// How the plugins written in C are linked: without the Swift runtime's start-up object,
-/// which registers an image's Swift metadata (C code has none), and with the static Swift
-/// runtime named instead of libswiftCore.so, of which C code then takes nothing. A plugin so
-/// built needs no Swift library on the machine and no symbol of the process that loads it.
-let cPluginLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
+/// How the plugins and programs written in C are linked: without the Swift runtime's start-up
+/// object, which registers an image's Swift metadata (C code has none), and with the static
+/// Swift runtime named instead of libswiftCore.so, of which C code then takes nothing. A
+/// plugin so built needs no Swift library on the machine and no symbol of the process that
+/// loads it; a program so built has no Swift in it at all.
+let cOnlyLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
 
 let package = Package(
     name: "Earshot",
@@ -56,6 +57,7 @@ let package = Package(
         .executable(name: "earshot", targets: ["earshot"]),
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
+        .executable(name: "earshot-capture-loop", targets: ["earshot-capture-loop"]),
         // An ALSA capture plugin for tests: a microphone that can be unplugged.
         .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
         // FFmpeg's AAC encoder, loaded by earshot-pieces at its first AAC export.
@@ -130,7 +132,7 @@ let package = Package(
         // a plugin of its own, which EarshotMedia loads at the first AAC export.
         .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
                 linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
-                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")] + cPluginLinking),
+                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")] + cOnlyLinking),
         .target(name: "EarshotMedia", dependencies: ["CSndFileLoader", "CEbur128", "CTruePeak", "CNettle", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
@@ -236,15 +238,20 @@ let package = Package(
         // libasound + libdbus capture loop doing a capture service's least work per chunk.
         .target(name: "CEchoClient", dependencies: ["CDBus"]),
         .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
+        // The capture loop as a C program of its own, as arecord is: no Swift runtime, and
+        // no threads but the loop's, in the process whose CPU time the benchmark compares.
+        // (The -lstdc++ that swiftc adds to every link then takes nothing from the archive.)
+        .executableTarget(name: "earshot-capture-loop", dependencies: ["CCaptureLoop"],
+                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient", "CCaptureLoop",
+            "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         // An external (ioplug) ALSA PCM serving a file until its presence file is removed,
         // then failing as a device pulled out does; loaded by libasound from the tests' configs.
-        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cPluginLinking),
+        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cOnlyLinking),
 
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),

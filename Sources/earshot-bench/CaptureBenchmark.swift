@@ -13,8 +13,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
         commandName: "capture",
         abstract: "Measure earshot-capture: chunk latency, gaps, CPU and memory against arecord.",
         discussion: """
-            Needs the release build of earshot-capture next to this binary \
-            (swift build -c release --product earshot-capture) and /usr/bin/arecord (alsa-utils). \
+            Needs the release builds of earshot-capture and earshot-capture-loop next to this binary \
+            (swift build -c release --product earshot-capture, and the same for earshot-capture-loop; \
+            ./deploy/earshot-dev bench capture builds both) and /usr/bin/arecord (alsa-utils). \
             Starts a private dbus-daemon and, per configuration, earshot-capture --device mic \
             --pace device on a live test microphone: an ALSA file-plugin PCM whose infile is a FIFO \
             that this benchmark fills in real time, one period at a time, so that every process \
@@ -33,8 +34,8 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             each on a live microphone of its own hearing the same input, \
             `arecord -f S16_LE -r 16000 -c 1 -t raw` (its default 125 ms periods) into a pipe read at 32000 B/s, \
             the same with --period-time set to the chunk's length (waking as often as the service), \
-            and the C capture loop (this binary's hidden capture-loop: libasound reads of such a \
-            PCM, one libdbus AudioPassThru-shaped signal per chunk), and \
+            and the C capture loop (earshot-capture-loop, a C program built next to this binary: \
+            libasound reads of such a PCM, one libdbus AudioPassThru-shaped signal per chunk), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
             and memory (VmRSS, VmHWM) of all over the same window. \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
@@ -119,14 +120,15 @@ struct CaptureBenchmark: Sendable {
 
     func run() async throws -> CaptureBenchmarkResults {
         let capture = try builtService("earshot-capture")
+        let captureLoop = try builtService("earshot-capture-loop")
         guard FileManager.default.isExecutableFile(atPath: Self.arecord) else {
             throw BenchmarkError("\(Self.arecord) is missing: install alsa-utils")
         }
 
-        return try await withPrivateBus { bus in try await measure(capture: capture, bus: bus) }
+        return try await withPrivateBus { bus in try await measure(capture: capture, captureLoop: captureLoop, bus: bus) }
     }
 
-    private func measure(capture: String, bus: PrivateBus) async throws -> CaptureBenchmarkResults {
+    private func measure(capture: String, captureLoop: String, bus: PrivateBus) async throws -> CaptureBenchmarkResults {
         // The microphones: live ones (LiveMicrophone), one per process that captures, all
         // hearing the same input, long enough for the biggest configuration, with margin;
         // every snd_pcm_open hears it from its beginning.
@@ -145,7 +147,7 @@ struct CaptureBenchmark: Sendable {
         for configuration in CaptureConfiguration.all + streamed where !onlyCPU || cpuLabels.contains(configuration.label) {
             try Task.checkCancellation()
             let measuresUsage = cpuLabels.contains(configuration.label)
-            let outcome = try await runConfiguration(configuration, capture: capture, bus: bus, devices: devices,
+            let outcome = try await runConfiguration(configuration, capture: capture, captureLoop: captureLoop, bus: bus, devices: devices,
                                                      content: content, measuresUsage: measuresUsage)
             if let latency = outcome.latency { latencies.append(latency) }
             if measuresUsage {
@@ -194,12 +196,12 @@ struct CaptureBenchmark: Sendable {
 
     /// One configuration: its own earshot-capture, one pass-thru, and (when `measuresUsage`)
     /// arecord beside it.
-    private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
+    private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, captureLoop: String, bus: PrivateBus,
                                   devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
         let microphones = try startMicrophones(configuration, bus: bus, content: content, measuresUsage: measuresUsage)
         let outcome: Result<Outcome, any Error>
         do {
-            outcome = .success(try await measureConfiguration(configuration, capture: capture, bus: bus, devices: devices,
+            outcome = .success(try await measureConfiguration(configuration, capture: capture, captureLoop: captureLoop, bus: bus, devices: devices,
                                                               content: content, measuresUsage: measuresUsage))
         } catch {
             outcome = .failure(error)
@@ -208,7 +210,7 @@ struct CaptureBenchmark: Sendable {
         return try outcome.get()
     }
 
-    private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, bus: PrivateBus,
+    private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, captureLoop: String, bus: PrivateBus,
                                       devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
         // The microphone paces the service, as a live device does.
         var arguments = ["--device", Microphone.service.rawValue, "--pace", "device"]
@@ -253,8 +255,7 @@ struct CaptureBenchmark: Sendable {
                 // The C loop sends its chunks to the client, which ignores them (another
                 // path and interface); it captures a little longer than the pass-thru.
                 let reference = try ChildProcess(
-                    [ServiceProcess.productsDirectory.appendingPathComponent("earshot-bench").path,
-                     "capture-loop", "--address", bus.address, "--device", Microphone.captureLoop.rawValue,
+                    [captureLoop, "--address", bus.address, "--device", Microphone.captureLoop.rawValue,
                      "--destination", client.uniqueName, "--paced-by-device",
                      "--rate", "16000", "--channels", "1", "--chunk-ms", String(configuration.chunkMs),
                      "--seconds", String(seconds + 5)],

@@ -20,7 +20,7 @@ struct EarshotBench: AsyncParsableCommand {
             builds earshot-alerts in release mode) for the alerts benchmark.
             """,
         subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, AlertsBenchmarkCommand.self, SessionBenchmarkCommand.self, PolicyBenchmarkCommand.self, PiecesBenchmarkCommand.self, FootprintBenchmarkCommand.self, FuzzCommand.self, LoadCommand.self, ServeEchoCommand.self,
-                      CaptureLoopCommand.self, LinkOrderCommand.self])
+                      LinkOrderCommand.self])
 }
 
 /// The echo server the D-Bus benchmark starts: this same binary, re-executed with
