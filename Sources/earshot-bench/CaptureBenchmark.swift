@@ -177,17 +177,50 @@ struct CaptureBenchmark: Sendable {
     /// arecord's own period when none is given: a quarter of its 500 ms buffer.
     static let arecordDefaultPeriodMs = 125
 
+    /// When in its period each microphone delivers (ns after the microphones' shared
+    /// start), so that the processes compared wake apart from one another.
+    ///
+    /// Two of them woken at the same moment share the two CPUs, dbus-daemon and the caches
+    /// for that wake-up, and what that costs falls on one or the other depending on the
+    /// order in which their starts happened to fall, the same for every wake-up of a run
+    /// (docs/benchmarks.md has the figures). So arecord's microphone delivers at multiples
+    /// of 125 ms, and the three with chunk-long periods as far from those as their period
+    /// allows (half of the greatest common divisor of the two periods: 12.5 ms for 100 ms
+    /// chunks) and spread over the period (25 ms apart for 100 ms chunks). Periods too
+    /// short for three such places (chunks of 10 ms) are split in thirds instead.
+    static func phaseOffset(_ microphone: Microphone, chunkMs: Int) -> UInt64 {
+        func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+        let slot: Int
+        switch microphone {
+        case .arecord: return 0
+        case .service: slot = 0
+        case .arecordMatched: slot = 1
+        case .captureLoop: slot = 2
+        }
+        let periodNs = UInt64(chunkMs) * 1_000_000
+        let grid = gcd(chunkMs, arecordDefaultPeriodMs)
+        let places = chunkMs / grid
+        guard places >= 3 else { return periodNs * UInt64(2 * slot + 1) / 6 }
+        return UInt64(grid) * 500_000 + UInt64(grid * (slot * places / 3)) * 1_000_000
+    }
+
+    /// Where the benchmark's own pipe readers tick (every 10 ms, ns after the microphones'
+    /// start): 1.25 ms from every delivery of the microphones, all of which fall on
+    /// multiples of 2.5 ms for 100 ms and 1000 ms chunks.
+    static let readerTickOffset: UInt64 = 1_250_000
+
     /// Starts the live microphones for `configuration`: periods of one chunk (the service
     /// asks for one period per chunk, and so do the C loop and the matched arecord), and
-    /// arecord's default period for arecord.
+    /// arecord's default period for arecord; each delivers at its `phaseOffset`.
     private func startMicrophones(_ configuration: CaptureConfiguration, bus: PrivateBus, content: [UInt8],
-                                  measuresUsage: Bool) throws -> [LiveMicrophone] {
+                                  measuresUsage: Bool, epoch: UInt64) throws -> [LiveMicrophone] {
         let bytesPerSecond = Int(configuration.samplingRate) * configuration.bytesPerFrame
         var microphones: [LiveMicrophone] = []
         for microphone in measuresUsage ? Microphone.allCases : [.service] {
             let periodBytes = microphone == .arecord ? bytesPerSecond * Self.arecordDefaultPeriodMs / 1000 : configuration.chunkBytes
+            let phase = WakePhase(epochNanoseconds: epoch, offsetNanoseconds: Self.phaseOffset(microphone, chunkMs: Int(configuration.chunkMs)))
             let live = try LiveMicrophone(fifo: bus.directory.appendingPathComponent(microphone.rawValue + ".fifo").path,
-                                          content: content, bytesPerSecond: bytesPerSecond, periodBytes: periodBytes)
+                                          content: content, bytesPerSecond: bytesPerSecond, periodBytes: periodBytes, phase: phase)
             live.start()
             microphones.append(live)
         }
@@ -198,10 +231,12 @@ struct CaptureBenchmark: Sendable {
     /// arecord beside it.
     private func runConfiguration(_ configuration: CaptureConfiguration, capture: String, captureLoop: String, bus: PrivateBus,
                                   devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
-        let microphones = try startMicrophones(configuration, bus: bus, content: content, measuresUsage: measuresUsage)
+        // The moment every periodic thread of the configuration keeps time from.
+        let epoch = monotonicNanoseconds()
+        let microphones = try startMicrophones(configuration, bus: bus, content: content, measuresUsage: measuresUsage, epoch: epoch)
         let outcome: Result<Outcome, any Error>
         do {
-            outcome = .success(try await measureConfiguration(configuration, capture: capture, captureLoop: captureLoop, bus: bus, devices: devices,
+            outcome = .success(try await measureConfiguration(configuration, capture: capture, captureLoop: captureLoop, epoch: epoch, bus: bus, devices: devices,
                                                               content: content, measuresUsage: measuresUsage))
         } catch {
             outcome = .failure(error)
@@ -210,7 +245,7 @@ struct CaptureBenchmark: Sendable {
         return try outcome.get()
     }
 
-    private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, captureLoop: String, bus: PrivateBus,
+    private func measureConfiguration(_ configuration: CaptureConfiguration, capture: String, captureLoop: String, epoch: UInt64, bus: PrivateBus,
                                       devices: ALSATestDevices, content: [UInt8], measuresUsage: Bool) async throws -> Outcome {
         // The microphone paces the service, as a live device does.
         var arguments = ["--device", Microphone.service.rawValue, "--pace", "device"]
@@ -232,7 +267,8 @@ struct CaptureBenchmark: Sendable {
                     PacedRecorder(arguments: [Self.arecord, "-D", microphone.rawValue, "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"] + extra,
                                   environment: ProcessInfo.processInfo.environment.merging(devices.environment) { _, new in new },
                                   logPath: bus.directory.appendingPathComponent(log).path,
-                                  bytesPerSecond: 32000, frameBytes: 2)
+                                  bytesPerSecond: 32000, frameBytes: 2,
+                                  tickPhase: WakePhase(epochNanoseconds: epoch, offsetNanoseconds: Self.readerTickOffset))
                 }
                 let paced = arecord(.arecord, [], log: "arecord.log")
                 recorder = paced
@@ -273,7 +309,8 @@ struct CaptureBenchmark: Sendable {
             progress("\(configuration.description): pass-thru of \(seconds) s (pid \(service.pid))")
             var outcome = Outcome(latency: nil)
             if configuration.streamed {
-                let bytes = try await streamPassThru(configuration, client: client, service: service, content: content, window: window)
+                let bytes = try await streamPassThru(configuration, client: client, service: service, content: content, window: window,
+                                                     epoch: epoch)
                 progress("\(configuration.description): \(bytes) bytes through the pipe, as captured")
             } else {
                 let latency = try await passThru(configuration, client: client, service: service, content: content, window: window)
@@ -369,7 +406,7 @@ struct CaptureBenchmark: Sendable {
     /// once, so it carries all but the first moments), its chunks counted as the bytes
     /// arrive; checked against the microphone input. Returns the bytes read.
     private func streamPassThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
-                                content: [UInt8], window: UsageWindow?) async throws -> Int {
+                                content: [UInt8], window: UsageWindow?, epoch: UInt64) async throws -> Int {
         let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: CaptureContract.PassThru.finished.name))
         defer { finished.cancel() }
         let request: [String: DBusValue] = [
@@ -386,15 +423,17 @@ struct CaptureBenchmark: Sendable {
         let chunkBytes = configuration.chunkBytes
         let capacity = seconds * Int(configuration.samplingRate) * configuration.bytesPerFrame
         // The pipe is read on a thread of its own until EOF (the pass-thru's end), the way
-        // arecord's pipes are read (`PacedRecorder`): on a 10 ms tick of its own, taking
-        // what has arrived, so that a write into it wakes no one.
+        // arecord's pipes are read (`PacedRecorder`): on 10 ms ticks away from the
+        // microphones' deliveries (`readerTickOffset`), taking what has arrived, so that a
+        // write into it wakes no one.
         let streamed = await withCheckedContinuation { (done: CheckedContinuation<[UInt8], Never>) in
             let reader = Thread {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(capacity)
                 var buffer = [UInt8](repeating: 0, count: 65536)
-                var tick = monotonicNanoseconds()
+                let tickPhase = WakePhase(epochNanoseconds: epoch, offsetNanoseconds: Self.readerTickOffset)
+                var tick = tickPhase.next(atOrAfter: monotonicNanoseconds(), period: 10_000_000) - 10_000_000
                 reading: while true {
                     let n = read(fd, &buffer, buffer.count)
                     if n < 0, errno == EINTR { continue }

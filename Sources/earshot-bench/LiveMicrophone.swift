@@ -17,11 +17,16 @@ import Glibc
 /// `infile` on every `snd_pcm_open`); a reader that closes is noticed at once, and the next
 /// open starts afresh. Readers must ask for whole periods (`periodBytes`), as an ALSA reader
 /// with that period does: a shorter FIFO read would leave the rest of their buffer unfilled.
+///
+/// With a `WakePhase`, periods are delivered at fixed times of a clock shared with other
+/// microphones, so that processes reading different microphones wake at moments chosen
+/// apart, not wherever their starts happened to fall.
 final class LiveMicrophone: Sendable {
     let fifo: String
     private let content: [UInt8]
     private let periodBytes: Int
     private let periodNanoseconds: UInt64
+    private let phase: WakePhase?
     private let state = Locked(State())
 
     private struct State {
@@ -30,7 +35,8 @@ final class LiveMicrophone: Sendable {
     }
 
     /// Makes the FIFO at `fifo` if it does not exist yet; nothing is fed before `start()`.
-    init(fifo: String, content: [UInt8], bytesPerSecond: Int, periodBytes: Int) throws {
+    /// Without a `phase`, a reader's first period is delivered as soon as it opens the PCM.
+    init(fifo: String, content: [UInt8], bytesPerSecond: Int, periodBytes: Int, phase: WakePhase? = nil) throws {
         precondition(bytesPerSecond > 0 && periodBytes > 0 && !content.isEmpty)
         var status = stat()
         if stat(fifo, &status) != 0 {
@@ -40,6 +46,7 @@ final class LiveMicrophone: Sendable {
         self.content = content
         self.periodBytes = periodBytes
         periodNanoseconds = UInt64(periodBytes) * 1_000_000_000 / UInt64(bytesPerSecond)
+        self.phase = phase
     }
 
     /// Starts the feeding thread, which waits for a reader to open the PCM.
@@ -85,21 +92,35 @@ final class LiveMicrophone: Sendable {
     /// Feeds `content` from its start, a period at a time, until the reader closes.
     private func feedOneReader(_ writer: Int32) {
         var offset = 0
-        var due = monotonicNanoseconds()
+        var due = firstDue(after: monotonicNanoseconds())
         while !stopRequested {
-            guard writePeriod(writer, from: offset) else { return }
+            guard wait(until: due, writer), writePeriod(writer, from: offset) else { return }
             offset = (offset + periodBytes) % content.count
             due += periodNanoseconds
-            // Until the next period is due, or the reader has gone (POLLERR on a FIFO's
-            // writing end once it has no reader).
-            while true {
-                let now = monotonicNanoseconds()
-                if now >= due { break }
-                var descriptor = pollfd(fd: writer, events: 0, revents: 0)
-                let milliseconds = Int32(clamping: (due - now + 999_999) / 1_000_000)
-                if poll(&descriptor, 1, milliseconds) > 0, descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return }
-                if stopRequested { return }
+        }
+    }
+
+    /// When the first period is due for a reader that opened at `now`: at once, or at the
+    /// phase's next delivery time.
+    private func firstDue(after now: UInt64) -> UInt64 {
+        phase?.next(atOrAfter: now, period: periodNanoseconds) ?? now
+    }
+
+    /// Waits until `due`; false once the reader has gone (POLLERR on a FIFO's writing end
+    /// once it has no reader) or a stop is requested. The reader is watched in whole
+    /// milliseconds until the last one, which is slept to the nanosecond.
+    private func wait(until due: UInt64, _ writer: Int32) -> Bool {
+        while true {
+            if stopRequested { return false }
+            let now = monotonicNanoseconds()
+            if now >= due { return true }
+            let milliseconds = (due - now) / 1_000_000
+            guard milliseconds >= 1 else {
+                PacedRecorder.sleep(until: due)
+                return !stopRequested
             }
+            var descriptor = pollfd(fd: writer, events: 0, revents: 0)
+            if poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0, descriptor.revents & Int16(POLLERR | POLLHUP) != 0 { return false }
         }
     }
 

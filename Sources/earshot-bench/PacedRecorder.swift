@@ -42,12 +42,17 @@ final class PacedRecorder: Sendable {
     let tickNanoseconds: UInt64 = 10_000_000
     private let state = Locked(State())
 
-    init(arguments: [String], environment: [String: String], logPath: String, bytesPerSecond: UInt64, frameBytes: UInt64) {
+    /// Where the ticks fall (nil: a tick's length after the first frame, and so on).
+    let tickPhase: WakePhase?
+
+    init(arguments: [String], environment: [String: String], logPath: String, bytesPerSecond: UInt64, frameBytes: UInt64,
+         tickPhase: WakePhase? = nil) {
         self.arguments = arguments
         self.environment = environment
         self.logPath = logPath
         self.bytesPerSecond = bytesPerSecond
         self.frameBytes = frameBytes
+        self.tickPhase = tickPhase
     }
 
     var pid: pid_t { state.withLock { $0.pid } }
@@ -161,13 +166,14 @@ final class PacedRecorder: Sendable {
             return
         }
         let start = monotonicNanoseconds()
+        let firstTick = tickPhase?.next(atOrAfter: start + tickNanoseconds, period: tickNanoseconds) ?? start + tickNanoseconds
         var consumed = frameBytes
         var tick: UInt64 = 0
         while !state.withLock({ $0.stopRequested }) {
+            let deadline = firstTick + tick * tickNanoseconds
             tick += 1
-            let deadline = start + tick * tickNanoseconds
             Self.sleep(until: deadline)
-            let due = tick * tickNanoseconds * bytesPerSecond / 1_000_000_000 / frameBytes * frameBytes
+            let due = (deadline - start) * bytesPerSecond / 1_000_000_000 / frameBytes * frameBytes
             let reading = monotonicNanoseconds()
             if due > consumed {
                 guard take(due - consumed) else {
