@@ -37,7 +37,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             and the C capture loop (earshot-capture-loop, a C program built next to this binary: \
             libasound reads of such a PCM, one libdbus AudioPassThru-shaped signal per chunk), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
-            and memory (VmRSS, VmHWM) of all over the same window. \
+            and memory (VmRSS, VmHWM) of all over the same window. All microphones deliver at \
+            fixed times of one clock, chosen so that the processes compared wake apart from one \
+            another (12.5, 37.5 and 62.5 ms into every 100 ms, arecord's at multiples of 125 ms). \
             Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
             1.5x of arecord's (its default periods); with signals, within 1.2x of the C capture loop's. \
             They are reported, not enforced. A default run takes about 4-5 minutes.
