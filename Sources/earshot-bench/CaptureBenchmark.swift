@@ -206,8 +206,8 @@ struct CaptureBenchmark: Sendable {
         return UInt64(grid) * 500_000 + UInt64(grid * (slot * places / 3)) * 1_000_000
     }
 
-    /// Where the benchmark's own pipe readers tick (every 10 ms, ns after the microphones'
-    /// start): 1.25 ms from every delivery of the microphones, all of which fall on
+    /// Where the benchmark's own pipe readers tick (every `PacedRecorder.tickNanoseconds`,
+    /// 10 ms; ns after the microphones' start): 1.25 ms from every delivery of the microphones, all of which fall on
     /// multiples of 2.5 ms for 100 ms and 1000 ms chunks.
     static let readerTickOffset: UInt64 = 1_250_000
 
@@ -434,14 +434,15 @@ struct CaptureBenchmark: Sendable {
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(capacity)
                 var buffer = [UInt8](repeating: 0, count: 65536)
-                let tickPhase = WakePhase(epochNanoseconds: epoch, offsetNanoseconds: Self.readerTickOffset)
-                var tick = tickPhase.next(atOrAfter: monotonicNanoseconds(), period: 10_000_000) - 10_000_000
+                let period = PacedRecorder.tickNanoseconds
+                var tick = WakePhase(epochNanoseconds: epoch, offsetNanoseconds: Self.readerTickOffset)
+                    .next(atOrAfter: monotonicNanoseconds(), period: period)
                 reading: while true {
                     let n = read(fd, &buffer, buffer.count)
                     if n < 0, errno == EINTR { continue }
                     if n < 0, errno == EAGAIN {
-                        tick += 10_000_000
                         PacedRecorder.sleep(until: tick)
+                        tick += period
                         continue reading
                     }
                     if n <= 0 { break }

@@ -39,7 +39,7 @@ final class PacedRecorder: Sendable {
     let bytesPerSecond: UInt64
     let frameBytes: UInt64
     /// Pacing step: every tick the reader takes what is due by then.
-    let tickNanoseconds: UInt64 = 10_000_000
+    static let tickNanoseconds: UInt64 = 10_000_000
     private let state = Locked(State())
 
     /// Where the ticks fall (nil: a tick's length after the first frame, and so on).
@@ -166,6 +166,7 @@ final class PacedRecorder: Sendable {
             return
         }
         let start = monotonicNanoseconds()
+        let tickNanoseconds = Self.tickNanoseconds
         let firstTick = tickPhase?.next(atOrAfter: start + tickNanoseconds, period: tickNanoseconds) ?? start + tickNanoseconds
         var consumed = frameBytes
         var tick: UInt64 = 0
