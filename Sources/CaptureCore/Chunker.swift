@@ -64,6 +64,9 @@ public struct Chunker: Sendable {
         pending.removeFirst(start)
     }
 
+    /// Whether frames wait for the rest of their chunk.
+    public var hasPending: Bool { !pending.isEmpty }
+
     /// The bytes from `pendingStart` to the end of chunk `sequence`.
     private var nextChunkBytes: Int { Int(endFrame(ofChunk: sequence) - pendingStart) * bytesPerFrame }
 

@@ -84,6 +84,23 @@ public struct PassThru: Sendable {
         return outcome
     }
 
+    /// Whether audio could go to its destinations without passing through here: while it
+    /// records, with no frames waiting for the rest of their chunk and no silence to watch.
+    public var canPassAudioBy: Bool {
+        phase == .recording && !chunker.hasPending && silence == nil
+    }
+
+    /// Counts `frames` that went to their destinations without passing through here (see
+    /// `canPassAudioBy`) against `MaxDuration`, as `capture` would; returns the outcome when
+    /// they reached it (`timeout`; no chunk is left to flush).
+    public mutating func passedBy(frames: UInt64) -> PassThruOutcome? {
+        guard phase == .recording else { return nil }
+        framesCaptured += Swift.min(frames, request.maxFrames - framesCaptured)
+        guard framesCaptured >= request.maxFrames else { return nil }
+        _ = finish(.timeout, monotonicUs: 0)
+        return outcome
+    }
+
     /// Ends the pass-thru for `reason` unless it already ended; returns the short last
     /// chunk (if any) to send before `Finished`.
     public mutating func end(_ reason: EndReason, monotonicUs: UInt64) -> [AudioChunk]? {

@@ -79,6 +79,27 @@ import Testing
         #expect(again == nil)  // the first ending wins
     }
 
+    /// Audio that went to its destinations by another way counts against MaxDuration as
+    /// captured audio does; it may only pass by with nothing waiting to be cut.
+    @Test func audioPassedByCountsToTheFrame() {
+        var passThru = PassThru(request: Self.request())
+        #expect(passThru.canPassAudioBy)
+        #expect(passThru.passedBy(frames: 1600) == nil)
+        #expect(passThru.framesCaptured == 1600 && passThru.remainingMs == 150)
+        // Half a chunk waits to be cut: audio may not pass it by.
+        #expect(passThru.capture([UInt8](repeating: 1, count: 800 * 2), monotonicUs: 1).chunks.isEmpty)
+        #expect(!passThru.canPassAudioBy)
+        #expect(passThru.capture([UInt8](repeating: 1, count: 800 * 2), monotonicUs: 2).chunks.map(\.data.count) == [3200])
+        #expect(passThru.canPassAudioBy)
+        // Past MaxDuration: cut at it, and the end is a timeout.
+        #expect(passThru.passedBy(frames: 5000) == PassThruOutcome(reason: .timeout, promptFailed: false))
+        #expect(passThru.framesCaptured == 4000 && passThru.phase == .finished && !passThru.canPassAudioBy)
+        #expect(passThru.passedBy(frames: 10) == nil && passThru.framesCaptured == 4000)
+        // Not while prompting, nor with silence to watch.
+        #expect(!PassThru(request: Self.request { $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak")] }).canPassAudioBy)
+        #expect(!PassThru(request: Self.request { $0.endOnSilenceMs = 1000 }).canPassAudioBy)
+    }
+
     @Test func endingFlushesTheShortLastChunk() throws {
         var passThru = PassThru(request: Self.request())
         let step = passThru.capture([UInt8](repeating: 2, count: 2000), monotonicUs: 1)
