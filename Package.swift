@@ -115,8 +115,10 @@ let package = Package(
         .target(name: "CAllocatorTunables"),
         .target(name: "CTunablesAtStart", dependencies: ["CAllocatorTunables"]),
 
+        // The capture reading thread's loop for reads that go straight to pipes (CaptureLoop).
+        .target(name: "CCapturePump", dependencies: ["CALSA"]),
         // ALSA access shared by the services: devices, formats, capture and playback threads.
-        .target(name: "EarshotALSA", dependencies: ["CALSA", "EarshotSync"]),
+        .target(name: "EarshotALSA", dependencies: ["CALSA", "CCapturePump", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
         .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFileLoader", "CSampleRate"]),
 

@@ -1,4 +1,5 @@
 import CALSA
+import CCapturePump
 import EarshotSync
 import Glibc
 import Synchronization
@@ -25,7 +26,9 @@ public enum CaptureTimestamps: Sendable {
 /// The state a `CaptureStream` shares with its reading thread (a `PCMThread`).
 final class CaptureLoop: @unchecked Sendable {
     // @unchecked Sendable: the PCM belongs to `thread` (see PCMThread); `pendingFault` is
-    // guarded by `thread.lock`; everything else is immutable or atomic.
+    // guarded by `thread.lock`; `attention` is only used through its atomic C functions;
+    // everything else is immutable or atomic (the state of direct writes is a local of the
+    // reading thread's loop).
     let device: String
     let format: PCMFormat
     let periodFrames: Int
@@ -36,6 +39,9 @@ final class CaptureLoop: @unchecked Sendable {
 
     let recoveries = Atomic<Int>(0)
     let framesRead = Atomic<UInt64>(0)
+    /// Raised by `redirect()` (and at first): the reading thread asks its direct consumer
+    /// again; and by every request, which a pump running in C must stop for.
+    private let attention: UnsafeMutablePointer<earshot_pump_flag>
 
     // Guarded by `thread.lock`:
     private var pendingFault: InjectedFault?
@@ -48,23 +54,39 @@ final class CaptureLoop: @unchecked Sendable {
         self.periodFrames = max(1, periodFrames)
         self.bufferFrames = max(1, bufferFrames)
         self.pacing = pacing
+        attention = .allocate(capacity: 1)
+        attention.initialize(to: earshot_pump_flag(value: 1))
+    }
+
+    deinit {
+        attention.deinitialize(count: 1)
+        attention.deallocate()
     }
 
     // MARK: - Control (any thread)
 
-    func start(timestamps: CaptureTimestamps, onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
-               onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        thread.start({ [self] in readLoop(timestamps: timestamps, onData: onData) }, onEnd: onEnd)
+    func start(timestamps: CaptureTimestamps, direct: (any DirectCaptureConsumer)?,
+               onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void, onEnd: @escaping @Sendable (ALSAError?) -> Void) {
+        thread.start({ [self] in readLoop(timestamps: timestamps, direct: direct, onData: onData) }, onEnd: onEnd)
+    }
+
+    /// Makes the reading thread ask its direct consumer where reads go before its next read.
+    func redirect() {
+        earshot_pump_flag_raise(attention)
     }
 
     func stop(draining: Bool = false) {
-        thread.stop { if draining { drainRequested = true } }
+        thread.stop {
+            if draining { drainRequested = true }
+            earshot_pump_flag_raise(attention)
+        }
     }
 
     /// Makes the reading thread apply `fault` before its next poll (tests only).
     func inject(_ fault: InjectedFault) {
         thread.lock.withLock {
             pendingFault = fault
+            earshot_pump_flag_raise(attention)
             thread.wakeLocked()
         }
     }
@@ -83,8 +105,63 @@ final class CaptureLoop: @unchecked Sendable {
         case ended(ALSAError)
     }
 
-    /// Reads until stopped (nil) or until an unrecoverable error (returned).
-    private func readLoop(timestamps: CaptureTimestamps, onData: @Sendable ([UInt8], Int, UInt64) -> Void) -> ALSAError? {
+    /// Where the reading thread writes reads itself (its C pump), and what it wrote so far.
+    /// Only the reading thread uses it.
+    private final class DirectWriting {
+        var pump: earshot_pump
+        private let descriptors: UnsafeMutableBufferPointer<Int32>
+        /// Keeps the pump's counter alive.
+        private let counter: FrameCounter
+        /// `pump.frames_read` as last seen.
+        private var seenRead: UInt64 = 0
+
+        init(_ writes: DirectWrites, pcm: OpaquePointer, periodFrames: Int, format: PCMFormat,
+             attention: UnsafeMutablePointer<earshot_pump_flag>) {
+            descriptors = .allocate(capacity: max(1, writes.descriptors.count))
+            _ = descriptors.initialize(from: writes.descriptors)
+            counter = writes.counter
+            pump = earshot_pump()
+            pump.pcm = pcm
+            pump.period_frames = UInt(periodFrames)
+            pump.frame_bytes = UInt(format.bytesPerFrame)
+            pump.silence = format.silenceByte
+            pump.descriptors = UnsafePointer(descriptors.baseAddress)
+            pump.descriptor_count = Int32(writes.descriptors.count)
+            pump.frames_left = writes.framesLeft
+            pump.counter = writes.counter.storage
+            pump.attention = attention
+        }
+
+        deinit {
+            descriptors.deallocate()
+        }
+
+        /// Frames the pump read since this was last asked.
+        func newlyRead() -> UInt64 {
+            defer { seenRead = pump.frames_read }
+            return pump.frames_read - seenRead
+        }
+
+        /// The read a descriptor did not take in full, from `buffer`.
+        func unfinished(in buffer: [UInt8]) -> UnfinishedWrite {
+            UnfinishedWrite(bytes: Array(buffer[0 ..< Int(pump.unfinished_bytes)]), frames: UInt64(pump.unfinished_frames),
+                            index: Int(pump.unfinished_index), written: Int(pump.unfinished_written), error: pump.unfinished_error)
+        }
+    }
+
+    /// Reads until stopped (nil) or until an unrecoverable error (returned); reports what
+    /// went out directly before it returns.
+    private func readLoop(timestamps: CaptureTimestamps, direct: (any DirectCaptureConsumer)?,
+                          onData: @Sendable ([UInt8], Int, UInt64) -> Void) -> ALSAError? {
+        var writing: DirectWriting?
+        let error = readPeriods(timestamps: timestamps, direct: direct, writing: &writing, onData: onData)
+        if let direct, let stopped = writing { direct.directWritesStopped(frames: stopped.pump.frames_written, unfinished: nil) }
+        return error
+    }
+
+    /// The reading loop: `writing` is where reads go directly, if anywhere.
+    private func readPeriods(timestamps: CaptureTimestamps, direct: (any DirectCaptureConsumer)?, writing: inout DirectWriting?,
+                             onData: @Sendable ([UInt8], Int, UInt64) -> Void) -> ALSAError? {
         let bytesPerFrame = format.bytesPerFrame
         // Where a read leaves bytes untouched (`null` writes nothing; `file` at the end of its
         // input leaves the rest of the buffer), the caller gets silence, not stale data.
@@ -113,14 +190,55 @@ final class CaptureLoop: @unchecked Sendable {
         // Whether the last poll found the PCM ready to read.
         var polledReady = false
 
-        /// Hands over `frames` frames read into `buffer`.
+        /// Hands over `frames` frames read into `buffer`: to the direct descriptors, or to `onData`.
         func deliver(_ frames: Int) {
-            let now = timestamps == .everyRead || delivered == 0 ? monotonicMicroseconds() : 0
             preparedWithoutData = false
-            delivered += UInt64(frames)
             framesRead.add(UInt64(frames), ordering: .relaxed)
+            if let target = writing {
+                delivered += UInt64(frames)
+                let stop = buffer.withUnsafeMutableBytes { bytes in
+                    target.pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                    return earshot_pump_write(&target.pump, UInt(frames))
+                }
+                _ = target.newlyRead()
+                if stop != 0 { stopWritingDirectly(unfinished: stop == Int32(EARSHOT_PUMP_UNFINISHED.rawValue)) }
+                return
+            }
+            let now = timestamps == .everyRead || delivered == 0 ? monotonicMicroseconds() : 0
+            delivered += UInt64(frames)
             let count = frames * bytesPerFrame
             onData(count == buffer.count ? buffer : Array(buffer[0 ..< count]), frames, now)
+        }
+
+        /// Reports what went out directly; reads go to `onData` until the consumer is asked again.
+        func stopWritingDirectly(unfinished: Bool) {
+            guard let direct, let target = writing else { return }
+            writing = nil
+            direct.directWritesStopped(frames: target.pump.frames_written, unfinished: unfinished ? target.unfinished(in: buffer) : nil)
+        }
+
+        /// Reads and writes directly with the pump, in C, until something needs this loop:
+        /// a read result that is not frames (returned), or nil after anything else.
+        func pumpDirectly(_ target: DirectWriting) -> Int? {
+            // Paced by a clock, the loop waits before each read: one read per call.
+            let stop = buffer.withUnsafeMutableBytes { bytes in
+                target.pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                return earshot_pump_run(&target.pump, pacing == .realtime ? 1 : 0)
+            }
+            let read = target.newlyRead()
+            if read > 0 {
+                preparedWithoutData = false
+                polledReady = false
+                delivered += read
+                framesRead.add(read, ordering: .relaxed)
+            }
+            switch stop {
+            case EARSHOT_PUMP_READ_RESULT: return Int(target.pump.read_result)
+            case EARSHOT_PUMP_LIMIT: stopWritingDirectly(unfinished: false)
+            case EARSHOT_PUMP_UNFINISHED: stopWritingDirectly(unfinished: true)
+            default: break
+            }
+            return nil
         }
 
         /// Reads up to `frames` (at most a period) into `buffer`, without waiting. (Writing to
@@ -180,6 +298,14 @@ final class CaptureLoop: @unchecked Sendable {
                 if stopping { return stopped() }
                 if let fault { apply(fault) }
             }
+            // Direct writes: the consumer is asked after the first read (which it sees, with
+            // its time), then again whenever it says its answer changed.
+            if let direct, delivered > 0, earshot_pump_flag_take(attention) != 0 {
+                stopWritingDirectly(unfinished: false)
+                writing = direct.directWrites().map {
+                    DirectWriting($0, pcm: pcm, periodFrames: periodFrames, format: format, attention: attention)
+                }
+            }
             // Paced like a live microphone: a period is read once it has been "heard",
             // not before, and then at once, as a live device's poll would return then.
             if pacing == .realtime {
@@ -192,7 +318,14 @@ final class CaptureLoop: @unchecked Sendable {
             // always ready) saves a poll per period that could only return at once. Nothing
             // to read right after a poll said there was gets a brief pause, as an error
             // does, not a spin between the two.
-            let result = read(periodFrames)
+            let result: Int
+            if let target = writing {
+                // Straight to the consumer's descriptors; back here for anything else.
+                guard let unread = pumpDirectly(target) else { continue }
+                result = unread
+            } else {
+                result = read(periodFrames)
+            }
             if result != -Int(EAGAIN) || polledReady {
                 polledReady = false
                 switch afterRead(result) {

@@ -70,12 +70,21 @@ public final class CaptureStream: Sendable {
     /// With `timestamps` `.firstRead`, only the first read is timed; later ones get 0 for
     /// `monotonicMicroseconds` and cost no clock read (for a consumer that needs no times).
     ///
+    /// With a `direct` consumer, reads after the first go where it says, while it says so,
+    /// and not to `onData` (see `DirectCaptureConsumer`).
+    ///
     /// Call `start` once. A later call is ignored, except after `stop()`: then the stream
     /// has already ended and `onEnd(nil)` is called at once on the calling thread.
-    public func start(timestamps: CaptureTimestamps = .everyRead,
+    public func start(timestamps: CaptureTimestamps = .everyRead, direct: (any DirectCaptureConsumer)? = nil,
                       onData: @escaping @Sendable ([UInt8], Int, UInt64) -> Void,
                       onEnd: @escaping @Sendable (ALSAError?) -> Void) {
-        loop.start(timestamps: timestamps, onData: onData, onEnd: onEnd)
+        loop.start(timestamps: timestamps, direct: direct, onData: onData, onEnd: onEnd)
+    }
+
+    /// Makes the reading thread ask its direct consumer again where reads go, before its
+    /// next read (after reporting what went out directly so far). Safe from any thread.
+    public func redirect() {
+        loop.redirect()
     }
 
     /// Stops reading and closes the PCM. Returns once the reading thread has called `onEnd`
@@ -95,7 +104,7 @@ public final class CaptureStream: Sendable {
     /// How many overruns, suspends and bad-state errors were recovered so far.
     public var recoveries: Int { loop.recoveries.load(ordering: .relaxed) }
 
-    /// Frames delivered to `onData` so far.
+    /// Frames read so far (delivered to `onData` or written directly).
     public var framesRead: UInt64 { loop.framesRead.load(ordering: .relaxed) }
 
     // MARK: - Opening

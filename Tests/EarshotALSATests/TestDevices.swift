@@ -155,10 +155,11 @@ final class CaptureRecorder: Sendable {
     var callbacks: Int { state.withLock { $0.callbacks } }
     var ended: Bool { state.withLock { !$0.ends.isEmpty } }
 
-    /// Starts `stream`, recording into this recorder.
-    func start(_ stream: CaptureStream, timestamps: CaptureTimestamps = .everyRead) {
+    /// Starts `stream`, recording into this recorder (what `direct` does not take).
+    func start(_ stream: CaptureStream, timestamps: CaptureTimestamps = .everyRead, direct: (any DirectCaptureConsumer)? = nil) {
         stream.start(
             timestamps: timestamps,
+            direct: direct,
             onData: { bytes, frames, time in
                 let (count, shouldStop) = self.state.withLock { state -> (Int, Bool) in
                     if !state.ends.isEmpty { state.dataAfterEnd += 1 }

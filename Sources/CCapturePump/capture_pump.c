@@ -1,0 +1,87 @@
+#include "capture_pump.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+void earshot_pump_flag_raise(earshot_pump_flag *flag) {
+    __atomic_store_n(&flag->value, 1, __ATOMIC_RELEASE);
+}
+
+int earshot_pump_flag_take(earshot_pump_flag *flag) {
+    if (!__atomic_load_n(&flag->value, __ATOMIC_RELAXED)) return 0;
+    return __atomic_exchange_n(&flag->value, 0, __ATOMIC_ACQUIRE);
+}
+
+int earshot_pump_flag_is_raised(const earshot_pump_flag *flag) {
+    return __atomic_load_n(&flag->value, __ATOMIC_ACQUIRE);
+}
+
+uint64_t earshot_frame_count_load(const earshot_frame_count *count) {
+    return __atomic_load_n(&count->value, __ATOMIC_RELAXED);
+}
+
+void earshot_frame_count_store(earshot_frame_count *count, uint64_t value) {
+    __atomic_store_n(&count->value, value, __ATOMIC_RELAXED);
+}
+
+void earshot_frame_count_add(earshot_frame_count *count, uint64_t frames) {
+    __atomic_fetch_add(&count->value, frames, __ATOMIC_RELAXED);
+}
+
+/* Writes all of bytes to fd; returns how many it took, and sets *error to the errno of a
+ * failed write (0 when the descriptor was only full). */
+static unsigned long write_all(int fd, const unsigned char *bytes, unsigned long count, int *error) {
+    unsigned long done = 0;
+    *error = 0;
+    while (done < count) {
+        ssize_t written = write(fd, bytes + done, count - done);
+        if (written > 0) {
+            done += (unsigned long)written;
+            continue;
+        }
+        if (written < 0 && errno == EINTR) continue;
+        if (written < 0 && errno != EAGAIN) *error = errno;
+        break;
+    }
+    return done;
+}
+
+int earshot_pump_write(earshot_pump *pump, unsigned long frames) {
+    pump->frames_read += frames;
+    unsigned long taken = frames < pump->frames_left ? frames : (unsigned long)pump->frames_left;
+    unsigned long bytes = taken * pump->frame_bytes;
+    pump->frames_left -= taken;
+    earshot_frame_count_add(pump->counter, taken);
+    for (int index = 0; index < pump->descriptor_count && bytes > 0; index++) {
+        int error;
+        unsigned long written = write_all(pump->descriptors[index], pump->buffer, bytes, &error);
+        if (written < bytes) {
+            pump->unfinished_bytes = bytes;
+            pump->unfinished_frames = taken;
+            pump->unfinished_index = index;
+            pump->unfinished_written = written;
+            pump->unfinished_error = error;
+            return EARSHOT_PUMP_UNFINISHED;
+        }
+    }
+    pump->frames_written += taken;
+    return pump->frames_left == 0 ? EARSHOT_PUMP_LIMIT : 0;
+}
+
+earshot_pump_stop earshot_pump_run(earshot_pump *pump, unsigned long reads) {
+    unsigned long period_bytes = pump->period_frames * pump->frame_bytes;
+    for (unsigned long made = 0; reads == 0 || made < reads; made++) {
+        if (earshot_pump_flag_is_raised(pump->attention)) return EARSHOT_PUMP_ATTENTION;
+        if (pump->frames_left == 0) return EARSHOT_PUMP_LIMIT;
+        memset(pump->buffer, pump->silence, period_bytes);
+        snd_pcm_sframes_t got = snd_pcm_readi(pump->pcm, pump->buffer, pump->period_frames);
+        if (got <= 0) {
+            pump->read_result = got;
+            return EARSHOT_PUMP_READ_RESULT;
+        }
+        int stop = earshot_pump_write(pump, (unsigned long)got);
+        if (stop) return (earshot_pump_stop)stop;
+    }
+    return EARSHOT_PUMP_READS_DONE;
+}
