@@ -10,8 +10,10 @@ import Synchronization
 /// One pass-thru on the bus: its object, its ALSA stream, its owner.
 ///
 /// Audio arrives on the stream's reading thread and is cut into chunks under `core`'s
-/// lock, which also orders every signal the pass-thru emits.
-final class PassThruSession: Sendable {
+/// lock, which also orders every signal the pass-thru emits. When the audio only goes to
+/// pipes (`Delivery` `stream`, no `OutputPath`, no silence to watch), the reading thread
+/// writes it to them itself while they keep up (`DirectCaptureConsumer`).
+final class PassThruSession: DirectCaptureConsumer {
     /// The pass-thru object's declared members.
     private typealias Members = CaptureContract.PassThru
 
@@ -25,8 +27,8 @@ final class PassThruSession: Sendable {
     private let objectBox = Locked<(object: ExportedObject, chunks: PreparedSignal)?>(nil)
     private let core: Locked<PassThru>
     private let pipes = Locked<[StreamPipe]>([])
-    /// `FramesCaptured`, read live by `Get`: it changes with every chunk and is not announced.
-    private let framesCapturedNow = Atomic<UInt64>(0)
+    /// `FramesCaptured`, read live by `Get`: it changes with every read and is not announced.
+    private let framesCapturedNow = FrameCounter()
     /// Its end by MaxDuration (µs, CLOCK_MONOTONIC): exact from its first read, estimated
     /// from its prompt's end while it prompts; 0 while not known.
     private let endsAtUs = Locked<UInt64>(0)
@@ -91,7 +93,7 @@ final class PassThruSession: Sendable {
         let now = monotonicMicroseconds()
         return end > now ? UInt32(clamping: (end - now + 999) / 1000) : 0
     }
-    var framesCaptured: UInt64 { framesCapturedNow.load(ordering: .relaxed) }
+    var framesCaptured: UInt64 { framesCapturedNow.value }
     var periodFrames: UInt32 { stream.grantedPeriodFrames }
     var bufferFrames: UInt32 { stream.grantedBufferFrames }
 
@@ -173,7 +175,8 @@ final class PassThruSession: Sendable {
 
     private func startReading() {
         // Only signals carry each chunk's time; the first read's sets the end.
-        stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, onData: { [self] bytes, _, monotonicUs in
+        stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, direct: onlyPipesTakeAudio ? self : nil,
+                     onData: { [self] bytes, _, monotonicUs in
             captured(bytes, monotonicUs: monotonicUs)
         }, onEnd: { [self] error in
             if let error {
@@ -188,7 +191,7 @@ final class PassThruSession: Sendable {
         let (outcome, first) = core.withLock { state -> (PassThruOutcome?, Bool) in
             let first = state.framesCaptured == 0 && state.phase == .recording
             let outcome = state.capture(bytes, monotonicUs: monotonicUs) { send($0) }
-            framesCapturedNow.store(state.framesCaptured, ordering: .relaxed)
+            framesCapturedNow.set(state.framesCaptured)
             return (outcome, first)
         }
         if first {
@@ -203,13 +206,19 @@ final class PassThruSession: Sendable {
                 service.publishEnd(end, of: self)
             }
         }
-        if let outcome { finish(outcome) }
+        if let outcome {
+            finish(outcome)
+        } else if onlyPipesTakeAudio {
+            // Reads came here, not straight to the pipes: once they keep up again, they may.
+            stream.redirect()
+        }
     }
 
     /// Ends the pass-thru (once); the short last chunk goes out before `Finished`. For a
     /// user's end it holds the audio the device captured up to now.
     func end(_ reason: EndReason) {
-        if reason.keepsHeardAudio { stream.stop(draining: true) }
+        // No read reaches a pipe after the end.
+        stream.stop(draining: reason.keepsHeardAudio)
         let outcome = core.withLock { state -> PassThruOutcome? in
             guard let last = state.end(reason, monotonicUs: monotonicMicroseconds()) else { return nil }
             send(last)
@@ -243,6 +252,8 @@ final class PassThruSession: Sendable {
             pipes.withLock { $0.append(pipe) }
             return true
         }
+        // Reads written straight to the pipes go to this one too from the next.
+        if open { stream.redirect() }
         guard open else {
             var unused = pipe
             unused.close()
@@ -292,7 +303,7 @@ final class PassThruSession: Sendable {
             }
         }
         let (frames, durationMs) = core.withLock { ($0.framesCaptured, $0.durationMs) }
-        framesCapturedNow.store(frames, ordering: .relaxed)
+        framesCapturedNow.set(frames)
         // The file is complete before anyone hears of the end.
         let outputError = output?.finish()
         if let outputError { logger.warning("pass-thru \(id): OutputPath: \(outputError)") }
@@ -314,6 +325,43 @@ final class PassThruSession: Sendable {
             }
         }
         logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms")
+    }
+
+    // MARK: Straight to the pipes (on the reading thread)
+
+    /// Whether the pipes are the audio's only way out: no signals, no file.
+    private var onlyPipesTakeAudio: Bool { !request.delivery.sendsSignals && output == nil }
+
+    /// The pipes, while reads may be written to them straight from the reading thread: all
+    /// open ones keep up, and the pass-thru records with nothing waiting to be cut.
+    func directWrites() -> DirectWrites? {
+        core.withLock { state -> DirectWrites? in
+            guard state.canPassAudioBy else { return nil }
+            return pipes.withLock { list -> DirectWrites? in
+                list.removeAll { $0.closed }
+                guard list.allSatisfy({ $0.backlog.isEmpty }) else { return nil }
+                return DirectWrites(descriptors: list.map(\.writer), framesLeft: request.maxFrames - state.framesCaptured,
+                                    counter: framesCapturedNow)
+            }
+        }
+    }
+
+    /// Counts what went straight to the pipes; a read a pipe did not take in full waits in
+    /// its backlog (or ends it, when its reader went away) and goes to the pipes after it.
+    func directWritesStopped(frames: UInt64, unfinished: UnfinishedWrite?) {
+        let outcome = core.withLock { state -> PassThruOutcome? in
+            let outcome = state.passedBy(frames: frames + (unfinished?.frames ?? 0))
+            framesCapturedNow.set(state.framesCaptured)
+            if let unfinished {
+                pipes.withLock { list in
+                    guard unfinished.index < list.count else { return }
+                    list[unfinished.index].takeOver(unfinished.bytes, written: unfinished.written, error: unfinished.error)
+                    for index in list.indices where index > unfinished.index { list[index].write(unfinished.bytes) }
+                }
+            }
+            return outcome
+        }
+        if let outcome { finish(outcome) }
     }
 
     private func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) {

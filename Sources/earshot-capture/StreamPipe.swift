@@ -37,6 +37,19 @@ struct StreamPipe: Sendable {
         if backlog.count > Self.limit { close() }
     }
 
+    /// Takes over a write made elsewhere that the pipe did not take in full: the rest of
+    /// `bytes` after `written` waits in the backlog, or, when the write failed with `error`
+    /// (the reader went away), the pipe closes.
+    mutating func takeOver(_ bytes: [UInt8], written: Int, error: Int32) {
+        guard !closed else { return }
+        guard error == 0 else {
+            close()
+            return
+        }
+        backlog.append(contentsOf: bytes[min(written, bytes.count)...])
+        if backlog.count > Self.limit { close() }
+    }
+
     /// Writes from `bytes` until done or the pipe is full; returns the count written, nil
     /// once closed (the reader went away).
     private mutating func writeSome(_ bytes: UnsafeRawBufferPointer) -> Int? {
