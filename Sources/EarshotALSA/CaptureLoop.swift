@@ -136,6 +136,15 @@ final class CaptureLoop: @unchecked Sendable {
             descriptors.deallocate()
         }
 
+        /// Runs `call` on the pump with `buffer` as its buffer (made unique first, as any
+        /// write to it would).
+        func withBuffer<Result>(_ buffer: inout [UInt8], _ call: (UnsafeMutablePointer<earshot_pump>) -> Result) -> Result {
+            buffer.withUnsafeMutableBytes { bytes in
+                pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                return call(&pump)
+            }
+        }
+
         /// Frames the pump read since this was last asked.
         func newlyRead() -> UInt64 {
             defer { seenRead = pump.frames_read }
@@ -196,10 +205,7 @@ final class CaptureLoop: @unchecked Sendable {
             framesRead.add(UInt64(frames), ordering: .relaxed)
             if let target = writing {
                 delivered += UInt64(frames)
-                let stop = buffer.withUnsafeMutableBytes { bytes in
-                    target.pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    return earshot_pump_write(&target.pump, UInt(frames))
-                }
+                let stop = target.withBuffer(&buffer) { earshot_pump_write($0, UInt(frames)) }
                 _ = target.newlyRead()
                 if stop != 0 { stopWritingDirectly(unfinished: stop == Int32(EARSHOT_PUMP_UNFINISHED.rawValue)) }
                 return
@@ -221,10 +227,7 @@ final class CaptureLoop: @unchecked Sendable {
         /// a read result that is not frames (returned), or nil after anything else.
         func pumpDirectly(_ target: DirectWriting) -> Int? {
             // Paced by a clock, the loop waits before each read: one read per call.
-            let stop = buffer.withUnsafeMutableBytes { bytes in
-                target.pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                return earshot_pump_run(&target.pump, pacing == .realtime ? 1 : 0)
-            }
+            let stop = target.withBuffer(&buffer) { earshot_pump_run($0, pacing == .realtime ? 1 : 0) }
             let read = target.newlyRead()
             if read > 0 {
                 preparedWithoutData = false

@@ -34,7 +34,7 @@ struct StreamPipe: Sendable {
             guard let written else { return }
             backlog.removeFirst(written)
         }
-        if backlog.count > Self.limit { close() }
+        closeIfTooFarBehind()
     }
 
     /// Takes over a write made elsewhere that the pipe did not take in full: the rest of
@@ -47,6 +47,11 @@ struct StreamPipe: Sendable {
             return
         }
         backlog.append(contentsOf: bytes[min(written, bytes.count)...])
+        closeIfTooFarBehind()
+    }
+
+    /// Gives up on a reader with more than `limit` bytes waiting.
+    private mutating func closeIfTooFarBehind() {
         if backlog.count > Self.limit { close() }
     }
 

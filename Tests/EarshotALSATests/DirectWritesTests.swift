@@ -9,16 +9,24 @@ struct DirectWritesTests {
     let devices = TestDevices.shared
     let format = PCMFormat(sampleRate: 16000, channels: 1, bitsPerSample: 16)
 
+    /// Captures from `stream` with a consumer answering `answers` first, until `onData` has
+    /// had `frames` frames (the recorder then stops the stream).
+    private func capture(_ stream: CaptureStream, answers: [(descriptors: [Int32], framesLeft: UInt64)],
+                         untilOnDataHas frames: Int) async -> (ScriptedConsumer, CaptureRecorder) {
+        let consumer = ScriptedConsumer(answers: answers)
+        let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: frames)
+        recorder.start(stream, direct: consumer)
+        #expect(await eventually { recorder.ended })
+        stream.stop()
+        return (consumer, recorder)
+    }
+
     @Test func readsAfterTheFirstGoToThePipeUpToTheLimitThenToOnData() async throws {
         let pipe = try TestPipe(size: 1 << 20)
         defer { pipe.close() }
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
         // 50 reads and 50 frames of the 51st, whose other 110 frames are dropped.
-        let consumer = ScriptedConsumer(answers: [([pipe.writer], 8050)])
-        let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 1760)
-        recorder.start(stream, direct: consumer)
-        #expect(await eventually { recorder.ended })
-        stream.stop()
+        let (consumer, recorder) = await capture(stream, answers: [([pipe.writer], 8050)], untilOnDataHas: 1760)
         let infile = devices.infileBytes
         let recorded = recorder.snapshot
         #expect(consumer.reports == [.init(frames: 8050, unfinished: nil)])
@@ -43,11 +51,8 @@ struct DirectWritesTests {
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 2400, pacing: .device)
         let period = Int(stream.grantedPeriodFrames)
         try #require(period * 2 > 4096, "a read must be larger than the small pipe")
-        let consumer = ScriptedConsumer(answers: [([roomy.writer, small.writer], 1_000_000)])
-        let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 2 * period)
-        recorder.start(stream, direct: consumer)
-        #expect(await eventually { recorder.ended })
-        stream.stop()
+        let (consumer, recorder) = await capture(stream, answers: [([roomy.writer, small.writer], 1_000_000)],
+                                                 untilOnDataHas: 2 * period)
         let infile = devices.infileBytes
         let read = Array(infile[(period * 2) ..< (period * 4)])
         #expect(consumer.reports == [.init(frames: 0, unfinished: UnfinishedWrite(
@@ -63,11 +68,7 @@ struct DirectWritesTests {
         _ = Glibc.close(pipe.reader)
         defer { _ = Glibc.close(pipe.writer) }
         let stream = try CaptureStream(device: TestDevices.mic, format: format, periodFrames: 160, pacing: .device)
-        let consumer = ScriptedConsumer(answers: [([pipe.writer], 1_000_000)])
-        let recorder = CaptureRecorder(bytesPerFrame: 2, stopAfterFrames: 320)
-        recorder.start(stream, direct: consumer)
-        #expect(await eventually { recorder.ended })
-        stream.stop()
+        let (consumer, _) = await capture(stream, answers: [([pipe.writer], 1_000_000)], untilOnDataHas: 320)
         #expect(consumer.reports == [.init(frames: 0, unfinished: UnfinishedWrite(
             bytes: Array(devices.infileBytes[320 ..< 640]), frames: 160, index: 0, written: 0, error: EPIPE))])
     }
