@@ -13,7 +13,27 @@ public final class PieceStore: Sendable {
     /// objects that no committed piece names.
     public init(directory: URL) throws {
         objects = try ObjectStore(directory: directory)
-        pool = try PieceDatabase.open(path: directory.appendingPathComponent("pieces.sqlite").path)
+        pool = try PieceDatabase.open(path: Self.databasePath(in: directory))
+    }
+
+    /// The file of a private store's database in `directory`.
+    public static func databasePath(in directory: URL) -> String {
+        directory.appendingPathComponent("pieces.sqlite").path
+    }
+
+    /// The ids of the pieces of the private store in `directory`, read without changing
+    /// anything there; nil when the directory holds no private store.
+    public static func pieceIDs(ofStoreIn directory: URL) throws -> [String]? {
+        let path = databasePath(in: directory)
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            guard try db.tableExists("piece") else { return [] }
+            return try String.fetchAll(db, sql: "SELECT id FROM piece")
+        }
     }
 
     /// Removes what a crash left behind; returns what was removed.

@@ -90,6 +90,17 @@ enum SharedCatalogueSchema {
             "DROP INDEX piece_tempo",
             "CREATE INDEX piece_tempo ON piece (tempo NULLS FIRST, id)",
         ] + SharedCatalogueCount.schema),
+        (3, [
+            // The catalogue's own identity, by which a private store records what was copied
+            // into it (whatever the server's address is called on each host).
+            """
+            CREATE TABLE catalogue_identity (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                id uuid NOT NULL DEFAULT gen_random_uuid()
+            )
+            """,
+            "INSERT INTO catalogue_identity DEFAULT VALUES",
+        ]),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }

@@ -31,10 +31,16 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// Bytes per stored chunk of an object.
     static let chunkSize = 1 << 20
 
+    /// This host's data directory, which may also hold a private store (never touched).
+    public let dataDirectory: URL
+
+    /// A catalogue whose files on this host (staging and the cache of objects) live in
+    /// `shared-cache/` under `directory`.
     public init(configuration: SharedCatalogueConfiguration, directory: URL, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        files = try ObjectStore(directory: directory)
+        dataDirectory = directory
+        files = try ObjectStore(directory: SharedCacheDirectory.prepare(in: directory))
         pool = PostgresConnections(configuration, limit: 8, logger: logger)
         (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -55,7 +61,29 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     // MARK: Opening and following
 
+    /// Prepares the schema, refuses a data directory whose private store has pieces the
+    /// catalogue lacks (`PrivateStoreNotCopied`), sweeps this host's cache and listens.
     public func open() async throws -> (staged: Int, objects: Int) {
+        let identity = try await prepare()
+        if let ids = try PieceStore.pieceIDs(ofStoreIn: dataDirectory) {
+            let copied = PrivateStoreCopies(storeDirectory: dataDirectory).copied(to: identity)
+            let uncopied = try await missing(ids.filter { !copied.contains($0) })
+            guard uncopied.isEmpty else {
+                throw PrivateStoreNotCopied(directory: dataDirectory.path, missing: uncopied.count, location: location)
+            }
+            logger.info("the private store in \(dataDirectory.path) (\(ids.count) piece(s)) is in the catalogue; it is left as it is")
+        }
+        // Staged files are this host's own; cached objects stay while some piece names them.
+        let referenced = try await transaction { connection in
+            try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
+        }
+        let swept = files.sweep(keeping: referenced)
+        try await startListening()
+        return swept
+    }
+
+    /// Brings the database's schema up to date; returns the catalogue's identity.
+    public func prepare() async throws -> String {
         let applied: [Int]
         do {
             let connection = try await pool.lease()
@@ -69,14 +97,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         } catch {
             throw report(error)
         }
-        if !applied.isEmpty { logger.info("the catalogue at \(location) was migrated to schema version \(applied.last!)") }
-        // Staged files are this host's own; cached objects stay while some piece names them.
-        let referenced = try await transaction { connection in
-            try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
+        if let version = applied.last { logger.info("the catalogue at \(location) was migrated to schema version \(version)") }
+        return try await transaction(readOnly: true) { connection in
+            try await connection.values("SELECT id::text FROM catalogue_identity", String.self, self.logger).first ?? ""
         }
-        let swept = files.sweep(keeping: referenced)
-        try await startListening()
-        return swept
     }
 
     /// Nothing: its connections are few and reconnecting after every quiet spell would
@@ -339,9 +363,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     /// Makes the staged file an object of the catalogue within the transaction, unless it
     /// is one already (then holds it against deletion until the transaction ends). Returns
-    /// whether it was uploaded.
+    /// whether it was uploaded. With `verifying`, the bytes read are hashed on the way and
+    /// must match the object's name and size (`DamagedObject`), else nothing is kept.
     @discardableResult
-    func upload(_ staged: ObjectStore.Staged, _ connection: PostgresConnection) async throws -> Bool {
+    func upload(_ staged: ObjectStore.Staged, _ connection: PostgresConnection, verifying: Bool = false) async throws -> Bool {
         while true {
             let inserted = try await connection.rows("""
                 INSERT INTO object (hash, size) VALUES (\(staged.hash), \(Int(staged.size))) ON CONFLICT (hash) DO NOTHING RETURNING 1
@@ -355,6 +380,8 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             guard fd >= 0 else { throw StoreFailure("cannot open \(staged.path): \(String(cString: strerror(errno)))") }
             defer { Glibc.close(fd) }
             var sequence = 0
+            var hasher = SHA256Hasher()
+            var size: UInt64 = 0
             var buffer = ByteBufferAllocator().buffer(capacity: Self.chunkSize)
             while true {
                 buffer.clear()
@@ -370,11 +397,21 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                     return filled
                 }
                 if count == 0, sequence > 0 { break }
+                if verifying {
+                    buffer.withUnsafeReadableBytes { hasher.update($0) }
+                    size += UInt64(count)
+                }
                 try await connection.rows("""
                     INSERT INTO object_chunk (hash, seq, data) VALUES (\(staged.hash), \(sequence), \(buffer))
                     """, logger)
                 sequence += 1
                 if count < Self.chunkSize { break }
+            }
+            if verifying {
+                let hash = hasher.finalize()
+                guard hash == staged.hash, size == staged.size else {
+                    throw DamagedObject(path: staged.path, hash: staged.hash, size: staged.size, found: (hash, size))
+                }
             }
             return true
         }
@@ -395,9 +432,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     /// Adds `piece` and the objects in `files` (read, not consumed) in one transaction;
     /// with `checkingParents`, only when every piece it is based on exists.
-    func store(_ piece: StoredPiece, objects files: [ObjectStore.Staged], checkingParents: Bool = true) async throws {
+    func store(_ piece: StoredPiece, objects files: [ObjectStore.Staged], checkingParents: Bool = true,
+               verifying: Bool = false) async throws {
         try await transaction { connection in
-            for file in Self.unique(files) { try await self.upload(file, connection) }
+            for file in Self.unique(files) { try await self.upload(file, connection, verifying: verifying) }
             if checkingParents, let first = try await self.missing(piece.draft.basedOn, connection).first {
                 throw RuleViolation("BasedOnNotFound", field: "BasedOn", "no piece \(first)")
             }

@@ -31,7 +31,7 @@ struct PiecesCommand: ServiceCommand {
 
 /// Where the catalogue is: `--data-dir`, `--database`, `--database-password-file`, `--host-name`.
 struct CatalogueOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Where the private store lives, and where a shared catalogue stages and caches files on this host (default: $XDG_DATA_HOME/earshot/pieces).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Where the private store lives, and where a shared catalogue stages and caches files on this host, in shared-cache/ (default: $XDG_DATA_HOME/earshot/pieces).", valueName: "dir"))
     var dataDir: String?
 
     @Option(help: ArgumentHelp("The catalogue: absent or sqlite: for the private store under --data-dir, or postgresql://user@host:port/database for one shared with other hosts (the password from $PGPASSWORD or --database-password-file, never in the URL).", valueName: "url"))
@@ -116,8 +116,14 @@ extension PiecesCommand {
             discussion: """
                 Copies every piece of the store in --from-data-dir (metadata, lineage, assets and \
                 transcodes) into the catalogue --database names, oldest first, each piece in one \
-                transaction. Pieces already there are left alone, so running it twice copies \
-                nothing twice. Authors become user@host with this host's --host-name.
+                transaction, every object's bytes checked against its SHA-256 on the way. Pieces \
+                already there are left alone, so running it again copies nothing twice and goes on \
+                where an interrupted run stopped. Authors become user@host with this host's \
+                --host-name. The private store is only read; what was copied is recorded beside it \
+                (shared-catalogue-copies), so that a shared host can start on that directory.
+
+                Exit status: 0 when every piece is in the catalogue, 3 when some could not be \
+                copied (each is named, with why), 1 on any other failure.
                 """)
 
         @Option(help: ArgumentHelp("The private store to copy from.", valueName: "dir"))
@@ -129,6 +135,9 @@ extension PiecesCommand {
             guard let database = catalogue.database, !CatalogueOptions.isLocal(database) else {
                 throw ValidationError("--database must name a postgresql:// catalogue to copy into")
             }
+            guard FileManager.default.fileExists(atPath: PieceStore.databasePath(in: URL(fileURLWithPath: fromDataDir))) else {
+                throw ValidationError("--from-data-dir: \(fromDataDir) holds no private store (no pieces.sqlite)")
+            }
         }
 
         func run() async throws {
@@ -137,13 +146,24 @@ extension PiecesCommand {
             let source = try PieceStore(directory: URL(fileURLWithPath: fromDataDir))
             let target = try SharedPieceCatalogue(configuration: try catalogue.sharedConfiguration(catalogue.database!),
                                                   directory: catalogue.directory, logger: logger)
-            _ = try await target.open()
-            let report = try await target.migrate(from: source) { done, total in
-                FileHandle.standardError.write(Data("\r\(done)/\(total) pieces".utf8))
+            let report: SharedPieceCatalogue.MigrationReport
+            do {
+                report = try await target.migrate(from: source) { done, total in
+                    FileHandle.standardError.write(Data("\r\(done)/\(total) pieces".utf8))
+                }
+            } catch {
+                await target.close()
+                throw error
             }
-            FileHandle.standardError.write(Data("\n".utf8))
-            print("copied \(report.copied) piece(s), \(report.present) already there, from \(fromDataDir) to \(target.location)")
             await target.close()
+            FileHandle.standardError.write(Data("\n".utf8))
+            for failure in report.failed {
+                FileHandle.standardError.write(Data("not copied: piece \(failure.id): \(failure.reason)\n".utf8))
+            }
+            print("copied \(report.copied) piece(s), \(report.present) already there, \(report.failed.count) not copied, "
+                  + "from \(fromDataDir) to \(target.location)")
+            // Some pieces are still only in the private store: a shared host refuses it until they are copied.
+            if !report.failed.isEmpty { throw ExitCode(3) }
         }
     }
 }

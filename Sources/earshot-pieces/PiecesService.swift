@@ -40,7 +40,20 @@ final class PiecesService: Sendable {
         self.logger = logger
     }
 
+    /// Opens the catalogue and exports the manager; on failure the catalogue is closed
+    /// again (its connections included) before the error goes on.
     func start() async throws {
+        do {
+            try await openAndExport()
+        } catch {
+            await store.close()
+            throw error
+        }
+        background.run { await self.follow(self.store.events) }
+        MemoryReturn.whenIdle { await self.releaseMemory() }
+    }
+
+    private func openAndExport() async throws {
         let swept = try await store.open()
         if swept.staged + swept.objects > 0 {
             logger.info("removed what an interrupted run left: \(swept.staged) staged file(s), \(swept.objects) unreferenced object(s)")
@@ -50,8 +63,6 @@ final class PiecesService: Sendable {
                                            values: [(Manager.count, .uint32(UInt32(clamping: count)))])
         manager.withLock { $0 = object }
         logger.info("\(count) piece(s) in \(store.location)")
-        background.run { await self.follow(self.store.events) }
-        MemoryReturn.whenIdle { await self.releaseMemory() }
     }
 
     /// Once the service has gone quiet: the catalogue's caches go.

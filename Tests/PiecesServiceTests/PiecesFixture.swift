@@ -83,10 +83,11 @@ struct PiecesFixture {
     }
 
     /// The objects the store keeps, by name (their hashes), and the files in its staging
-    /// directory.
+    /// directory (a shared catalogue's is in its cache directory).
     func storedObjects() async throws -> (objects: Set<String>, staged: [String]) {
         let manager = FileManager.default
-        let staged = (try? manager.contentsOfDirectory(atPath: dataDirectory.appendingPathComponent("tmp").path)) ?? []
+        let files = database == nil ? dataDirectory : dataDirectory.appendingPathComponent("shared-cache")
+        let staged = (try? manager.contentsOfDirectory(atPath: files.appendingPathComponent("tmp").path)) ?? []
         if let database {
             let hashes = try await database.server.psql("SELECT hash FROM object", database: database.name)
             return (Set(hashes.split(separator: "\n").map(String.init)), staged)

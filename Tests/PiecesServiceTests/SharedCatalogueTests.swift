@@ -29,10 +29,12 @@ struct SharedHosts {
         }
     }
 
-    /// `count` hosts on `server` (the process's shared one unless given), sharing a new database.
-    static func with<T>(_ count: Int, server: PostgresTestServer? = nil, _ body: (SharedHosts) async throws -> T) async throws -> T {
+    /// `count` hosts on `server` (the process's shared one unless given), sharing `database`
+    /// (a new one unless given).
+    static func with<T>(_ count: Int, server: PostgresTestServer? = nil, database: String? = nil,
+                        _ body: (SharedHosts) async throws -> T) async throws -> T {
         let server = if let server { server } else { try await PostgresTestServer.sharedServer() }
-        let url = try await server.createDatabase()
+        let url = if let database { database } else { try await server.createDatabase() }
         var hosts: [Host] = []
         defer {
             for host in hosts {
@@ -315,6 +317,131 @@ struct SharedHosts {
             #expect(bytes == Array(try Data(contentsOf: stem)))
             let database = String(url.split(separator: "/").last!)
             #expect(try await server.psql("SELECT count(*) FROM asset WHERE format = 'flac'", database: database) == "1\n")
+        }
+    }
+    /// Every object file of a private store, by path under `objects/`, with its bytes' hash.
+    static func objects(in store: URL) throws -> [String: String] {
+        let root = store.appendingPathComponent("objects")
+        var found: [String: String] = [:]
+        for shard in try FileManager.default.contentsOfDirectory(atPath: root.path) {
+            for name in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(shard).path) {
+                let path = root.appendingPathComponent(shard).appendingPathComponent(name)
+                found[shard + "/" + name] = TestMedia.sha256(Array(try Data(contentsOf: path)))
+            }
+        }
+        return found
+    }
+
+    static var piecesExecutable: String { ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path }
+
+    /// docs/shared-catalogue.md's order: a host with a private store is pointed at the shared
+    /// catalogue with the same --data-dir. It refuses, touching nothing, until `migrate` has
+    /// copied the store; then it serves, every private piece plays from a second host, and
+    /// the private store is still whole.
+    @Test func aPrivateStoreSurvivesTheMoveToTheSharedCatalogue() async throws {
+        try await PiecesFixture.with(.sqlite) { local in
+            var stems: [String: [UInt8]] = [:]
+            for (index, frequency) in [330.0, 440.0, 550.0].enumerated() {
+                let stem = local.file("stem-\(index).wav")
+                try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
+                let id = try await local.drop(["Title": .string("Take \(index)"), "MixStemPath": .string(stem.path),
+                                               "Listed": .boolean(index != 1)])
+                stems[id] = Array(try Data(contentsOf: stem))
+            }
+            await local.service.shutdown()
+            let store = local.dataDirectory
+            let objects = try Self.objects(in: store)
+            #expect(objects.count == 3)
+
+            let server = try await PostgresTestServer.sharedServer()
+            let url = try await server.createDatabase()
+            let hostArguments = ["--data-dir", store.path, "--database", url, "--host-name", "unit-17"]
+            do {
+                let refused = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
+                                                       busName: PiecesFixture.busName)
+                refused.stop()
+                Issue.record("a shared host started on a private store that was not copied")
+            } catch {
+                let text = "\(error)"
+                #expect(text.contains("exited with status 1"), "\(text)")
+                #expect(text.contains("PrivateStoreNotCopied"))
+                #expect(text.contains("3 piece(s)"))
+                #expect(text.contains("earshot-pieces migrate --from-data-dir \(store.path)"))
+            }
+            #expect(try Self.objects(in: store) == objects, "the refused start changed the private store's objects")
+
+            let migrate = [Self.piecesExecutable, "migrate", "--from-data-dir", store.path] + hostArguments
+            #expect(try await ToolRun.run(migrate).contains("copied 3 piece(s), 0 already there, 0 not copied"))
+            do {
+                let host = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
+                                                    busName: PiecesFixture.busName)
+                defer { host.stop() }
+                let shared = PiecesFixture(bus: local.bus, service: host, client: local.client, arguments: [], database: nil)
+                #expect(try await shared.list([:]).total == 3)
+                // A piece deleted from the catalogue after the copy does not stop the host again.
+                let gone = stems.keys.sorted()[0]
+                _ = try await shared.call("Delete", [.string(gone)])
+                await host.shutdown()
+                let again = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
+                                                     busName: PiecesFixture.busName)
+                again.stop()
+                stems.removeValue(forKey: gone)
+            }
+            #expect(try Self.objects(in: store) == objects, "the shared host changed the private store's objects")
+
+            try await SharedHosts.with(1, server: server, database: url) { second in
+                let other = second.hosts[0].pieces
+                for (id, bytes) in stems {
+                    let played = try readAll(try await other.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                    #expect(played == bytes, "piece \(id) does not play from a second host as it was dropped")
+                }
+            }
+
+            // The private store itself is still whole.
+            let privateHost = try await local.restart()
+            defer { privateHost.stop() }
+            #expect(try await local.list([:]).total == 3)
+        }
+    }
+
+    /// `migrate` checks every object's bytes: a damaged one keeps its piece out (named, exit
+    /// status 3) while the others are copied; once mended, the next run copies that piece only.
+    @Test func migrationVerifiesEveryObjectAndResumes() async throws {
+        try await PiecesFixture.with(.sqlite) { local in
+            var ids: [String] = [], hashes: [String] = []
+            for frequency in [300.0, 400.0, 500.0] {
+                let stem = local.file("s\(Int(frequency)).wav")
+                try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
+                ids.append(try await local.drop(["Title": .string("\(Int(frequency)) Hz"), "MixStemPath": .string(stem.path)]))
+                hashes.append(TestMedia.sha256(Array(try Data(contentsOf: stem))))
+            }
+            await local.service.shutdown()
+            let object = local.dataDirectory.appendingPathComponent("objects/\(hashes[1].prefix(2))/\(hashes[1])")
+            let original = try Data(contentsOf: object)
+            var damaged = original
+            damaged[damaged.count / 2] ^= 0x40
+            try damaged.write(to: object)
+
+            let server = try await PostgresTestServer.sharedServer()
+            let url = try await server.createDatabase()
+            let migrate = [Self.piecesExecutable, "migrate", "--from-data-dir", local.dataDirectory.path, "--database", url,
+                           "--data-dir", local.file("cache").path]
+            do {
+                _ = try await ToolRun.run(migrate)
+                Issue.record("migrate copied a damaged object")
+            } catch {
+                let text = "\(error)"
+                #expect(text.contains("exited with 3"), "\(text)")
+                #expect(text.contains("not copied: piece \(ids[1]): DamagedObject"))
+            }
+            let database = String(url.split(separator: "/").last!)
+            #expect(try await server.psql("SELECT id FROM piece ORDER BY id", database: database)
+                        == [ids[0], ids[2]].sorted().map { $0 + "\n" }.joined())
+            #expect(try await server.psql("SELECT count(*) FROM object WHERE hash = '\(hashes[1])'", database: database) == "0\n")
+
+            try original.write(to: object)
+            #expect(try await ToolRun.run(migrate).contains("copied 1 piece(s), 2 already there, 0 not copied"))
+            #expect(try await ToolRun.run(migrate).contains("copied 0 piece(s), 3 already there, 0 not copied"))
         }
     }
 }
