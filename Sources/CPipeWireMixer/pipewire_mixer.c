@@ -413,20 +413,25 @@ static void on_timer(void *data, uint64_t expirations) {
 
 /* ---- the public functions ---- */
 
-int earshot_pw_probe(const char *remote) {
+int earshot_pw_socket_path(const char *remote, char *path, size_t size) {
     const char *name = remote ? remote : getenv("PIPEWIRE_REMOTE");
     if (!name || !*name) name = "pipewire-0";
-    struct sockaddr_un address = { .sun_family = AF_UNIX };
     int length;
     if (name[0] == '/') {
-        length = snprintf(address.sun_path, sizeof(address.sun_path), "%s", name);
+        length = snprintf(path, size, "%s", name);
     } else {
         const char *dir = getenv("PIPEWIRE_RUNTIME_DIR");
         if (!dir || !*dir) dir = getenv("XDG_RUNTIME_DIR");
         if (!dir || !*dir) return -ENOENT;
-        length = snprintf(address.sun_path, sizeof(address.sun_path), "%s/%s", dir, name);
+        length = snprintf(path, size, "%s/%s", dir, name);
     }
-    if (length < 0 || (size_t)length >= sizeof(address.sun_path)) return -ENAMETOOLONG;
+    return length < 0 || (size_t)length >= size ? -ENAMETOOLONG : 0;
+}
+
+int earshot_pw_probe(const char *remote) {
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    int found = earshot_pw_socket_path(remote, address.sun_path, sizeof(address.sun_path));
+    if (found != 0) return found;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
     int result = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0 ? 0 : -errno;

@@ -93,6 +93,13 @@ public final class PipeWireMixer: Sendable {
         earshot_pw_probe(remote) == 0
     }
 
+    /// The socket `daemonAnswers` tries; nil when no runtime directory is set.
+    public static func socketPath(remote: String? = nil) -> String? {
+        var path = [CChar](repeating: 0, count: 108)
+        guard earshot_pw_socket_path(remote, &path, path.count) == 0 else { return nil }
+        return String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Starts the loop and the first connection attempt; when the daemon is not there, or
     /// goes, it tries again every `retry`. Links are reported only with `followLinks`.
     public init(remote: String? = nil, clientName: String, retry: Duration = .milliseconds(250), followLinks: Bool = false,

@@ -19,12 +19,14 @@ public final class PipeWireTestSystem: Sendable {
 
     public var runtimeDirectory: URL { directory.appendingPathComponent("runtime") }
 
-    public static func start() async throws -> PipeWireTestSystem {
+    /// A new system; with `daemons` false, only its directories and session bus, the
+    /// daemons started later by `startDaemons`.
+    public static func start(daemons: Bool = true) async throws -> PipeWireTestSystem {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("earshot-pipewire-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let system = try PipeWireTestSystem(directory: directory)
-        try await system.startDaemons()
+        if daemons { try await system.startDaemons() }
         return system
     }
 

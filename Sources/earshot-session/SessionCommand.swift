@@ -38,7 +38,7 @@ struct SessionCommand: ServiceCommand {
                                valueName: "mode"))
     var routeWatch = "auto"
 
-    @Option(help: ArgumentHelp("The system mixer the focus policy acts on: pipewire, none, or auto (pipewire when a PipeWire daemon answers at start).",
+    @Option(help: ArgumentHelp("The system mixer the focus policy acts on: pipewire, none, or auto (pipewire as soon as a PipeWire daemon answers, at start or later).",
                                valueName: "mixer"))
     var mixer = "auto"
 

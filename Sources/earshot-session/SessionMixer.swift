@@ -43,19 +43,68 @@ enum MixerChoice: String, Sendable, CaseIterable {
 extension SessionService {
     static let defaultDuckLevel = 0.3
 
-    /// Decides on a mixer (`auto`: PipeWire when a daemon answers now) and attaches.
+    /// Decides on a mixer and attaches. `auto` attaches to PipeWire when its daemon answers
+    /// now, else as soon as its socket appears (watched with inotify: no polling at rest).
     func startMixer() {
-        let use: Bool
         switch settings.mixer {
         case .none:
-            use = false
+            return
         case .pipewire:
-            use = true
+            attachMixer()
         case .auto:
-            use = PipeWireMixer.daemonAnswers()
-            if !use { logger.info("no PipeWire daemon answers: the focus policy is not applied to other programs' audio (--mixer none)") }
+            if PipeWireMixer.daemonAnswers() {
+                attachMixer()
+            } else if let socket = PipeWireMixer.socketPath() {
+                logger.info("no PipeWire daemon answers at \(socket) yet: the focus policy applies to other programs' audio once one does")
+                watchForPipeWire(at: socket)
+            } else {
+                logger.info("neither PIPEWIRE_RUNTIME_DIR nor XDG_RUNTIME_DIR is set: no PipeWire daemon to attach to (--mixer none)")
+            }
         }
-        guard use else { return }
+    }
+
+    /// Watches the socket's directory (and that directory in its parent) until a daemon
+    /// answers on `socket`, then attaches.
+    private func watchForPipeWire(at socket: String) {
+        let directory = Self.directory(of: socket)
+        do {
+            let watcher = try RouteWatcher(files: [socket, directory], directories: [])
+            mixerWatcher.withLock { $0 = watcher }
+            watcher.start { [weak self] in
+                guard let self else { return }
+                self.worker.enqueue { self.pipeWireSocketChanged(watcher, socket: socket) }
+            }
+        } catch {
+            logger.warning("cannot watch for PipeWire at \(socket) (\(error)): going on without a system mixer")
+        }
+    }
+
+    /// On the worker: attaches once a daemon answers; when only the socket's directory has
+    /// appeared, watches inside it from now on.
+    private func pipeWireSocketChanged(_ watcher: RouteWatcher, socket: String) {
+        guard mixerWatcher.withLock({ $0 }) === watcher, !stopping.withLock({ $0 }) else { return }
+        if PipeWireMixer.daemonAnswers() {
+            stopWatchingForPipeWire()
+            logger.info("a PipeWire daemon answers at \(socket)")
+            attachMixer()
+        } else if watcher.watchCount < 2, FileManager.default.fileExists(atPath: Self.directory(of: socket)) {
+            stopWatchingForPipeWire()
+            watchForPipeWire(at: socket)
+        }
+    }
+
+    private static func directory(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    }
+
+    func stopWatchingForPipeWire() {
+        mixerWatcher.withLock { watcher in
+            watcher?.stop()
+            watcher = nil
+        }
+    }
+
+    private func attachMixer() {
         loadLedger()
         do {
             let mixer = try PipeWireMixer(clientName: "earshot-session") { [weak self] event in
@@ -65,6 +114,7 @@ extension SessionService {
             self.mixer.withLock { $0 = mixer }
             state.withLock { $0.mixerName = "pipewire" }
             logger.info("system mixer: PipeWire (role table: \(settings.roles == .standard ? "standard" : settings.policyPath ?? "given"))")
+            publish()
         } catch {
             logger.error("cannot start the PipeWire client (\(error)); going on without a system mixer")
         }

@@ -89,6 +89,8 @@ final class SessionService: Sendable {
     let stopping = Locked(false)
     /// The system mixer, when one is in use.
     let mixer = Locked<PipeWireMixer?>(nil)
+    /// With `--mixer auto` and no PipeWire daemon yet: the watch for its socket.
+    let mixerWatcher = Locked<RouteWatcher?>(nil)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -121,6 +123,7 @@ final class SessionService: Sendable {
     /// refuses what comes after.
     func shutdown() async {
         routeWatcher.withLock { $0?.stop() }
+        stopWatchingForPipeWire()
         tasks.cancelAll()
         state.withLock { state in
             state.handles.values.forEach { $0.ownerWatch.cancel() }

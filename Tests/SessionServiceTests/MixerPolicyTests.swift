@@ -235,6 +235,32 @@ import Testing
         }
     }
 
+    /// `--mixer auto` with no daemon yet (as a system service started before PipeWire): it
+    /// waits without polling and attaches when the daemon starts, with no restart.
+    @Test func autoAttachesToAPipeWireThatStartsLater() async throws {
+        let pipewire = try await PipeWireTestSystem.start(daemons: false)
+        do {
+            try await SessionFixture.with(arguments: ["--mixer", "auto"], environment: pipewire.environment) { session in
+                #expect(try await session.property("Mixer") == .string("none"))
+                #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
+                try await pipewire.startDaemons()
+                let deadline = ContinuousClock.now + .seconds(5)
+                while try await session.property("Mixer") != .string("pipewire"), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(try await session.property("Mixer") == .string("pipewire"), "\(session.service.logText.suffix(2000))")
+                let radio = try pipewire.play(try pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 30), role: "Music")
+                defer { radio.stop() }
+                let rig = Rig(pipewire: pipewire, session: session, radio: radio)
+                _ = try await rig.waitForRadio()
+            }
+        } catch {
+            await pipewire.stop()
+            throw error
+        }
+        await pipewire.stop()
+    }
+
     /// With no daemon to attach to, libpipewire is not mapped: not linked, and the
     /// `pipewire` PCMs are not probed (SessionStateTests has the same with a PCM of its own).
     @Test func withoutADaemonNoPipeWireLibraryIsMapped() async throws {

@@ -66,6 +66,10 @@ typedef struct earshot_pw_callbacks {
    negative errno. Does not start a thread. */
 int earshot_pw_probe(const char *remote);
 
+/* The path of the socket `earshot_pw_probe` tries, written into `path` (`size` bytes).
+   0, or -ENOENT when no runtime directory is set, -ENAMETOOLONG when it does not fit. */
+int earshot_pw_socket_path(const char *remote, char *path, size_t size);
+
 /* Starts the mixer's thread and its first connection attempt, opening libpipewire-0.3 the
    first time. `callbacks` is copied. Returns NULL only when the library cannot be opened or
    the thread or context cannot be made, with the reason in `message` (NUL-terminated, at
