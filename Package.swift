@@ -58,6 +58,7 @@ let package = Package(
         .executable(name: "earshot-echo", targets: ["earshot-echo"]),
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
         .executable(name: "earshot-capture-loop", targets: ["earshot-capture-loop"]),
+        .executable(name: "earshot-open-as", targets: ["earshot-open-as"]),
         // An ALSA capture plugin for tests: a microphone that can be unplugged.
         .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
         // FFmpeg's AAC encoder, loaded by earshot-pieces at its first AAC export.
@@ -142,10 +143,15 @@ let package = Package(
 
         // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
         .target(name: "CaptureCore", dependencies: ["ContractCore", "CSpeexDSP"]),
-        // Opening a file with a bus caller's file-system identity (fsuid, on one thread).
+        // Opening a file with a bus caller's file-system identity: on one thread (fsuid), or
+        // through earshot-open-as; and the helper itself, which systemd starts per connection
+        // with CAP_SETUID and CAP_SETGID only (deploy/systemd/system/earshot-open-as*).
         .target(name: "CFileAccess"),
+        .target(name: "CallerFiles", dependencies: ["CFileAccess"]),
+        .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess"],
+                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CFileAccess",
+            "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
             "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -184,7 +190,7 @@ let package = Package(
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
             "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotContract", "EarshotMedia", "EarshotDBus", "EarshotService",
-            "EarshotSync", "CSndFileLoader", "CTunablesAtStart",
+            "EarshotSync", "CSndFileLoader", "CTunablesAtStart", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-pieces")),

@@ -1,11 +1,17 @@
 #define _GNU_SOURCE
 #include "earshot_file_access.h"
+#include "earshot_open_as_protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,13 +55,13 @@ int earshot_open_as_user(const char *path, int flags, mode_t mode, uid_t uid) {
     }
     int result;
     if (thread_setgroups((size_t)count, groups) != 0) {
-        result = -EPERM;
+        result = -ENOTSUP;
     } else {
         uid_t old_uid = (uid_t)setfsuid(uid);
         gid_t old_gid = (gid_t)setfsgid(gid);
         /* setfsuid reports no failure: check that it took. */
         if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid) {
-            result = -EPERM;
+            result = -ENOTSUP;
         } else {
             int fd = open(path, flags, mode);
             result = fd >= 0 ? fd : -errno;
@@ -67,4 +73,57 @@ int earshot_open_as_user(const char *path, int flags, mode_t mode, uid_t uid) {
     free(groups);
     free(saved);
     return result;
+}
+
+int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *path, int flags, mode_t mode) {
+    size_t path_length = strlen(path);
+    if (path_length == 0 || path_length > EARSHOT_OPEN_AS_PATH_MAX) return -ENAMETOOLONG;
+    int connection = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (connection < 0) return -errno;
+    struct sockaddr_un address = { .sun_family = AF_UNIX };
+    snprintf(address.sun_path, sizeof(address.sun_path), "%s", socket_path);
+    if (connect(connection, (struct sockaddr *)&address, sizeof(address)) != 0) {
+        int error = errno;
+        close(connection);
+        return -(error == ENOENT || error == ECONNREFUSED ? EHOSTUNREACH : error);
+    }
+    /* The helper is started for this connection: a stuck one must not hold a call forever. */
+    struct timeval limit = { .tv_sec = 10 };
+    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    earshot_open_as_request request = {
+        .version = EARSHOT_OPEN_AS_VERSION, .uid = uid, .flags = flags & ~O_CLOEXEC, .mode = mode
+    };
+    char packet[sizeof(request) + EARSHOT_OPEN_AS_PATH_MAX];
+    memcpy(packet, &request, sizeof(request));
+    memcpy(packet + sizeof(request), path, path_length);
+    if (send(connection, packet, sizeof(request) + path_length, MSG_NOSIGNAL) < 0) {
+        int error = errno;
+        close(connection);
+        return -error;
+    }
+    int32_t answer = EIO;
+    struct iovec part = { .iov_base = &answer, .iov_len = sizeof(answer) };
+    union {
+        char bytes[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = { .msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes,
+                              .msg_controllen = sizeof(control.bytes) };
+    ssize_t size;
+    do {
+        size = recvmsg(connection, &message, MSG_CMSG_CLOEXEC);
+    } while (size < 0 && errno == EINTR);
+    int error = size < 0 ? errno : 0;
+    close(connection);
+    if (size < 0) return -(error == EAGAIN ? ETIMEDOUT : error);
+    if (size != sizeof(answer)) return -EPROTO;
+    int fd = -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(header), sizeof(int));
+    }
+    if (answer != 0) {
+        if (fd >= 0) close(fd);
+        return -answer;
+    }
+    return fd >= 0 ? fd : -EPROTO;
 }

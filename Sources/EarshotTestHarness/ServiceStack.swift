@@ -38,12 +38,16 @@ public final class ServiceStack: Sendable {
     public let systemBus: SystemBus?
     private let processes = Locked<[String: ServiceProcess]>([:])
 
-    private init(bus: PrivateBus, client: DBusConnection, microphone: [UInt8], systemBus: SystemBus?) {
+    private init(bus: PrivateBus, client: DBusConnection, microphone: [UInt8], systemBus: SystemBus?, openAsSocket: String?) {
         self.bus = bus
         self.client = client
         self.microphone = microphone
         self.systemBus = systemBus
+        self.openAsSocket = openAsSocket
     }
+
+    /// Where the stack's earshot-open-as listens (on a system bus).
+    public let openAsSocket: String?
 
     /// Starts a bus and `executables` (in the order given), runs `body`, tears down.
     public static func with<T>(_ executables: [String] = everything, stereoMicrophone: Bool = false, systemBus: SystemBus? = nil,
@@ -69,7 +73,11 @@ public final class ServiceStack: Sendable {
                 throw HarnessError("cannot hand \(bus.directory.path) to \(systemBus.user): \(String(cString: strerror(errno)))")
             }
         }
-        let fixture = ServiceStack(bus: bus, client: try await bus.connect(), microphone: microphone, systemBus: systemBus)
+        // On a system bus, paths callers name are opened by earshot-open-as, as on a head unit.
+        let openAs = try systemBus.map { try OpenAsHelper(directory: bus.directory, user: $0.user) }
+        defer { openAs?.stop() }
+        let fixture = ServiceStack(bus: bus, client: try await bus.connect(), microphone: microphone, systemBus: systemBus,
+                                   openAsSocket: openAs?.socketPath)
         do {
             for executable in executables { _ = try await fixture.launch(executable) }
             let result = try await body(fixture)
@@ -98,7 +106,8 @@ public final class ServiceStack: Sendable {
             prefix = try TestUser.commandPrefix(systemBus.user)
         }
         let busName = Self.services.first { $0.executable == executable }?.busName
-        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + bus.directory.appendingPathComponent("asound.conf").path]
+        var environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + bus.directory.appendingPathComponent("asound.conf").path]
+        if let openAsSocket { environment["EARSHOT_OPEN_AS_SOCKET"] = openAsSocket }
         let process = try await ServiceProcess(executable, arguments: arguments, bus: bus, busName: busName, environment: environment,
                                                commandPrefix: prefix)
         processes.withLock { $0[executable] = process }

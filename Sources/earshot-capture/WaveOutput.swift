@@ -1,4 +1,4 @@
-import CFileAccess
+import CallerFiles
 import ContractCore
 import Dispatch
 import EarshotDBus
@@ -17,27 +17,26 @@ final class WaveOutput: Sendable {
     /// Bytes of samples written, and the first write error.
     private let written = Locked<(bytes: UInt64, error: String?)>((0, nil))
 
-    /// Opens (or creates) `path` as the user `uid` would: the kernel decides with that
-    /// user's identity, and a file made belongs to that user. Nothing is truncated yet.
+    /// Opens (or creates) `path` as the user `uid` would (`CallerFiles`): the kernel decides
+    /// with that user's identity, and a file made belongs to that user. Nothing is
+    /// truncated yet.
     init(path: String, uid: UInt32, rate: UInt32, channels: UInt32, bitsPerSample: UInt32) throws(DBusError) {
         self.path = path
         format = (rate, channels, bitsPerSample)
-        var fd = earshot_open_as_user(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644, uid_t(uid))
+        var opened = CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644, as: uid_t(uid))
         var created = true
-        if fd == -EEXIST {
+        if case .failure(let error) = opened, error.code == EEXIST {
             created = false
-            fd = earshot_open_as_user(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o644, uid_t(uid))
+            opened = CallerFiles.open(path, flags: O_WRONLY | O_NOFOLLOW, as: uid_t(uid))
         }
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(-fd))
-            switch -fd {
-            case EACCES, EPERM, EROFS:
-                throw .accessDenied("OutputPath: uid \(uid) may not write \(path): \(reason)")
-            default:
-                throw .earshot("InvalidData", "OutputPath: cannot create \(path): \(reason)")
-            }
+        switch opened {
+        case .success(let fd):
+            self.fd = fd
+        case .failure(let error) where error.isDenied:
+            throw .accessDenied("OutputPath: uid \(uid) may not write \(path): \(error)")
+        case .failure(let error):
+            throw .earshot("InvalidData", "OutputPath: cannot create \(path): \(error)")
         }
-        self.fd = fd
         self.created = created
     }
 

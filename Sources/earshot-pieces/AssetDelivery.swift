@@ -31,9 +31,8 @@ extension PiecesService {
         let caller = try await call.caller()
         let asset = try await resolve(id, kind: kind, format: format)
         let source = try await inStore { try await self.store.localPath(of: asset) }
-        let systemBus = settings.systemBus
         try await onDisk {
-            let fd = try FileAccess.createForWriting(path, caller: caller, checkPermissions: systemBus)
+            let fd = try FileAccess.createForWriting(path, caller: caller)
             defer { close(fd) }
             try FileAccess.copy(from: source, to: fd)
         }

@@ -1,49 +1,37 @@
+import CallerFiles
 import EarshotDBus
 import Glibc
 
-/// Paths clients name (`…Path` keys, `Export…`), opened with the caller's rights in mind:
-/// on the system bus the service refuses what the caller's uid could not open itself.
+/// Paths clients name (`…Path` keys, `Export…`), opened with the caller's rights
+/// (`CallerFiles`): what the caller could not open itself is refused.
 enum FileAccess {
-    /// Opens `path` for reading; with `checkPermissions`, only when the caller owns it and
-    /// may read it, it is world-readable, or the caller is root.
-    static func openForReading(_ path: String, field: String, caller: CallerIdentity, checkPermissions: Bool) throws(DBusError) -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw .earshot("FileNotFound", "\(field): cannot open \(path): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
+    /// Opens `path` for reading as the caller would.
+    static func openForReading(_ path: String, field: String, caller: CallerIdentity) throws(DBusError) -> Int32 {
+        guard path.hasPrefix("/") else { throw .invalidArgs("\(field): '\(path)' is not an absolute path") }
+        switch CallerFiles.open(path, flags: O_RDONLY, as: caller.uid) {
+        case .success(let fd):
+            return fd
+        case .failure(let error) where error.code == EINVAL:
             throw .invalidArgs("\(field): \(path) is not a regular file")
+        case .failure(let error) where error.isDenied:
+            throw .earshot("Disallowed", "\(field): \(caller.userName) may not read \(path): \(error)")
+        case .failure(let error):
+            throw .earshot("FileNotFound", "\(field): cannot open \(path): \(error)")
         }
-        if checkPermissions, caller.uid != 0 {
-            let ownerMay = info.st_uid == caller.uid && info.st_mode & S_IRUSR != 0
-            let anyoneMay = info.st_mode & S_IROTH != 0
-            guard ownerMay || anyoneMay else {
-                close(fd)
-                throw .earshot("Disallowed", "\(field): \(caller.userName) may not read \(path)")
-            }
-        }
-        return fd
     }
 
-    /// Creates (or truncates) `path` for writing; with `checkPermissions`, only inside a
-    /// directory the caller owns (or as root), and the file then belongs to the caller.
-    static func createForWriting(_ path: String, caller: CallerIdentity, checkPermissions: Bool) throws(DBusError) -> Int32 {
+    /// Creates (or truncates) `path` for writing as the caller would; a file made belongs
+    /// to the caller.
+    static func createForWriting(_ path: String, caller: CallerIdentity) throws(DBusError) -> Int32 {
         guard path.hasPrefix("/") else { throw .invalidArgs("path: '\(path)' is not an absolute path") }
-        if checkPermissions, caller.uid != 0 {
-            let directory = String(path[..<path.lastIndex(of: "/")!])
-            var info = stat()
-            guard stat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_uid == caller.uid, info.st_mode & S_IWUSR != 0 else {
-                throw .earshot("Disallowed", "path: \(caller.userName) may not write into \(directory)")
-            }
+        switch CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644, as: caller.uid) {
+        case .success(let fd):
+            return fd
+        case .failure(let error) where error.isDenied:
+            throw .earshot("Disallowed", "path: \(caller.userName) may not write \(path): \(error)")
+        case .failure(let error):
+            throw .failed("path: cannot create \(path): \(error)")
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else {
-            throw .failed("path: cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        if checkPermissions, getuid() == 0 { _ = fchown(fd, caller.uid, gid_t(bitPattern: -1)) }
-        return fd
     }
 
     /// Copies the whole file `source` into `destination` (an open descriptor) and syncs it.

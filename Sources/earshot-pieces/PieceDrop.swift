@@ -81,7 +81,7 @@ extension PiecesService {
             guard let raw = unixFD.rawValue else { throw DBusError.invalidArgs("\(kind.key): the file descriptor is closed") }
             fd = raw
         case .path(let path):
-            fd = try FileAccess.openForReading(path, field: kind.key + "Path", caller: caller, checkPermissions: settings.systemBus)
+            fd = try FileAccess.openForReading(path, field: kind.key + "Path", caller: caller)
             opened = true
         }
         defer { if opened { close(fd) } }

@@ -96,14 +96,13 @@ extension PiecesCommand {
         @OptionGroup var catalogue: CatalogueOptions
 
         func run() async throws {
-            let settings = PiecesService.Settings(systemBus: bus.isSystemBus)
             // Past a file-size limit (RLIMIT_FSIZE) a write fails with EFBIG, refused like a full
             // disk, instead of SIGXFSZ ending the process.
             signal(SIGXFSZ, SIG_IGN)
             let catalogue = self.catalogue
             await ServiceMain.run(PiecesContract.service, options: bus) { connection, logger in
                 let service = PiecesService(connection: connection, store: try catalogue.catalogue(logger: logger),
-                                            settings: settings, logger: logger)
+                                            logger: logger)
                 try await service.start()
                 return { await service.shutdown() }
             }

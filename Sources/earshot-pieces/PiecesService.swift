@@ -16,12 +16,7 @@ import PiecesCore
 final class PiecesService: Sendable {
     typealias Manager = PiecesContract.Manager
 
-    struct Settings: Sendable {
-        var systemBus: Bool
-    }
-
     let connection: DBusConnection
-    let settings: Settings
     let logger: Logger
     let store: any PieceCatalogue
     let disk = BlockingQueue(label: "earshot-pieces.disk", concurrent: true)
@@ -33,10 +28,9 @@ final class PiecesService: Sendable {
     /// Following other hosts' changes.
     let background = BackgroundTasks()
 
-    init(connection: DBusConnection, store: any PieceCatalogue, settings: Settings, logger: Logger) {
+    init(connection: DBusConnection, store: any PieceCatalogue, logger: Logger) {
         self.connection = connection
         self.store = store
-        self.settings = settings
         self.logger = logger
     }
 

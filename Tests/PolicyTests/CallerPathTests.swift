@@ -1,0 +1,73 @@
+import EarshotDBus
+import EarshotTestHarness
+import Foundation
+import Glibc
+import Testing
+
+/// Paths that callers name, on a system bus whose services run as `earshot` with no right
+/// to act as anyone else: earshot-open-as opens each as the caller (as systemd starts it on
+/// a head unit), so the kernel decides as the caller would and what is made is the caller's.
+@Suite struct CallerPathTests {
+    /// A directory only `user` may enter, in the stack's directory.
+    static func privateDirectory(_ name: String, of user: String, in fixture: PolicyStack) throws -> URL {
+        let directory = fixture.stack.file(name)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard let owner = TestUser.lookup(user), chown(directory.path, owner.uid, owner.gid) == 0, chmod(directory.path, 0o700) == 0 else {
+            throw HarnessError("cannot hand \(directory.path) to \(user)")
+        }
+        return directory
+    }
+
+    @Test func pathsAreOpenedAsTheCaller() async throws {
+        try await PolicyStack.with { fixture in
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let home = try Self.privateDirectory("alice-home", of: PolicyStack.alice, in: fixture)
+
+            // A mix stem only alice may read, in a directory only she may enter.
+            let stem = home.appendingPathComponent("take.wav")
+            try FileManager.default.moveItem(atPath: try fixture.wave("take.wav", ownedBy: PolicyStack.alice), toPath: stem.path)
+            chmod(stem.path, 0o600)
+            let dropped = try await alice.drop(title: "Alice's own", mixStemPath: stem.path)
+            let id = try #require(dropped.firstString, "alice's drop of her private file: \(dropped)")
+            let refused = try await bob.drop(title: "Not Bob's", mixStemPath: stem.path)
+            #expect(refused.errorName == PolicyStack.disallowed, "bob's drop of alice's private file: \(refused)")
+
+            // An export into alice's directory is hers; bob may not write there.
+            let pieces = PolicyStack.pieces, manager = PolicyStack.path(of: pieces)
+            let export = home.appendingPathComponent("export.wav")
+            let exported = try await alice.call(pieces, manager, pieces, "ExportMixStem", signature: "sss",
+                                                [.string(id), .string("wave"), .string(export.path)])
+            #expect(exported.succeeded, "alice's export: \(exported)")
+            var info = stat()
+            #expect(stat(export.path, &info) == 0 && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the export is not alice's")
+            let intruded = try await bob.call(pieces, manager, pieces, "ExportMixStem", signature: "sss",
+                                              [.string(id), .string("wave"), .string(home.appendingPathComponent("bob.wav").path)])
+            #expect(intruded.errorName == PolicyStack.disallowed, "bob's export into alice's directory: \(intruded)")
+
+            // A pass-thru's OutputPath likewise.
+            let capture = PolicyStack.capture
+            let request: [String: AgentArgument] = ["SamplingRate": .u(16000), "BitsPerSample": .u(16), "AudioType": .s("PCM"),
+                                                    "MaxDuration": .u(300)]
+            var bobs = request
+            bobs["OutputPath"] = .s(home.appendingPathComponent("bob-take.wav").path)
+            let bobTake = try await bob.call(capture, PolicyStack.path(of: capture), capture, "PerformAudioPassThru",
+                                             signature: "a{sv}", [.dictionary(bobs)])
+            #expect(bobTake.errorName == PolicyStack.accessDenied, "bob's OutputPath in alice's directory: \(bobTake)")
+            var alices = request
+            alices["OutputPath"] = .s(home.appendingPathComponent("alice-take.wav").path)
+            let aliceTake = try await alice.call(capture, PolicyStack.path(of: capture), capture, "PerformAudioPassThru",
+                                                 signature: "a{sv}", [.dictionary(alices)])
+            #expect(aliceTake.succeeded, "alice's OutputPath: \(aliceTake)")
+            #expect(stat(home.appendingPathComponent("alice-take.wav").path, &info) == 0
+                        && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the recording is not alice's")
+
+            // Only regular files: a FIFO would hold the helper forever.
+            let fifo = home.appendingPathComponent("fifo.wav")
+            mkfifo(fifo.path, 0o600)
+            chown(fifo.path, TestUser.lookup(PolicyStack.alice)!.uid, TestUser.lookup(PolicyStack.alice)!.gid)
+            let piped = try await alice.drop(title: "A pipe", mixStemPath: fifo.path)
+            #expect(piped.errorName == "org.freedesktop.DBus.Error.InvalidArgs", "a FIFO as a mix stem: \(piped)")
+        }
+    }
+}
