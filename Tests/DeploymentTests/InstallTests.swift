@@ -10,12 +10,15 @@ import Testing
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let services = ["capture", "alerts", "session", "pieces", "orchestrator"]
 
-    /// Installs with `--prefix ROOT/usr` (so the paths inside the files exist) from the
-    /// test build's binaries; returns the prefix.
+    /// Installs with `--prefix ROOT/usr` (so the paths inside the files exist), the system's
+    /// configuration and debug information in ROOT/etc and ROOT/debug, from the test build's
+    /// binaries; returns the prefix.
     static func install() async throws -> URL {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-install-\(UUID().uuidString)")
         let prefix = root.appendingPathComponent("usr")
         _ = try await ToolRun.run([packageRoot.appendingPathComponent("deploy/install").path, "--prefix", prefix.path,
+                                   "--sysconfdir", root.appendingPathComponent("etc").path,
+                                   "--debug-dir", root.appendingPathComponent("debug").path,
                                    "--binaries", ServiceProcess.productsDirectory.path])
         return prefix
     }
@@ -92,5 +95,28 @@ import Testing
         await #expect(throws: DBusError.self) { try await client.requestName("org.earshot.Pieces1") }
         client.close()
         await bus.shutdown()
+    }
+    /// A staged install with the default prefix, then one with `--prefix /usr`: the policy
+    /// lands where Debian's system bus reads it (`/etc/dbus-1/system.d`, or
+    /// `/usr/share/dbus-1/system.d` for /usr; never `/usr/local/share`), the executables are
+    /// stripped and their debug information is kept under `/usr/lib/debug/.build-id`.
+    @Test func aStagedInstallPutsThePolicyWhereTheSystemBusReadsIt() async throws {
+        let install = Self.packageRoot.appendingPathComponent("deploy/install").path
+        for (prefix, policy) in [("/usr/local", "etc/dbus-1/system.d"), ("/usr", "usr/share/dbus-1/system.d")] {
+            let stage = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-stage-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: stage) }
+            _ = try await ToolRun.run([install, "--prefix", prefix, "--destdir", stage.path, "--binaries", ServiceProcess.productsDirectory.path])
+            #expect(FileManager.default.fileExists(atPath: stage.appendingPathComponent("\(policy)/org.earshot.conf").path), "\(prefix)")
+            #expect(!FileManager.default.fileExists(atPath: stage.appendingPathComponent("usr/local/share/dbus-1/system.d").path))
+            for executable in Self.services.map({ "earshot-\($0)" }) + ["earshot"] {
+                let binary = stage.appendingPathComponent(String(prefix.dropFirst()) + "/bin/\(executable)").path
+                let sections = try await ToolRun.run(["readelf", "-S", "-W", binary])
+                #expect(!sections.contains(".debug_info"), "\(executable) is not stripped")
+                let id = try #require(try await ToolRun.run(["readelf", "-n", binary]).split(separator: "\n")
+                                        .first { $0.contains("Build ID:") }?.split(separator: " ").last.map(String.init))
+                let debug = stage.appendingPathComponent("usr/lib/debug/.build-id/\(id.prefix(2))/\(id.dropFirst(2)).debug").path
+                #expect(try await ToolRun.run(["readelf", "-S", "-W", debug]).contains(".debug_info"), "\(executable): no debug file")
+            }
+        }
     }
 }
