@@ -1,3 +1,4 @@
+import AlertsCore
 import ContractCore
 import Dispatch
 import EarshotALSA
@@ -25,15 +26,6 @@ final class AlertVoice: AlertAudioOutput {
 
     static let renderAheadSeconds = 4
 
-    /// The PCM to open for audio of `role`: ALSA's `pipewire` PCM takes the role as its
-    /// `ROLE` argument (unless one is given already); other PCMs are opened as named.
-    static func device(_ device: String, role: String) -> String {
-        guard !role.isEmpty, role.allSatisfy({ $0.isLetter || $0.isNumber }) else { return device }
-        if device == "pipewire" { return "pipewire:ROLE=\(role)" }
-        if device.hasPrefix("pipewire:"), !device.uppercased().contains("ROLE=") { return device + ",ROLE=\(role)" }
-        return device
-    }
-
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
     func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
@@ -42,12 +34,11 @@ final class AlertVoice: AlertAudioOutput {
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
-        let (device, format, pacing, renderer) = (Self.device(device, role: role), PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16),
-                                                  pacing, renderer)
+        let (device, format, pacing, renderer) = (device, PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16), pacing, renderer)
         let rendering = rendering
         Task {
             await ready()
-            rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, format: format,
+            rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, role: role, format: format,
                                           pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
                                           playedOut: playedOut) }
         }
@@ -55,10 +46,14 @@ final class AlertVoice: AlertAudioOutput {
     }
 
     /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
-    private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device: String, format: PCMFormat,
-                               pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk], tone: Bool,
-                               logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
+    private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device named: String, role: String,
+                               format: PCMFormat, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
+                               tone: Bool, logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
         guard !playback.isStopped else { return }
+        // The role goes with the audio wherever the PCM leads to PipeWire (read here, where
+        // ALSA's configuration is read).
+        let definition = PCMDefinition.of(named)
+        let device = AlertOutputDevice.name(for: named, role: role, type: definition?.type, fields: definition?.fields ?? [:])
         let stream: PlaybackStream
         do {
             stream = try PlaybackStream(device: device, format: format, pacing: pacing)
