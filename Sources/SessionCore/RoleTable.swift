@@ -5,11 +5,16 @@
 /// case-insensitively; a stream without a role, or with one the table does not list, is
 /// treated as `*` says.
 ///
-/// The file form (`earshot-session --policy FILE`), one rule a line, `#` starting a comment:
+/// The file form (`earshot-session --policy FILE`), one rule a line, `#` starting a comment,
+/// changes the standard table: each line sets one role (or `*`, the roles not listed), and
+/// every other role stays as the standard table has it:
 ///
-///     Music = media
-///     Emergency = exempt
+///     Navigation = exempt
+///     Radio = media
 ///     * = media
+///
+/// `Emergency` is always exempt, whatever a table or file says: emergency audio is never
+/// lowered or silenced.
 public struct RoleTable: Sendable, Equatable {
     public enum Treatment: String, Sendable, CaseIterable {
         case media, exempt
@@ -33,12 +38,17 @@ public struct RoleTable: Sendable, Equatable {
         "Emergency": .exempt, "Accessibility": .exempt,
     ], unlisted: .media)
 
+    /// The role that is never touched, whatever the table says.
+    public static let emergency = "emergency"
+
     public func treatment(ofRole role: String) -> Treatment {
-        role.isEmpty ? unlisted : roles[role.lowercased()] ?? unlisted
+        if role.lowercased() == Self.emergency { return .exempt }
+        return role.isEmpty ? unlisted : roles[role.lowercased()] ?? unlisted
     }
 
-    /// The table as a file says it; `*` may be omitted (then unlisted roles are media).
-    public static func parse(_ text: String) throws(RoleTableError) -> RoleTable {
+    /// `base` with the rules of a policy file applied; `*` absent keeps `base`'s. A line
+    /// making `Emergency` media is refused.
+    public static func parse(_ text: String, over base: RoleTable = .standard) throws(RoleTableError) -> RoleTable {
         var roles: [String: Treatment] = [:]
         var unlisted: Treatment?
         var seen: [String: Int] = [:]
@@ -62,6 +72,9 @@ public struct RoleTable: Sendable, Equatable {
             if let first = seen[role.lowercased()] {
                 throw RoleTableError(line: number, "\(role) is already given on line \(first)")
             }
+            if role.lowercased() == Self.emergency, treatment != .exempt {
+                throw RoleTableError(line: number, "\(role) is always exempt: emergency audio is never lowered or silenced")
+            }
             seen[role.lowercased()] = number
             if role == "*" {
                 unlisted = treatment
@@ -69,7 +82,22 @@ public struct RoleTable: Sendable, Equatable {
                 roles[role] = treatment
             }
         }
-        return RoleTable(roles: roles, unlisted: unlisted ?? .media)
+        var merged = base.roles
+        for (role, treatment) in roles { merged[role.lowercased()] = treatment }
+        return RoleTable(roles: merged, unlisted: unlisted ?? base.unlisted)
+    }
+
+    /// What this table changes of `base`, a phrase a change ("navigation: media → exempt",
+    /// "radio: unlisted (media) → exempt", "*: media → exempt"), roles sorted.
+    public func changes(from base: RoleTable) -> [String] {
+        var changes: [String] = []
+        for role in Set(roles.keys).union(base.roles.keys).sorted() where roles[role] != base.roles[role] {
+            let before = base.roles[role].map(\.rawValue) ?? "unlisted (\(base.unlisted.rawValue))"
+            let after = roles[role].map(\.rawValue) ?? "unlisted (\(unlisted.rawValue))"
+            changes.append("\(role): \(before) → \(after)")
+        }
+        if unlisted != base.unlisted { changes.append("*: \(base.unlisted.rawValue) → \(unlisted.rawValue)") }
+        return changes
     }
 
     /// The table in its file form, roles sorted.

@@ -42,7 +42,7 @@ struct SessionCommand: ServiceCommand {
                                valueName: "mixer"))
     var mixer = "auto"
 
-    @Option(help: ArgumentHelp("A role table ('Role = media|exempt' a line, '* = …' for the rest) replacing the standard one.",
+    @Option(help: ArgumentHelp("Changes to the standard role table ('Role = media|exempt' a line, '* = …' for roles not listed); Emergency is always exempt.",
                                valueName: "file"))
     var policy: String?
 

@@ -106,6 +106,11 @@ final class SessionService: Sendable {
     // MARK: Life
 
     func start() async throws {
+        if let policy = settings.policyPath {
+            let changes = settings.roles.changes(from: .standard)
+            logger.notice(changes.isEmpty ? "policy \(policy): the standard role table, unchanged"
+                                           : "policy \(policy) changes the standard role table: \(changes.joined(separator: "; "))")
+        }
         await worker.run { self.loadAndApply() }
         startMixer()
         let object = try connection.export(SessionInterfaces.managerPath,

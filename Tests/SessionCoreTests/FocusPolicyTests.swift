@@ -47,21 +47,36 @@ import Testing
     @Test func theRoleTableReadsAndRefuses() throws {
         let table = try RoleTable.parse("""
             # media roles
-            Music = media   # the radio
+            Radio = media   # the radio
             navigation=EXEMPT
 
             * = exempt
             """)
-        #expect(table.treatment(ofRole: "music") == .media)
+        #expect(table.treatment(ofRole: "radio") == .media)
         #expect(table.treatment(ofRole: "Navigation") == .exempt)
-        #expect(table.treatment(ofRole: "Game") == .exempt)
+        #expect(table.treatment(ofRole: "Unheard-of") == .exempt)
         #expect(table.treatment(ofRole: "") == .exempt)
+        // Roles the file does not name stay as the standard table has them.
+        #expect(table.treatment(ofRole: "Game") == .media)
+        #expect(table.treatment(ofRole: "Accessibility") == .exempt)
+        #expect(table.changes(from: .standard) == ["navigation: media → exempt", "radio: unlisted (media) → media", "*: media → exempt"])
         #expect(try RoleTable.parse("Music = media").treatment(ofRole: "Other") == .media)
+        #expect(try RoleTable.parse("Music = media").changes(from: .standard).isEmpty)
         #expect(throws: RoleTableError(line: 2, "'loud' is not media or exempt")) { try RoleTable.parse("Music = media\nGame = loud") }
         #expect(throws: RoleTableError(line: 1, "'Music' is not 'Role = media' or 'Role = exempt'")) { try RoleTable.parse("Music") }
         #expect(throws: RoleTableError(line: 3, "music is already given on line 1")) { try RoleTable.parse("Music = media\n\nmusic = exempt") }
         #expect(throws: RoleTableError(line: 1, "'Mu sic' is not a role name (letters, digits, - _ . or *)")) { try RoleTable.parse("Mu sic = media") }
         #expect(try RoleTable.parse(RoleTable.standard.fileText) == RoleTable.standard)
+    }
+
+    /// Whatever a file or a table says, emergency audio is never lowered.
+    @Test func emergencyIsAlwaysExempt() throws {
+        #expect(throws: RoleTableError(line: 2, "EMERGENCY is always exempt: emergency audio is never lowered or silenced")) {
+            try RoleTable.parse("Music = media\nEMERGENCY = media")
+        }
+        let everything = try RoleTable.parse("* = media\nAccessibility = media")
+        #expect(everything.treatment(ofRole: "Emergency") == .exempt)
+        #expect(RoleTable(roles: ["Emergency": .media], unlisted: .media).treatment(ofRole: "emergency") == .exempt)
     }
 
     @Test func theStandardTableNeverTouchesEmergencies() {
