@@ -57,6 +57,11 @@ public enum PiecesContract {
             public static let attachmentMimeType = OptionKey(
                 "AttachmentMimeType", "s", doc: "The attachment's MIME type; required with an attachment, refused without.",
                 error: EarshotContract.invalidArgs)
+            public static let authorUid = OptionKey(
+                "AuthorUid", "u",
+                doc: "Drops on behalf of this user, who becomes the author and whose rights open the …Path keys: for a "
+                    + "service that drops what a user made (the orchestrator). Only root and the service's own user may give it.",
+                error: error("Disallowed"))
         }
 
         /// An asset's two keys: a descriptor, or a path.
@@ -85,7 +90,7 @@ public enum PiecesContract {
         public static let assets = [PieceKeys.mixStem, PieceKeys.preview, PieceKeys.coverImage, PieceKeys.attachment]
 
         public static let pieceKeys = [PieceKeys.title, PieceKeys.lengthMicroseconds] + metadataKeys
-            + assets.flatMap { [$0.fd, $0.path] } + [PieceKeys.attachmentMimeType]
+            + assets.flatMap { [$0.fd, $0.path] } + [PieceKeys.attachmentMimeType, PieceKeys.authorUid]
 
         /// The keys of `List`'s query.
         public enum QueryKeys {
@@ -127,7 +132,7 @@ public enum PiecesContract {
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors(
                 "TitleTooShort", "TitleTooLong", "PieceTooShort", "PieceTooLong", "TempoTooLow", "TempoTooHigh",
                 "InvalidLoopMarkers", "InvalidTimeSignature", "InvalidTonality", "BasedOnNotFound", "InvalidAudio",
-                "InvalidCoverImage", "AttachmentTooLarge", "InvalidData", "FileNotFound", "NoSpace", "StorageUnavailable"))
+                "InvalidCoverImage", "AttachmentTooLarge", "InvalidData", "FileNotFound", "Disallowed", "NoSpace", "StorageUnavailable"))
         public static let get = MethodDeclaration(
             "Get", doc: "Everything dropped with a piece, and what the store measured.",
             in: [id], out: [ArgumentDeclaration("piece", "a{sv}", doc: "the piece")],

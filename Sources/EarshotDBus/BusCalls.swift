@@ -6,6 +6,12 @@ public struct CallerIdentity: Sendable, Equatable {
     public let uid: UInt32
     /// The user name for `uid`, or the number as a string when it has no passwd entry.
     public let userName: String
+
+    public init(uniqueName: String, uid: UInt32, userName: String) {
+        self.uniqueName = uniqueName
+        self.uid = uid
+        self.userName = userName
+    }
 }
 
 /// Calls to the message bus itself (`org.freedesktop.DBus`).
@@ -102,6 +108,11 @@ extension DBusConnection {
         return identity
     }
 
+    /// Whether the bus can start a service for `name` on demand (`ListActivatableNames`).
+    public func isActivatable(_ name: String) async throws -> Bool {
+        try await callBus("ListActivatableNames", []).first?.arrayValue?.contains { $0.stringValue == name } ?? false
+    }
+
     /// The process id behind `uniqueName` (`GetConnectionUnixProcessID`).
     public func processID(of uniqueName: String) async throws -> UInt32 {
         let reply = try await callBus("GetConnectionUnixProcessID", [.string(uniqueName)])
@@ -111,7 +122,8 @@ extension DBusConnection {
         return pid
     }
 
-    static func userName(for uid: UInt32) -> String {
+    /// The user name of `uid`, or the number as a string when it has no passwd entry.
+    public static func userName(for uid: UInt32) -> String {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>? = nil
         var buffer = [CChar](repeating: 0, count: 4096)

@@ -23,6 +23,8 @@ final class JobRunner: Sendable {
     let path: ObjectPath
     let plan: RecordPlan
     let owner: String
+    /// The owner's user: the piece's author.
+    let ownerUID: UInt32
     private let service: OrchestratorService
     private let core = Locked(RecordJob())
     private let object = Locked<ExportedObject?>(nil)
@@ -45,10 +47,11 @@ final class JobRunner: Sendable {
     private var connection: DBusConnection { service.connection }
     private var logger: Logger { service.logger }
 
-    init(id: UInt64, plan: RecordPlan, owner: String, service: OrchestratorService) throws(DBusError) {
+    init(id: UInt64, plan: RecordPlan, owner: String, ownerUID: UInt32, service: OrchestratorService) throws(DBusError) {
         self.id = id
         self.plan = plan
         self.owner = owner
+        self.ownerUID = ownerUID
         self.service = service
         path = try OrchestratorInterfaces.managerPath.appending("Job").appending(String(id))
         audioFile = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-job-\(getpid())-\(id).raw").path
@@ -269,6 +272,7 @@ final class JobRunner: Sendable {
             var piece = plan.metadata
             piece[PiecesContract.Manager.PieceKeys.title.name] = .string(plan.title)
             piece[PiecesContract.Manager.PieceKeys.mixStem.fd.name] = .unixFD(UnixFD(taking: fd))
+            piece[PiecesContract.Manager.PieceKeys.authorUid.name] = .uint32(ownerUID)
             let reply = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
                                                   interface: PiecesContract.Manager.interface.name,
                                                   member: PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))

@@ -64,13 +64,15 @@ final class OrchestratorService: Sendable {
     func recordPiece(_ call: MethodCall) async throws -> ObjectPath {
         guard !stopping.withLock({ $0 }) else { throw DBusError.failed("RecordPiece: the service is stopping") }
         let plan = try RecordPlan.read(call)
+        // The piece is the requester's: Drop is told whose it is (AuthorUid).
+        let requester = try await call.caller()
         let id = nextID.withLock { id -> UInt64 in
             defer { id += 1 }
             return id
         }
-        let runner = try JobRunner(id: id, plan: plan, owner: call.sender, service: self)
+        let runner = try JobRunner(id: id, plan: plan, owner: call.sender, ownerUID: requester.uid, service: self)
         jobs.withLock { $0[id] = runner }
-        logger.info("job \(id) for \(call.sender): record '\(plan.title)', up to \(plan.maxDurationMs) ms at \(plan.samplingRate) Hz")
+        logger.info("job \(id) for \(call.sender) (\(requester.userName)): record '\(plan.title)', up to \(plan.maxDurationMs) ms at \(plan.samplingRate) Hz")
         call.afterReply { runner.begin() }
         return runner.path
     }

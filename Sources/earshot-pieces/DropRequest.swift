@@ -14,6 +14,8 @@ enum AssetSource: Sendable {
 struct DropRequest: Sendable {
     var draft: PieceDraft
     var sources: [AssetKind: AssetSource]
+    /// The user the piece is dropped for (`AuthorUid`), when not the caller.
+    var authorUID: UInt32?
 
     typealias Keys = PiecesContract.Manager.PieceKeys
 
@@ -45,6 +47,7 @@ struct DropRequest: Sendable {
         let root: UInt8? = try options.get(Keys.root)
         let listed: Bool = try options.require(Keys.listed)
         let mime: String? = try options.get(Keys.attachmentMimeType)
+        let authorUID: UInt32? = try options.get(Keys.authorUid)
         var sources: [AssetKind: AssetSource] = [:]
         for kind in AssetKind.allCases {
             let keys = keys(kind)
@@ -81,7 +84,7 @@ struct DropRequest: Sendable {
             if let upper, let lower { draft.timeSignature = try TimeSignature(upper: upper, lower: lower) }
             if Set(basedOn).count != basedOn.count { throw RuleViolation.invalidData(Keys.basedOn.name, "lists a piece twice") }
             try draft.validate()
-            return DropRequest(draft: draft, sources: sources)
+            return DropRequest(draft: draft, sources: sources, authorUID: authorUID)
         }
     }
 }

@@ -13,7 +13,7 @@ import PiecesCore
 extension PiecesService {
     func drop(_ call: MethodCall) async throws -> String {
         let request = try DropRequest.read(call)
-        let caller = try await call.caller()
+        let caller = try await Self.author(of: request, call: call)
         let missing = try await inStore { try await self.store.missing(request.draft.basedOn) }
         if let first = missing.first {
             throw DBusError.earshot("BasedOnNotFound", "BasedOn: no piece \(first)")
@@ -26,6 +26,17 @@ extension PiecesService {
         emit(Manager.pieceDropped, [.string(piece.id), PieceValues.summary(piece)])
         await updateCount()
         return piece.id
+    }
+
+    /// Who the piece is dropped by: the caller, or with `AuthorUid` the user it names,
+    /// which only root and the service's own user may do.
+    static func author(of request: DropRequest, call: MethodCall) async throws -> CallerIdentity {
+        let caller = try await call.caller()
+        guard let uid = request.authorUID, uid != caller.uid else { return caller }
+        guard caller.uid == 0 || caller.uid == getuid() else {
+            throw DBusError.earshot("Disallowed", "AuthorUid: \(caller.userName) may not drop on behalf of uid \(uid)")
+        }
+        return CallerIdentity(uniqueName: caller.uniqueName, uid: uid, userName: DBusConnection.userName(for: uid))
     }
 
     /// The blocking part of `Drop`, run on the disk queue: the piece and its staged files,
