@@ -97,6 +97,13 @@ public struct SessionProxy: Sendable {
         ((try? await calls.connection.nameOwner(SessionContract.busName)) ?? nil) != nil
     }
 
+    /// Whether the session service is on the bus now, or the bus starts it on the first
+    /// call (an activatable name, as on a head unit's system bus).
+    public func isAvailable() async -> Bool {
+        if await isPresent() { return true }
+        return (try? await calls.connection.isActivatable(SessionContract.busName)) ?? false
+    }
+
     /// Applies `state` in the contract's order; the first failure is thrown.
     public func setDesiredState(_ state: DesiredSessionState) async throws {
         let values = state.values

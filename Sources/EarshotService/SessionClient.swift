@@ -25,8 +25,9 @@ public struct SessionClient: Sendable {
         session = SessionProxy(connection: connection, timeout: timeout)
     }
 
-    /// Whether the session service is on the bus now.
-    public func isPresent() async -> Bool { await session.isPresent() }
+    /// Whether the session service is on the bus now, or is started by the bus on the
+    /// first call (activatable): a head unit's services start one another on demand.
+    public func isPresent() async -> Bool { await session.isAvailable() }
 
     /// The state in force, or nil when the service is absent or does not answer in time.
     public func state() async -> SessionState? {
