@@ -6,9 +6,10 @@ import EarshotDBus
 struct SessionSubcommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
-        abstract: "Read, set and watch the audio session (Session1).",
+        abstract: "Read, set and watch the audio session (Session1), and hold an activation.",
         discussion: ClientExit.discussion,
-        subcommands: [SessionGetCommand.self, SessionSetCommand.self, SessionInputsCommand.self, SessionWatchCommand.self])
+        subcommands: [SessionGetCommand.self, SessionSetCommand.self, SessionInputsCommand.self, SessionWatchCommand.self,
+                      SessionActivateCommand.self])
 
     /// Prints a `GetState` reply.
     static func printState(_ state: [String: DBusValue], json: Bool) {
