@@ -284,6 +284,8 @@ let package = Package(
         ]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),
+        // The installed system booted in a box (deploy/earshot-dev test-system runs these).
+        .testTarget(name: "SystemBoxTests", dependencies: ["EarshotTestHarness"]),
         .testTarget(name: "ClientTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "OrchestratorCoreTests", dependencies: ["OrchestratorCore", "ContractCore"]),
         .testTarget(name: "OrchestratorServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),

@@ -1,0 +1,111 @@
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// The installed head unit in a box (`deploy/earshot-dev test-system`): the release build
+/// installed by deploy/install, the shipped units, activation files and policy, the
+/// system-wide PipeWire, and ordinary users calling over the system bus.
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+struct InstalledSystemTests {
+    static let orchestrator = "org.earshot.Orchestrator1 /org/earshot/Orchestrator1 org.earshot.Orchestrator1"
+    static let capture = "org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1"
+
+    /// `app` records a piece through the orchestrator: each service starts by activation
+    /// through its unit, and the job ends as documented with the piece stored.
+    @Test func appRecordsAPieceThroughTheOrchestrator() async throws {
+        let box = BoxScenario.box
+        try await box.run("sox -n -r 48000 -c 1 -b 16 words.wav synth 8 sine 300-1200 vol 0.5", as: "app")
+        try await BoxScenario.feedingMicrophone("words.wav", as: "app") { try await Self.recordThroughTheOrchestrator() }
+    }
+
+    static func recordThroughTheOrchestrator() async throws {
+        let box = BoxScenario.box
+        let reply = try await BoxScenario.busctl("""
+            call \(InstalledSystemTests.orchestrator) RecordPiece 'a{sv}' 4 Title s "Box take" Prompt s "Say it now" \
+            MaxDuration u 2000 OutliveOwner b true
+            """, as: "app")
+        let job = try BoxScenario.quoted(reply)
+        var state = ""
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            state = try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job", "State", as: "app")
+            if state == "s \"finished\"" { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(state == "s \"finished\"")
+        let result = try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job", "ResultCode", as: "app")
+        let journal = try await box.attempt("journalctl -b -u 'earshot-*' --no-pager | tail -40").output
+        #expect(result == "s \"SUCCESS\"", "\(journal)")
+        let piece = try BoxScenario.quoted(try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job",
+                                                                           "PieceId", as: "app"))
+        let stored = try await BoxScenario.busctl("call org.earshot.Pieces1 /org/earshot/Pieces1 org.earshot.Pieces1 Get s \(piece)", as: "app")
+        #expect(stored.contains("\"Box take\""))
+        #expect(stored.contains("\"Author\" s \"app\""))
+        // Every service was started by the bus through its systemd unit.
+        for service in ["capture", "alerts", "pieces", "session", "orchestrator"] {
+            let state = try await box.run("systemctl show -P ActiveState earshot-\(service).service")
+            #expect(state == "active\n", "earshot-\(service): \(state)")
+        }
+        let owners = try await box.run("busctl --system list --no-pager | grep '^org.earshot'")
+        for name in ["Capture1", "Alerts1", "Pieces1", "Session1", "Orchestrator1"] {
+            #expect(owners.split(separator: "\n").contains { $0.hasPrefix("org.earshot.\(name) ") && $0.contains("earshot-") && $0.contains(" earshot ") },
+                    "org.earshot.\(name) is not owned by its unit as earshot:\n\(owners)")
+        }
+    }
+
+    /// A pass-thru with `OutputPath` in `app`'s home, asked with busctl: the file is `app`'s
+    /// and holds exactly what the microphone heard. `other` may not end it, read it, or own
+    /// an Earshot name.
+    @Test func aPassThruWritesIntoTheCallersHomeAsTheCaller() async throws {
+        let box = BoxScenario.box
+        try await box.run("rm -f take.wav && sox -n -r 48000 -c 1 -b 16 microphone.wav synth 6 sine 200-2000 vol 0.5", as: "app")
+        try await BoxScenario.feedingMicrophone("microphone.wav", as: "app") { try await Self.passThruIntoTheCallersHome() }
+    }
+
+    static func passThruIntoTheCallersHome() async throws {
+        let box = BoxScenario.box
+        try await Task.sleep(for: .milliseconds(800))
+        let path = try BoxScenario.quoted(try await BoxScenario.busctl("""
+            call \(InstalledSystemTests.capture) PerformAudioPassThru 'a{sv}' 6 SamplingRate u 48000 BitsPerSample u 16 AudioType s PCM \
+            MaxDuration u 2000 OutliveOwner b true OutputPath s /home/app/take.wav
+            """, as: "app"))
+        for member in ["Cancel", "End", "OpenStream"] {
+            let refused = try await box.attempt("busctl --system call org.earshot.Capture1 \(path) org.earshot.Capture1.PassThru \(member)",
+                                                as: "other")
+            // busctl prints the message of org.earshot.Error.Disallowed.
+            #expect(!refused.succeeded && refused.errors.contains("only the owner"), "other's \(member): \(refused.errors)")
+        }
+        for name in ["Capture1", "Alerts1", "Pieces1", "Session1", "Orchestrator1"] {
+            let owned = try await box.attempt("busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus RequestName su org.earshot.\(name) 4",
+                                              as: "other")
+            // busctl says "Access denied" for the policy's refusal.
+            #expect(!owned.succeeded && owned.errors.contains("Access denied"), "other owning org.earshot.\(name): \(owned.errors)")
+        }
+        try await box.waitUntil("busctl --system get-property org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1 Active | grep -q '\"/\"'",
+                                as: "app", timeout: .seconds(20))
+        let owner = try await box.run("stat -c %U:%G /home/app/take.wav")
+        #expect(owner.trimmingCharacters(in: .whitespacesAndNewlines) == "app:app")
+        let taken = try BoxScenario.samples(ofWave: box.file("home/app/take.wav"))
+        let heard = try BoxScenario.samples(ofWave: box.file("home/app/microphone.wav"))
+        #expect(taken.count >= 48000 * 19 / 10, "\(taken.count) samples")
+        let place = try #require(BoxScenario.place(taken, in: heard), "the recording is not a run of the microphone's samples")
+        let length = min(taken.count - place.excerptStart, heard.count - place.wholeStart)
+        let equal = zip(taken[place.excerptStart..<place.excerptStart + length], heard[place.wholeStart..<place.wholeStart + length])
+            .allSatisfy { $0 == $1 }
+        #expect(equal, "the recording differs from the microphone's samples after its first \(place.excerptStart) samples")
+    }
+
+    /// Each unit's exposure inside the box, beside systemd-hostnamed's: at most 2.0.
+    @Test func everyUnitIsExposedAtMostTwo() async throws {
+        let box = BoxScenario.box
+        var report: [String] = []
+        for unit in ["earshot-capture.service", "earshot-alerts.service", "earshot-session.service", "earshot-pieces.service",
+                     "earshot-orchestrator.service", "earshot-open-as@0.service", "systemd-hostnamed.service"] {
+            let text = try await box.run("systemd-analyze security --no-pager \(unit) | tail -1")
+            let score = try #require(text.split(separator: " ").compactMap { Double($0) }.last, "\(unit): \(text)")
+            report.append("\(unit) \(score)")
+            if unit.hasPrefix("earshot-") { #expect(score <= 2.0, "\(unit): \(text)") }
+        }
+        print("exposure: " + report.joined(separator: ", "))
+    }
+}
