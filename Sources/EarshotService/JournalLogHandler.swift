@@ -2,12 +2,15 @@ import EarshotDBus
 import FoundationEssentials
 import Logging
 
-/// Logs one line per event to stderr.
+/// Logs one entry per event.
 ///
-/// Under systemd (`JOURNAL_STREAM` set) each line starts with the syslog priority in the
-/// `<N>` form journald reads, and the journal adds time and process; on a terminal a line
-/// carries an ISO 8601 time (UTC, see `UTCTime`) and the level instead. Metadata follows
-/// as `key=value`.
+/// Under systemd (`JOURNAL_STREAM` set) each event goes to the journal as an entry of its
+/// own fields: `MESSAGE`, `PRIORITY`, `SYSLOG_IDENTIFIER`, `CODE_FILE`, `CODE_LINE`,
+/// `CODE_FUNC`, and each metadata key as `EARSHOT_KEY` (so `journalctl -u … EARSHOT_PASSTHRU=3`
+/// finds a pass-thru's lines); should the journal's socket not take it, the line goes to
+/// stderr starting with the `<N>` syslog priority. On a terminal a line carries an ISO 8601
+/// time (UTC, see `UTCTime`) and the level instead. Metadata follows the message as
+/// `key=value` either way.
 public struct JournalLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level
@@ -34,6 +37,14 @@ public struct JournalLogHandler: LogHandler {
         let text = "\(event.message)\(suffix)".replacing("\n", with: " ")
         let line: String
         if journal {
+            var entry: [(String, String)] = [
+                ("MESSAGE", text), ("PRIORITY", String(Self.priority(event.level))), ("SYSLOG_IDENTIFIER", label),
+                ("CODE_FILE", event.file), ("CODE_LINE", String(event.line)), ("CODE_FUNC", event.function),
+            ]
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                entry.append(("EARSHOT_" + JournalSocket.fieldName(key), "\(value)"))
+            }
+            if Self.output.withLock({ _ in JournalSocket.send(entry) }) { return }
             line = "<\(Self.priority(event.level))>\(text)\n"
         } else {
             line = "\(UTCTime.now()) \(event.level.rawValue) \(label): \(text)\n"

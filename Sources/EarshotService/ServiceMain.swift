@@ -120,7 +120,8 @@ struct BusConnectionService: Service {
         } catch {
             throw StartupFailed(underlying: error)
         }
-        logger.info("ready: \(busName) on the \(busDescription) as \(connection.uniqueName)")
+        logger.info("ready: \(busName) on the \(busDescription) as \(connection.uniqueName)",
+                    metadata: ["bus_name": "\(busName)", "unique_name": "\(connection.uniqueName)"])
 
         enum Outcome { case shutdown, lost(DBusError?) }
         let outcome = await withTaskGroup(of: Outcome.self) { group in

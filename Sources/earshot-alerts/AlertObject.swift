@@ -114,7 +114,8 @@ final class AlertObject: Sendable {
         }
         let details = (end.tryAgainMs.map { ", try again in \($0) ms" } ?? "")
             + (warnings.isEmpty ? "" : "; warnings: \(warnings.joined(separator: "; "))")
-        service.logger.info("alert \(id) of \(owner) completed: \(code.rawValue) (\(end.reason.rawValue))\(details)")
+        service.logger.info("alert \(id) of \(owner) completed: \(code.rawValue) (\(end.reason.rawValue))\(details)",
+                            metadata: ["alert": "\(id)", "result": "\(code.rawValue)", "reason": "\(end.reason.rawValue)"])
     }
 
     // MARK: Methods

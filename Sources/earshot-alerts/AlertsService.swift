@@ -148,7 +148,8 @@ final class AlertsService: Sendable {
                 return (alert, end)
             case .accepted(let events):
                 s.alerts[id] = alert
-                logger.info("alert \(id) of \(owner): \(request.priority.rawValue), \(speechOnly ? "speech only" : "\(lines.count) line(s), \(request.softButtons.count) button(s), \(seconds) s"), \(audio.count) audio chunk(s)")
+                logger.info("alert \(id) of \(owner): \(request.priority.rawValue), \(speechOnly ? "speech only" : "\(lines.count) line(s), \(request.softButtons.count) button(s), \(seconds) s"), \(audio.count) audio chunk(s)",
+                            metadata: ["alert": "\(id)", "caller": "\(owner)", "priority": "\(request.priority.rawValue)"])
                 if !request.outliveOwner { watchOwner(owner, in: &s) }
                 apply(events, to: &s)
                 return (alert, nil)

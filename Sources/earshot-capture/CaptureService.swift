@@ -170,7 +170,8 @@ final class CaptureService: Sendable {
                 $0.starting = false
             }
             try? manager.withLock { try $0?.set(Manager.active, .objectPath(session.path)) }
-            logger.info("pass-thru \(id) for \(call.sender) on \(input.device)\(input.fromSession ? " (the session's input)" : ""): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)")
+            logger.info("pass-thru \(id) for \(call.sender) on \(input.device)\(input.fromSession ? " (the session's input)" : ""): \(request.samplingRate) Hz, \(request.bitsPerSample) bit, \(request.channels) channel(s), \(request.maxDurationMs) ms, chunks of \(request.chunkMs) ms; ALSA period \(session.periodFrames) frames, buffer \(session.bufferFrames)",
+                        metadata: ["passthru": "\(id)", "caller": "\(call.sender)"])
             call.afterReply { session.begin() }
             return session.path
         } catch {

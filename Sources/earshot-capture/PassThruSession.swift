@@ -324,7 +324,8 @@ final class PassThruSession: DirectCaptureConsumer {
                 logger.warning("pass-thru \(id): Finished not sent: \(error)")
             }
         }
-        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms")
+        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms",
+                    metadata: ["passthru": "\(id)", "result": "\(outcome.resultCode.rawValue)", "reason": "\(outcome.reason.rawValue)"])
     }
 
     // MARK: Straight to the pipes (on the reading thread)

@@ -326,7 +326,8 @@ final class JobRunner: Sendable {
         let frames = core.withLock { $0.framesCaptured }
         let info: [String: DBusValue] = ["Reason": .string(reason), "Title": .string(plan.title), "FramesCaptured": .uint64(frames)]
         try? object.withLock { try $0?.emit(Members.finished, [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
-        logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))")
+        logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))",
+                    metadata: ["job": "\(id)", "result": "\(code.rawValue)", "piece": "\(pieceID)"])
         events.finish()
         ownerWatch.withLock { $0?.cancel() }
         service.finished(self)

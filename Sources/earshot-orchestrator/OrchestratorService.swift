@@ -72,7 +72,8 @@ final class OrchestratorService: Sendable {
         }
         let runner = try JobRunner(id: id, plan: plan, owner: call.sender, ownerUID: requester.uid, service: self)
         jobs.withLock { $0[id] = runner }
-        logger.info("job \(id) for \(call.sender) (\(requester.userName)): record '\(plan.title)', up to \(plan.maxDurationMs) ms at \(plan.samplingRate) Hz")
+        logger.info("job \(id) for \(call.sender) (\(requester.userName)): record '\(plan.title)', up to \(plan.maxDurationMs) ms at \(plan.samplingRate) Hz",
+                    metadata: ["job": "\(id)", "caller": "\(call.sender)"])
         call.afterReply { runner.begin() }
         return runner.path
     }

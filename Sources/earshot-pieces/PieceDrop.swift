@@ -22,7 +22,8 @@ extension PiecesService {
         let (piece, staged) = try await onDisk { try self.assemble(request, caller: caller) }
         try await inStore { try await self.store.insert(piece, objects: staged) }
         let sizes = piece.assets.map { "\($0.kind.rawValue) \($0.size) B" }.joined(separator: ", ")
-        logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(caller.userName) in \(started.duration(to: .now)): \(sizes)")
+        logger.info("piece \(piece.id) '\(piece.draft.title)' dropped by \(caller.userName) in \(started.duration(to: .now)): \(sizes)",
+                    metadata: ["piece": "\(piece.id)", "author": "\(piece.author)"])
         emit(Manager.pieceDropped, [.string(piece.id), PieceValues.summary(piece)])
         await updateCount()
         return piece.id

@@ -195,7 +195,7 @@ final class PiecesService: Sendable {
         guard try await inStore({ try await self.store.delete(id) }) != nil else {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
         }
-        logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))")
+        logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))", metadata: ["piece": "\(id)"])
         emit(Manager.pieceDeleted, [.string(id)])
         await updateCount()
     }

@@ -59,7 +59,8 @@ extension SessionService {
                 return state.book.activate(id: id, owner: owner, configuration: configuration)
             }
             let options = configuration.effectiveOptions.sorted().map(\.rawValue).joined(separator: ", ")
-            self.logger.info("activation \(id) of \(owner): \(configuration.category.rawValue) [\(options)]")
+            self.logger.info("activation \(id) of \(owner): \(configuration.category.rawValue) [\(options)]",
+                             metadata: ["activation": "\(id)", "caller": "\(owner)"])
             self.dispatch(events)
             self.publish()
             return .success(path)
@@ -89,7 +90,7 @@ extension SessionService {
         }
         guard let (handle, events) = ended else { return }
         handle.ownerWatch.cancel()
-        logger.info("activation \(id) of \(handle.owner) ended: \(reason)")
+        logger.info("activation \(id) of \(handle.owner) ended: \(reason)", metadata: ["activation": "\(id)"])
         try? handle.object.set([(Activation.state, .string("deactivated")), (Activation.ducked, .boolean(false))])
         dispatch(events)
         publish()

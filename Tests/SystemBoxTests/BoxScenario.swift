@@ -61,3 +61,72 @@ enum BoxScenario {
         return nil
     }
 }
+
+/// The radio and the speakers: a tone played as another user's Music stream, and what the
+/// speakers' monitor hears of it.
+enum BoxAudio {
+    /// The radio's frequency: far above speech, so that it is measured apart from alerts.
+    static let radioHertz = 12000
+
+    /// Runs `body` while `user` plays a tone at `radioHertz` (half scale) as a Music
+    /// stream, the head unit's radio; waits until the session sees it.
+    static func withRadio<T>(as user: String, _ body: () async throws -> T) async throws -> T {
+        let box = BoxScenario.box
+        try await box.run("sox -n -r 48000 -c 2 -b 16 radio.wav synth 120 sine \(radioHertz) vol 0.5", as: user)
+        return try await box.with("exec pw-play --media-role Music radio.wav", as: user, name: "radio") { _ in
+            try await waitForStream(role: "Music") { _ in true }
+            return try await body()
+        }
+    }
+
+    /// A stream as the session's `Streams` property shows it.
+    struct Stream {
+        let role: String
+        let volume: Double
+        let ducked: Bool
+        let muted: Bool
+    }
+
+    /// The session's `Streams`.
+    static func streams() async throws -> [Stream] {
+        let json = try await BoxScenario.box.run(
+            "busctl --system --json=short get-property org.earshot.Session1 /org/earshot/Session1 org.earshot.Session1 Streams")
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let entries = object?["data"] as? [[String: Any]] ?? []
+        func value(_ entry: [String: Any], _ key: String) -> Any? { (entry[key] as? [String: Any])?["data"] }
+        return entries.map { entry in
+            Stream(role: value(entry, "Role") as? String ?? "", volume: (value(entry, "Volume") as? NSNumber)?.doubleValue ?? -1,
+                   ducked: (value(entry, "Ducked") as? NSNumber)?.boolValue ?? false,
+                   muted: (value(entry, "Muted") as? NSNumber)?.boolValue ?? false)
+        }
+    }
+
+    /// The first stream of `role` once `check` holds for it (at most `timeout`).
+    @discardableResult
+    static func waitForStream(role: String, timeout: Duration = .seconds(10), _ check: (Stream) -> Bool) async throws -> Stream {
+        let deadline = ContinuousClock.now + timeout
+        var last: [Stream] = []
+        while ContinuousClock.now < deadline {
+            last = try await streams()
+            if let stream = last.first(where: { $0.role == role }), check(stream) { return stream }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessError("no \(role) stream as wanted in the session's Streams: \(last)")
+    }
+
+    /// The level in dB (full scale) of what the speakers play at `hertz`, or of the band
+    /// below 8 kHz (`hertz` nil: speech), over `seconds`, from the sink's monitor.
+    static func speakersLevel(hertz: Int?, seconds: Double = 0.6) async throws -> Double {
+        let box = BoxScenario.box
+        let file = "/tmp/monitor-\(UUID().uuidString.prefix(6)).wav"
+        let band = hertz.map { "sinc \($0 - 500)-\($0 + 500)" } ?? "sinc -8000"
+        let output = try await box.run("""
+            timeout \(seconds + 0.5) pw-record --target speakers -P '{ stream.capture.sink=true }' --rate 48000 --channels 1 \(file) \
+            >/dev/null 2>&1; sox \(file) -n trim 0.1 \(band) stat 2>&1 | sed -n 's/^RMS *amplitude: *//p'; rm -f \(file)
+            """)
+        guard let rms = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw HarnessError("no level in '\(output)'")
+        }
+        return rms > 0 ? 20 * log10(rms) : -200
+    }
+}
