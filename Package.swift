@@ -161,7 +161,7 @@ let package = Package(
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
             "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
-            "CSndFileLoader", "CTunablesAtStart",
+            "CSndFileLoader", "CTunablesAtStart", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-alerts")),

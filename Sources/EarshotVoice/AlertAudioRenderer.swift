@@ -90,16 +90,17 @@ public final class AlertAudioRenderer: Sendable {
         return (playTone ? [.tone] : []) + chunks.map { .chunk($0) }
     }
 
-    /// Renders one part.
-    public func render(_ part: AlertAudioPart) throws(AlertAudioError) -> [Int16] {
+    /// Renders one part (FILE chunks from `files` as `render(_:files:)` says).
+    public func render(_ part: AlertAudioPart, files: [String: Int32] = [:]) throws(AlertAudioError) -> [Int16] {
         switch part {
         case .tone: Tone.render(sampleRate: sampleRate)
-        case .chunk(let chunk): try render(chunk)
+        case .chunk(let chunk): try render(chunk, files: files)
         }
     }
 
-    /// Renders one chunk.
-    public func render(_ chunk: SpeechChunk) throws(AlertAudioError) -> [Int16] {
+    /// Renders one chunk; a FILE chunk is read from `files[chunk.text]` when the caller
+    /// opened it (with its own rights), else from its path.
+    public func render(_ chunk: SpeechChunk, files: [String: Int32] = [:]) throws(AlertAudioError) -> [Int16] {
         switch chunk.kind {
         case .text:
             return try speak(chunk.text, phonemes: false)
@@ -126,7 +127,7 @@ public final class AlertAudioRenderer: Sendable {
             return [Int16](repeating: 0, count: silenceFrames(chunk.text))
         case .file:
             do {
-                return try AudioFileDecoder.decode(path: chunk.text, sampleRate: sampleRate)
+                return try AudioFileDecoder.decode(path: chunk.text, fd: files[chunk.text], sampleRate: sampleRate)
             } catch {
                 throw .file(error)
             }

@@ -38,9 +38,10 @@ public enum AudioFileDecoder {
     /// Files longer than this many seconds are refused (`.tooLong`).
     public static let maximumSeconds: Double = 600
 
-    /// Decodes the file at `path` into mono samples at `sampleRate` Hz.
-    public static func decode(path: String, sampleRate: Int) throws(AudioFileError) -> [Int16] {
-        let (mono, fileRate) = try readMono(path: path)
+    /// Decodes the file at `path` (or, when `fd` is given, the file open there, which
+    /// `path` then only names in errors) into mono samples at `sampleRate` Hz.
+    public static func decode(path: String, fd: Int32? = nil, sampleRate: Int) throws(AudioFileError) -> [Int16] {
+        let (mono, fileRate) = try readMono(path: path, fd: fd)
         do {
             let converted = try Resampler.resample(mono, from: fileRate, to: sampleRate)
             return converted.map(Resampler.sampleFromFloat)
@@ -50,9 +51,9 @@ public enum AudioFileDecoder {
     }
 
     /// The file's samples averaged over its channels (floats, -1...1) and its rate.
-    static func readMono(path: String) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
+    static func readMono(path: String, fd: Int32? = nil) throws(AudioFileError) -> (samples: [Float], sampleRate: Int) {
         var status = stat()
-        if stat(path, &status) != 0 {
+        if (fd.map { fstat($0, &status) } ?? stat(path, &status)) != 0 {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
             throw .unreadable(path: path, message: String(cString: strerror(code)))
@@ -60,7 +61,9 @@ public enum AudioFileDecoder {
         if (status.st_mode & S_IFMT) == S_IFDIR { throw .unreadable(path: path, message: "is a directory") }
 
         var info = SF_INFO()
-        guard let file = earshot_sf_open(path, Int32(SFM_READ), &info) else {
+        if let fd { lseek(fd, 0, SEEK_SET) }
+        let opened = fd.map { earshot_sf_open_fd($0, Int32(SFM_READ), &info, 0) } ?? earshot_sf_open(path, Int32(SFM_READ), &info)
+        guard let file = opened else {
             throw .unreadable(path: path, message: String(cString: earshot_sf_strerror(nil)))
         }
         defer { earshot_sf_close(file) }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotDBus
 import Logging
 
 /// Plays an alert's audio: the tone, then the chunks in order.
@@ -9,7 +10,8 @@ protocol AlertAudioOutput: Sendable {
     /// output is PipeWire. The output opens once `ready` has returned. `playedOut` is called
     /// once everything is rendered, before `ended`, with when the last frame will have
     /// played (CLOCK_MONOTONIC, µs; counted from the first frame at the output's rate).
-    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
+    /// FILE chunks are read from `files` (opened with the caller's rights, by path).
+    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
               playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback

@@ -15,6 +15,8 @@ final class AlertObject: Sendable {
     let request: AlertRequest
     /// The audio chunks that will be played (unreadable FILE chunks left out).
     let audio: [SpeechChunk]
+    /// The FILE chunks' files, opened with the caller's rights when the alert came, by path.
+    let files: [String: UnixFD]
     /// The text as laid out for the display.
     let lines: [String]
     /// How long it stays up once presented (0 for speech only).
@@ -26,9 +28,10 @@ final class AlertObject: Sendable {
     private let warnings: Locked<[String]>
     private let finished = Locked(false)
 
-    init(id: UInt64, request: AlertRequest, audio: [SpeechChunk], lines: [String], durationMs: UInt64, warnings: [String],
-         owner: String, service: AlertsService) throws(DBusError) {
+    init(id: UInt64, request: AlertRequest, audio: [SpeechChunk], files: [String: UnixFD], lines: [String], durationMs: UInt64,
+         warnings: [String], owner: String, service: AlertsService) throws(DBusError) {
         self.id = id
+        self.files = files
         self.lines = lines
         self.durationMs = durationMs
         self.owner = owner

@@ -28,7 +28,7 @@ final class AlertVoice: AlertAudioOutput {
 
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
-    func play(alert id: UInt64, chunks: [SpeechChunk], tone: Bool, role: String, logger: Logger,
+    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
               playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
@@ -38,7 +38,7 @@ final class AlertVoice: AlertAudioOutput {
         let rendering = rendering
         Task {
             await ready()
-            rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, role: role, format: format,
+            rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, role: role, files: files, format: format,
                                           pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
                                           playedOut: playedOut) }
         }
@@ -47,7 +47,7 @@ final class AlertVoice: AlertAudioOutput {
 
     /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
     private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device named: String, role: String,
-                               format: PCMFormat, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
+                               files: [String: UnixFD], format: PCMFormat, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
                                tone: Bool, logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
         guard !playback.isStopped else { return }
         // The role goes with the audio wherever the PCM leads to PipeWire (read here, where
@@ -87,7 +87,7 @@ final class AlertVoice: AlertAudioOutput {
             while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
             guard !playback.isStopped else { return }
             do {
-                let samples = try renderer.render(part)
+                let samples = try renderer.render(part, files: files.compactMapValues(\.rawValue))
                 if stream.enqueue(samples) { frames += UInt64(samples.count) }  // mono
             } catch {
                 logger.warning("alert \(id): \(error); skipped")

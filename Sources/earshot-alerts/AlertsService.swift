@@ -1,5 +1,6 @@
 import AlertsCore
 import CSndFileLoader
+import CallerFiles
 import ContractCore
 import EarshotContract
 import EarshotDBus
@@ -7,6 +8,7 @@ import EarshotService
 import EarshotSync
 import EarshotVoice
 import FoundationEssentials
+import Glibc
 import Logging
 
 /// The alert service: the queue of `AlertsCore` on the bus, with timers, owners, the
@@ -42,6 +44,8 @@ final class AlertsService: Sendable {
     let captureWatch: CaptureWatch
     let output: any AlertAudioOutput
     let sessionClaims: SessionClaims
+    /// Where callers' files are opened (through earshot-open-as, off the bus's threads).
+    let callerFiles = BlockingQueue(label: "earshot-alerts.caller-files", concurrent: true)
     /// Sees alerts appear and end (the optional desktop display).
     let observers: Locked<[any AlertObserver]>
     private let state = Locked(State())
@@ -97,26 +101,48 @@ final class AlertsService: Sendable {
             : try AlertReader.alert(call)
         var warnings: [String] = []
         var audio: [SpeechChunk] = []
+        var files: [String: UnixFD] = [:]
         var missingFile: String?
+        // Files the caller names are opened with the caller's rights (CallerFiles), as
+        // the caller could: FILE chunks are kept open to be played, the images only tried.
+        let caller = try await call.caller()
+        func open(_ path: String) async -> Result<Int32, CallerFiles.Errno> {
+            await callerFiles.run { CallerFiles.open(path, flags: O_RDONLY, as: caller.uid) }
+        }
         for (index, chunk) in request.audio.enumerated() {
-            if chunk.kind == .file, !FileManager.default.isReadableFile(atPath: chunk.text) {
-                let field = speechOnly ? "chunks[\(index)]" : "Audio[\(index)]"
-                if request.hasText {
-                    warnings.append("\(field): cannot read \(chunk.text); skipped")
-                } else if missingFile == nil {
-                    missingFile = "\(field): cannot read \(chunk.text)"
+            if chunk.kind == .file, files[chunk.text] == nil {
+                switch await open(chunk.text) {
+                case .success(let fd):
+                    files[chunk.text] = UnixFD(taking: fd)
+                case .failure(let error):
+                    let field = speechOnly ? "chunks[\(index)]" : "Audio[\(index)]"
+                    if request.hasText {
+                        warnings.append("\(field): cannot read \(chunk.text): \(error); skipped")
+                    } else if missingFile == nil {
+                        missingFile = "\(field): cannot read \(chunk.text): \(error)"
+                    }
+                    continue
                 }
-                continue
             }
             audio.append(chunk)
         }
         if request.playTone && request.audio.isEmpty { warnings.append("PlayTone: ignored, the alert has no audio") }
-        if !request.icon.isEmpty && !FileManager.default.isReadableFile(atPath: request.icon) {
-            warnings.append("Icon: cannot read \(request.icon)")
+        func readable(_ path: String) async -> CallerFiles.Errno? {
+            switch await open(path) {
+            case .success(let fd):
+                close(fd)
+                return nil
+            case .failure(let error):
+                return error
+            }
         }
-        for (index, button) in request.softButtons.enumerated()
-        where !button.image.isEmpty && !FileManager.default.isReadableFile(atPath: button.image) {
-            warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image)")
+        if !request.icon.isEmpty, let error = await readable(request.icon) {
+            warnings.append("Icon: cannot read \(request.icon): \(error)")
+        }
+        for (index, button) in request.softButtons.enumerated() where !button.image.isEmpty {
+            if let error = await readable(button.image) {
+                warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image): \(error)")
+            }
         }
         let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs() : nil
 
@@ -130,7 +156,7 @@ final class AlertsService: Sendable {
             let seconds = AlertTimeouts.effective(requested: request.timeoutSeconds, defaultTimeout: s.defaultTimeout,
                                                   hasButtons: !request.softButtons.isEmpty, buttonTimeout: s.buttonTimeout)
             let durationMs = speechOnly ? 0 : AlertTimeouts.milliseconds(seconds)
-            let alert = try AlertObject(id: id, request: request, audio: audio, lines: lines, durationMs: durationMs,
+            let alert = try AlertObject(id: id, request: request, audio: audio, files: files, lines: lines, durationMs: durationMs,
                                         warnings: warnings, owner: owner, service: self)
             if let missingFile {
                 alert.addWarning(missingFile)
@@ -227,7 +253,7 @@ final class AlertsService: Sendable {
                     // it (a change to the mixer made before the alert's stream joins it is
                     // heard at once; one made while the stream joins waits for the graph).
                     let claim = sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
-                    s.playbacks[id] = output.play(alert: id, chunks: alert.audio, tone: alert.request.playTone,
+                    s.playbacks[id] = output.play(alert: id, chunks: alert.audio, files: alert.files, tone: alert.request.playTone,
                                                   role: priority.mediaRole, logger: logger,
                                                   after: { await SessionClaims.answer(of: claim, within: Self.focusWait) },
                                                   playedOut: { [self] end in self.audioWillEnd(id, playedOutUs: end) }) { [self] warnings in

@@ -62,6 +62,20 @@ import Testing
             #expect(stat(home.appendingPathComponent("alice-take.wav").path, &info) == 0
                         && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the recording is not alice's")
 
+            // An alert's FILE chunk plays when its caller may read the file, and is
+            // FILE_NOT_FOUND for anyone else.
+            let alerts = PolicyStack.alerts
+            func alert(_ agent: BusAgent) async throws -> String {
+                let reply = try await agent.call(alerts, PolicyStack.path(of: alerts), alerts, "PresentAlert", signature: "a{sv}", [.dictionary([
+                    "Audio": .variant("a(ss)", .list([.list([.string("FILE"), .string(stem.path)])])), "OutliveOwner": .b(true),
+                ])])
+                return try #require(reply.firstString, "\(reply)")
+            }
+            let played = try await alert(alice)
+            try await fixture.waitFor("ResultCode", of: played, "org.earshot.Alerts1.Alert", on: alerts, toBe: "SUCCESS")
+            let unread = try await alert(bob)
+            try await fixture.waitFor("ResultCode", of: unread, "org.earshot.Alerts1.Alert", on: alerts, toBe: "FILE_NOT_FOUND")
+
             // Only regular files: a FIFO would hold the helper forever.
             let fifo = home.appendingPathComponent("fifo.wav")
             mkfifo(fifo.path, 0o600)
