@@ -113,6 +113,13 @@ extension DBusConnection {
         try await callBus("ListActivatableNames", []).first?.arrayValue?.contains { $0.stringValue == name } ?? false
     }
 
+    /// Has the bus start the service for `name` now (`StartServiceByName`), if it is not
+    /// running; returns once it owns the name.
+    public func startService(_ name: String, timeout: Duration = .seconds(30)) async throws {
+        _ = try await call(destination: Self.busName, path: Self.busPath, interface: Self.busName, member: "StartServiceByName",
+                           [.string(name), .uint32(0)], timeout: timeout)
+    }
+
     /// The process id behind `uniqueName` (`GetConnectionUnixProcessID`).
     public func processID(of uniqueName: String) async throws -> UInt32 {
         let reply = try await callBus("GetConnectionUnixProcessID", [.string(uniqueName)])

@@ -28,9 +28,16 @@ struct BusClient: Sendable {
         }
     }
 
-    /// Fails with `notRunning` unless `service` is on the bus.
+    /// Fails with `notRunning` unless `service` is on the bus; one the bus can start
+    /// (activatable, as on a head unit's system bus) is started first.
     func require(_ service: BusService) async throws(ClientFailure) {
-        guard try await owner(of: service) != nil else { throw .notRunning(service.name) }
+        guard try await owner(of: service) == nil else { return }
+        guard (try? await connection.isActivatable(service.name)) == true else { throw .notRunning(service.name) }
+        do {
+            try await connection.startService(service.name)
+        } catch {
+            throw ClientFailure.from(error, service: service.name)
+        }
     }
 
     /// Calls `member` on `service` (its manager object and interface unless given).

@@ -20,7 +20,8 @@ enum ClientExit {
     static let discussion = """
         Exit status: 0 success; 1 a D-Bus error reply or another failure (printed as \
         'earshot: <ErrorName>: <message>'); 2 a usage error; 3 a service the command needs is not \
-        on the bus ('earshot: org.earshot.X is not running'); 4 the operation ended with a result \
+        on the bus and the bus cannot start it ('earshot: org.earshot.X is not running'); 4 the \
+        operation ended with a result \
         code other than SUCCESS or WARNINGS; 130 interrupted twice.
         """
 

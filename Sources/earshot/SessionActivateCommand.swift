@@ -16,8 +16,9 @@ struct SessionActivateCommand: ClientCommand {
             --json the path and each interruption are JSON documents, one a line.
 
             Exit status: 0 after Ctrl-C, SIGTERM or --seconds; 3 org.earshot.Session1 is not \
-            running, or it left the bus meanwhile (the activation ended with it); 1 an error \
-            reply (e.g. org.earshot.Error.InvalidCategory); 2 a usage error.
+            running and the bus cannot start it, or it left the bus meanwhile (the activation \
+            ended with it); 1 an error reply (e.g. org.earshot.Error.InvalidCategory); 2 a \
+            usage error.
             """)
 
     @OptionGroup var options: ClientOptions

@@ -13,8 +13,12 @@ struct StatusCommand: ClientCommand {
             alert presented and the queue length, the session's category and input, the number \
             of pieces, the services the orchestrator sees.
 
-            Exit status: 0 when every service is on the bus, 3 when at least one is not (the \
-            list is printed either way), 1 on a D-Bus error.
+            A service that is not running but that the bus starts on its first call (an \
+            activation file, as on a head unit's system bus) is listed as 'activatable', and \
+            not started by this command.
+
+            Exit status: 0 when every service is on the bus or activatable, 3 when at least \
+            one is neither (the list is printed either way), 1 on a D-Bus error.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -22,6 +26,8 @@ struct StatusCommand: ClientCommand {
     struct Entry {
         let service: BusService
         let owner: String?
+        /// Not running, but started by the bus on its first call.
+        var activatable = false
         var state: [(String, JSONValue)] = []
         var problem: String?
     }
@@ -30,6 +36,9 @@ struct StatusCommand: ClientCommand {
         var entries: [Entry] = []
         for service in BusService.all {
             var entry = Entry(service: service, owner: try await client.owner(of: service))
+            if entry.owner == nil {
+                entry.activatable = (try? await client.connection.isActivatable(service.name)) ?? false
+            }
             if entry.owner != nil {
                 do {
                     entry.state = Self.state(service, try await client.properties(service))
@@ -43,6 +52,7 @@ struct StatusCommand: ClientCommand {
             printJSON(.object([("services", .array(entries.map { entry in
                 var members: [(String, JSONValue)] = [("name", .string(entry.service.name)),
                                                       ("running", .bool(entry.owner != nil)),
+                                                      ("activatable", .bool(entry.activatable)),
                                                       ("owner", entry.owner.map(JSONValue.string) ?? .null)]
                 if entry.owner != nil { members.append(("state", .object(entry.state))) }
                 if let problem = entry.problem { members.append(("error", .string(problem))) }
@@ -53,7 +63,7 @@ struct StatusCommand: ClientCommand {
             for entry in entries {
                 let name = entry.service.name.padding(toLength: width, withPad: " ", startingAt: 0)
                 guard let owner = entry.owner else {
-                    Terminal.line("\(name)  not running")
+                    Terminal.line("\(name)  \(entry.activatable ? "activatable (starts on its first call)" : "not running")")
                     continue
                 }
                 let state = entry.problem.map { "cannot read state: \($0)" }
@@ -61,7 +71,7 @@ struct StatusCommand: ClientCommand {
                 Terminal.line("\(name)  running  \(owner.padding(toLength: 7, withPad: " ", startingAt: 0))  \(state)")
             }
         }
-        return entries.allSatisfy { $0.owner != nil } ? ClientExit.success : ClientExit.notRunning
+        return entries.allSatisfy { $0.owner != nil || $0.activatable } ? ClientExit.success : ClientExit.notRunning
     }
 
     /// The properties worth a status line, by service.
