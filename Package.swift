@@ -70,6 +70,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // TLS to the shared catalogue's server (postgres-nio's own TLS library).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // C libraries from the system, found through pkg-config.
@@ -184,8 +186,9 @@ let package = Package(
         ]),
         // The shared catalogue: the same store on a PostgreSQL server many hosts use.
         .target(name: "PostgresPieceStore", dependencies: [
-            "PieceStore", "PiecesCore", "ContractCore", "EarshotMedia",
+            "PieceStore", "PiecesCore", "ContractCore", "EarshotMedia", "EarshotSync",
             .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
@@ -280,7 +283,7 @@ let package = Package(
             "AlertsCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
         ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
-            "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport",
+            "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
         ]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),

@@ -8,6 +8,8 @@ import Glibc
 public final class PostgresTestServer: Sendable {
     public let directory: URL
     public let port: Int
+    /// `-c name=value` settings the server starts with, beyond the harness's own.
+    public let settings: [String]
     public static let user = "earshot"
 
     /// The directory of initdb and pg_ctl: the newest installed PostgreSQL.
@@ -22,14 +24,17 @@ public final class PostgresTestServer: Sendable {
         getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + arguments : arguments
     }
 
-    private init(directory: URL, port: Int) {
+    private init(directory: URL, port: Int, settings: [String]) {
         self.directory = directory
         self.port = port
+        self.settings = settings
     }
 
     /// Creates the cluster and starts the server (stopped when the process exits, if
     /// nobody removed it before).
-    public static func start() async throws -> PostgresTestServer {
+    /// `settings` (`name=value`) are given to the server; `prepare` runs on the cluster's
+    /// directory before the server first starts (certificates, pg_hba.conf).
+    public static func start(settings: [String] = [], prepare: (URL) async throws -> Void = { _ in }) async throws -> PostgresTestServer {
         registerExitHandler
         let directory = URL(fileURLWithPath: try makeTemporaryDirectory())
         if getuid() == 0 {
@@ -38,9 +43,10 @@ public final class PostgresTestServer: Sendable {
         }
         _ = try await ToolRun.run(asServerUser(["\(binaries)/initdb", "-D", directory.path + "/data", "-A", "trust", "-U", user,
                                                 "--no-sync", "-E", "UTF8"]))
+        try await prepare(directory)
         // A free port can be taken by someone else before the server binds it: try others.
         for attempt in 1...5 {
-            let server = PostgresTestServer(directory: directory, port: try freePort())
+            let server = PostgresTestServer(directory: directory, port: try freePort(), settings: settings)
             do {
                 try await server.startServer()
                 _ = running.withLock { $0.insert(directory.path) }
@@ -56,7 +62,8 @@ public final class PostgresTestServer: Sendable {
     public func startServer() async throws {
         _ = try await ToolRun.run(Self.asServerUser([
             "\(Self.binaries)/pg_ctl", "-D", directory.path + "/data", "-l", directory.path + "/log", "-w", "-o",
-            "-k \(directory.path) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c max_connections=200",
+            (["-k \(directory.path) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c max_connections=200"]
+                + settings.map { "-c \($0)" }).joined(separator: " "),
             "start",
         ]))
     }
@@ -81,6 +88,32 @@ public final class PostgresTestServer: Sendable {
     }
 
     public func url(_ database: String) -> String { "postgresql://\(Self.user)@127.0.0.1:\(port)/\(database)" }
+
+    /// A role `name` that must give `password` (scram-sha-256) from 127.0.0.1, owning
+    /// every database: a rule for it goes first in pg_hba.conf, and the server reloads.
+    public func addPasswordUser(_ name: String, password: String) async throws {
+        _ = try await psql("CREATE ROLE \(name) LOGIN SUPERUSER PASSWORD '\(password)'")
+        let hba = directory.appendingPathComponent("data/pg_hba.conf")
+        let rules = try String(contentsOf: hba, encoding: .utf8)
+        try ("host all \(name) 127.0.0.1/32 scram-sha-256\n" + rules).write(to: hba, atomically: false, encoding: .utf8)
+        _ = try await ToolRun.run(Self.asServerUser(["\(Self.binaries)/pg_ctl", "-D", directory.path + "/data", "reload"]))
+    }
+
+    /// Replaces pg_hba.conf with `rules` and has the server read it again.
+    public func replaceAccessRules(_ rules: String) async throws {
+        try rules.write(to: directory.appendingPathComponent("data/pg_hba.conf"), atomically: false, encoding: .utf8)
+        _ = try await ToolRun.run(Self.asServerUser(["\(Self.binaries)/pg_ctl", "-D", directory.path + "/data", "reload"]))
+        try await Task.sleep(for: .milliseconds(300))
+    }
+
+    /// Hands `url` to the server's user, readable by it alone (PostgreSQL's rule for keys).
+    public static func giveToServer(_ url: URL) throws {
+        if getuid() == 0 {
+            guard let user = getpwnam("postgres") else { throw HarnessError("no postgres user") }
+            chown(url.path, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        chmod(url.path, 0o600)
+    }
 
     /// Runs SQL with psql; returns what it printed (unaligned, tuples only).
     public func psql(_ sql: String, database: String = "postgres") async throws -> String {

@@ -1,4 +1,5 @@
 import Logging
+import NIOSSL
 import PieceStore
 import PostgresNIO
 
@@ -10,18 +11,42 @@ actor PostgresConnections {
     private let logger: Logger
     private let limit: Int
     private var idle: [PostgresConnection] = []
+    /// The connections lent out now, by id.
+    private var leased: [Int: PostgresConnection] = [:]
     private var opened = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
     private var nextID = 1
     private var closed = false
 
-    init(_ catalogue: SharedCatalogueConfiguration, limit: Int, logger: Logger) {
+    init(_ catalogue: SharedCatalogueConfiguration, limit: Int, logger: Logger) throws {
         var configuration = PostgresConnection.Configuration(host: catalogue.host, port: catalogue.port, username: catalogue.user,
-                                                             password: catalogue.password, database: catalogue.database, tls: .disable)
+                                                             password: catalogue.password, database: catalogue.database,
+                                                             tls: try Self.tls(catalogue))
         configuration.options.connectTimeout = .seconds(3)
+        // A statement the server has been at for this long is given up by the server too.
+        configuration.options.additionalStartupParameters = [("statement_timeout", "25s")]
         self.configuration = configuration
         self.limit = limit
         self.logger = logger
+    }
+
+    /// TLS as the configuration's `sslmode` asks: none; required but unchecked; the server's
+    /// certificate checked against `sslrootcert` (or the system's authorities); and its
+    /// name checked against the host's.
+    static func tls(_ catalogue: SharedCatalogueConfiguration) throws -> PostgresConnection.Configuration.TLS {
+        guard catalogue.sslMode != .disable else { return .disable }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch catalogue.sslMode {
+        case .disable, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let file = catalogue.sslRootCertificate { tls.trustRoots = .file(file) }
+        do {
+            return .require(try NIOSSLContext(configuration: tls))
+        } catch {
+            throw StoreFailure("sslrootcert=\(catalogue.sslRootCertificate ?? "(the system's)"): cannot be used: \(error)")
+        }
     }
 
     /// A new connection outside the pool (for listening), closed by its user.
@@ -35,13 +60,18 @@ actor PostgresConnections {
         while true {
             guard !closed else { throw StorageUnavailable("the shared catalogue is closing") }
             while let connection = idle.popLast() {
-                if !connection.isClosed { return connection }
+                if !connection.isClosed {
+                    leased[connection.id] = connection
+                    return connection
+                }
                 opened -= 1
             }
             if opened < limit {
                 opened += 1
                 do {
-                    return try await connectAlone()
+                    let connection = try await connectAlone()
+                    leased[connection.id] = connection
+                    return connection
                 } catch {
                     opened -= 1
                     wakeOne()
@@ -53,6 +83,7 @@ actor PostgresConnections {
     }
 
     func release(_ connection: PostgresConnection, reusable: Bool) async {
+        leased.removeValue(forKey: connection.id)
         if reusable, !closed, !connection.isClosed {
             idle.append(connection)
         } else {
@@ -69,6 +100,13 @@ actor PostgresConnections {
         opened -= dead.count
         for connection in dead { try? await connection.close() }
         wakeOne()
+    }
+
+    /// Closes every connection, the idle ones and those lent out (whose statements then
+    /// fail at once): the path to the server is gone.
+    func dropAll() async {
+        for connection in leased.values { try? await connection.close() }
+        await dropIdle()
     }
 
     func close() async {

@@ -19,6 +19,10 @@ enum PostgresFailure {
             self = .unavailable("the server closed the connection")
             return
         }
+        if let error = error as? StatementTimedOut {
+            self = .unavailable(error.description)
+            return
+        }
         guard let error = error as? PSQLError else {
             // Not the database's: the caller's own error (a rule, the local files).
             self = .other
@@ -39,10 +43,25 @@ enum PostgresFailure {
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
              .sslUnsupported, .failedToAddSSLHandler:
-            self = .unavailable(error.underlying.map { "\($0)" } ?? "the connection closed")
+            self = .unavailable(error.underlying.map { Self.plainly("\($0)") } ?? "the connection closed")
         default:
             self = .other
         }
+    }
+
+    /// A TLS library's error as what it means for the catalogue's TLS (`TLSRefused: …`);
+    /// any other text as it is.
+    static func plainly(_ text: String) -> String {
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "TLSRefused: the server's certificate is not signed by an authority of sslrootcert (or the system's)"
+        }
+        if text.contains("failedToValidateHostname") {
+            return "TLSRefused: the server's certificate does not name the host the URL gives (sslmode=verify-full)"
+        }
+        if text.contains("sslUnsupported") || text.contains("SSL_UNSUPPORTED") {
+            return "TLSRefused: the server does not take TLS connections"
+        }
+        return text
     }
 
     /// Whether the connection that met this error may be used again.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Where a shared catalogue is: a PostgreSQL server, its user and database, and how this
-/// host names itself there.
+/// Where a shared catalogue is: a PostgreSQL server, its user and database, how the
+/// connection is secured, and how this host names itself there.
 public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     public var host: String
     public var port: Int
@@ -11,13 +11,31 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     public var password: String?
     /// This host's name: authors of pieces dropped here are `user@hostName`.
     public var hostName: String
+    /// TLS, as libpq's `sslmode` says.
+    public var sslMode: SSLMode
+    /// The certificate authorities a server's certificate is checked against (PEM), as
+    /// libpq's `sslrootcert`; nil: the system's.
+    public var sslRootCertificate: String?
+
+    /// libpq's `sslmode`, the modes that protect something.
+    public enum SSLMode: String, Sendable, CaseIterable {
+        /// Plain TCP.
+        case disable
+        /// TLS, the server's certificate not checked.
+        case require
+        /// TLS, the certificate signed by a trusted authority.
+        case verifyCA = "verify-ca"
+        /// TLS, the certificate signed by a trusted authority and naming the host.
+        case verifyFull = "verify-full"
+    }
 
     public struct Invalid: Error, CustomStringConvertible {
         public let description: String
     }
 
-    /// `postgresql://user@host:port/database` (or `postgres://`); the port defaults to
-    /// 5432 and the database to the user's name.
+    /// `postgresql://user@host:port/database?sslmode=…&sslrootcert=FILE` (or `postgres://`);
+    /// the port defaults to 5432, the database to the user's name, `sslmode` to `disable` on
+    /// the loopback and to `verify-full` on any other host.
     public init(url text: String, password: String?, hostName: String) throws(Invalid) {
         guard let url = URLComponents(string: text), let scheme = url.scheme, ["postgresql", "postgres"].contains(scheme) else {
             throw Invalid(description: "'\(text)' is not a postgresql://user@host:port/database URL")
@@ -27,17 +45,48 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
         }
         guard let user = url.user, !user.isEmpty else { throw Invalid(description: "'\(text)' names no user (postgresql://user@host/database)") }
         guard let host = url.host, !host.isEmpty else { throw Invalid(description: "'\(text)' names no host") }
-        guard url.query == nil, url.fragment == nil else { throw Invalid(description: "'\(text)': options in the URL are not supported") }
+        guard url.fragment == nil else { throw Invalid(description: "'\(text)': a URL fragment means nothing here") }
         let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
         guard !path.contains("/") else { throw Invalid(description: "'\(text)': the path must be a database name") }
+        var mode: SSLMode?
+        var rootCertificate: String?
+        for item in url.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let value = item.value.flatMap(SSLMode.init(rawValue:)) else {
+                    throw Invalid(description: "sslmode=\(item.value ?? ""): one of "
+                                  + SSLMode.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                mode = value
+            case "sslrootcert":
+                guard let value = item.value, value.hasPrefix("/") else {
+                    throw Invalid(description: "sslrootcert=\(item.value ?? ""): an absolute path to PEM certificates")
+                }
+                rootCertificate = value
+            default:
+                throw Invalid(description: "'\(item.name)' is not an option earshot-pieces takes (sslmode, sslrootcert)")
+            }
+        }
         self.host = host
         self.port = url.port ?? 5432
         self.user = user.removingPercentEncoding ?? user
         self.database = path.isEmpty ? self.user : (path.removingPercentEncoding ?? path)
         self.password = password
         self.hostName = hostName
+        self.sslMode = mode ?? (Self.isLoopback(host) ? .disable : .verifyFull)
+        self.sslRootCertificate = rootCertificate
+        if self.sslMode == .disable, rootCertificate != nil {
+            throw Invalid(description: "sslrootcert is of no use with sslmode=disable")
+        }
+    }
+
+    /// `localhost`, 127.0.0.0/8 or ::1: this machine, where the network is not a threat.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
 
     /// The URL without a password, for logs.
-    public var description: String { "postgresql://\(user)@\(host):\(port)/\(database)" }
+    public var description: String {
+        "postgresql://\(user)@\(host):\(port)/\(database)" + (sslMode == .disable ? "" : "?sslmode=\(sslMode.rawValue)")
+    }
 }

@@ -1,3 +1,4 @@
+import EarshotSync
 import Logging
 import PieceStore
 import PiecesCore
@@ -82,22 +83,69 @@ extension PostgresFailure {
     static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
-            if let underlying = error.underlying { return "\(underlying)" }
+            if let underlying = error.underlying { return PostgresFailure.plainly("\(underlying)") }
             return "\(error.code)"
         }
         return "\(error)"
     }
 }
 
+/// How long a statement of the shared catalogue waits for its answer: past it, the path to
+/// the server is taken to be lost (a network that drops everything sends no reset), the
+/// connection is closed and the statement fails with `StatementTimedOut`. Longer than the
+/// server's own `statement_timeout` (25 s), so that a slow statement is the server's to end;
+/// a lost path is noticed sooner by the listener's heartbeat.
+enum StatementDeadline {
+    @TaskLocal static var current: Duration = .seconds(30)
+    /// Whether the path to the server is known to be lost (the catalogue's heartbeat said
+    /// so): a statement waiting then gives up at once instead of at its deadline.
+    @TaskLocal static var pathLost: @Sendable () -> Bool = { false }
+    /// How often a waiting statement looks at `pathLost`.
+    static let lookEvery: Duration = .milliseconds(100)
+}
+
+/// A statement got no answer within `StatementDeadline.current`, or the path to the server
+/// was lost while it waited.
+struct StatementTimedOut: Error, CustomStringConvertible {
+    let after: Duration
+    let pathLost: Bool
+    var description: String {
+        pathLost ? "the server stopped answering" : "the server did not answer within \(after)"
+    }
+}
+
 extension PostgresConnection {
-    /// Every row `query` returns.
+    /// Every row `query` returns, within `StatementDeadline.current`.
     @discardableResult
     func rows(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
         // A query written to a connection the server has closed is never answered (its
         // write fails unseen): refuse it here instead.
         guard !isClosed else { throw ConnectionLost() }
-        let sequence: PostgresRowSequence = try await self.query(query, logger: logger)
-        return try await sequence.collect()
+        let limit = StatementDeadline.current
+        let pathLost = StatementDeadline.pathLost
+        let lost = Locked(false)
+        return try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
+            group.addTask {
+                let sequence: PostgresRowSequence = try await self.query(query, logger: logger)
+                return try await sequence.collect()
+            }
+            group.addTask {
+                let deadline = ContinuousClock.now + limit
+                while ContinuousClock.now < deadline, !Task.isCancelled {
+                    if pathLost() {
+                        lost.withLock { $0 = true }
+                        break
+                    }
+                    try? await Task.sleep(for: min(StatementDeadline.lookEvery, deadline - .now))
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            if let rows = try await group.next() ?? nil { return rows }
+            // No answer in time: the statement can only fail now, with the connection.
+            try? await self.close()
+            throw StatementTimedOut(after: limit, pathLost: lost.withLock { $0 })
+        }
     }
 
     /// The first column of every row `query` returns.

@@ -101,6 +101,20 @@ enum SharedCatalogueSchema {
             """,
             "INSERT INTO catalogue_identity DEFAULT VALUES",
         ]),
+        (4, [
+            // Every drop and deletion, numbered in the order they commit, so that a host
+            // cut off for a while announces what it missed once it is back.
+            """
+            CREATE TABLE piece_change (
+                seq bigserial PRIMARY KEY,
+                kind text NOT NULL CHECK (kind IN ('d', 'x')),
+                piece_id text COLLATE "C" NOT NULL,
+                instance text NOT NULL,
+                at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE INDEX piece_change_at ON piece_change (at)",
+        ]),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }
@@ -110,6 +124,8 @@ enum SharedCatalogueSchema {
         try await connection.query("BEGIN", logger: logger)
         do {
             try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            // A migration over a large catalogue (a table's first filling) may take a while.
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             try await connection.query("""
                 CREATE TABLE IF NOT EXISTS earshot_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
                 """, logger: logger)

@@ -28,6 +28,12 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     let announce: AsyncStream<CatalogueEvent>.Continuation
 
     static let channel = "earshot_pieces"
+    /// Any number, the same on every host: the lock the change log is written under.
+    static let changeLock: Int64 = 0x6561_7273_686f_7432  // "earshot2"
+    /// How long the change log keeps a change: a host away for longer misses it.
+    static let changeLogKept = "30 days"
+    /// The last change of the log this host has announced (or had made itself).
+    let lastChange = Locked<Int64>(0)
     /// Bytes per stored chunk of an object.
     static let chunkSize = 1 << 20
 
@@ -41,7 +47,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         self.logger = logger
         dataDirectory = directory
         files = try ObjectStore(directory: SharedCacheDirectory.prepare(in: directory))
-        pool = PostgresConnections(configuration, limit: 8, logger: logger)
+        pool = try PostgresConnections(configuration, limit: 8, logger: logger)
         (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -73,6 +79,12 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             }
             logger.info("the private store in \(dataDirectory.path) (\(ids.count) piece(s)) is in the catalogue; it is left as it is")
         }
+        // Changes are announced from the log's present end; changes older than the log keeps are gone.
+        let last = try await transaction { connection in
+            try await connection.run("DELETE FROM piece_change WHERE at < now() - \(Self.changeLogKept)::interval", self.logger)
+            return try await connection.values("SELECT coalesce(max(seq), 0) FROM piece_change", Int64.self, self.logger).first ?? 0
+        }
+        lastChange.withLock { $0 = last }
         // Staged files are this host's own; cached objects stay while some piece names them.
         let referenced = try await transaction { connection in
             try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
@@ -113,74 +125,6 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         await pool.close()
     }
 
-    /// Listens for other hosts' changes on a connection of its own. Its end (the server
-    /// going away) marks the catalogue unreachable until a new one listens again.
-    func startListening() async throws {
-        let ready = AsyncStream<Void>.makeStream()
-        let task = Task {
-            var announced = false
-            while !Task.isCancelled {
-                do {
-                    let connection = try await pool.connectAlone()
-                    do {
-                        try await connection.listen(on: Self.channel) { notifications in
-                            if unreachable.withLock({ $0 }) != nil {
-                                unreachable.withLock { $0 = nil }
-                                await pool.dropIdle()
-                                logger.notice("the shared catalogue at \(location) is reachable again")
-                                announce.yield(.reconnected)
-                            }
-                            if !announced {
-                                announced = true
-                                ready.continuation.finish()
-                            }
-                            for try await notification in notifications { await self.handle(notification.payload) }
-                        }
-                    } catch {
-                        try? await connection.close()
-                        throw error
-                    }
-                    try? await connection.close()
-                    if !Task.isCancelled { markUnreachable("the server closed the connection") }
-                } catch {
-                    if Task.isCancelled { break }
-                    markUnreachable(PostgresFailure.describe(error))
-                }
-                try? await Task.sleep(for: .milliseconds(250))
-            }
-        }
-        listener.withLock { $0 = task }
-        for await _ in ready.stream {}
-        if let reason = unreachable.withLock({ $0 }) { throw StorageUnavailable("the shared catalogue at \(location) is unreachable: \(reason)") }
-    }
-
-    private func markUnreachable(_ reason: String) {
-        let first = unreachable.withLock { state -> Bool in
-            defer { state = reason }
-            return state == nil
-        }
-        if first { logger.warning("the shared catalogue at \(location) is unreachable (\(reason)); calls fail until it is back") }
-    }
-
-    /// `d <instance> <id>` (dropped) or `x <instance> <id>` (deleted).
-    private func handle(_ payload: String) async {
-        let parts = payload.split(separator: " ")
-        guard parts.count == 3, parts[1] != instance else { return }
-        let id = String(parts[2])
-        switch parts[0] {
-        case "d":
-            do {
-                if let piece = try await piece(id) { announce.yield(.dropped(piece)) }
-            } catch {
-                logger.warning("cannot read piece \(id) that another host dropped: \(error)")
-            }
-        case "x":
-            announce.yield(.deleted(id: id))
-        default:
-            break
-        }
-    }
-
     // MARK: Transactions
 
     /// Runs `body` in a transaction on a pooled connection, again when another host's
@@ -189,6 +133,14 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// that its several queries agree with each other.
     func transaction<Value: Sendable>(readOnly: Bool = false,
                                       _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        // Statements stop waiting as soon as the heartbeat finds the path lost.
+        let unreachable = self.unreachable
+        return try await StatementDeadline.$pathLost.withValue({ unreachable.withLock { $0 } != nil }) {
+            try await attempts(readOnly: readOnly, body)
+        }
+    }
+
+    private func attempts<Value: Sendable>(readOnly: Bool, _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
         var attempt = 0
         while true {
             attempt += 1
@@ -209,6 +161,9 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                 return value
             } catch {
                 let failure = PostgresFailure(error)
+                // A server that does not answer at all: the path is gone; calls fail at once
+                // until the listener reaches it again.
+                if let timeout = error as? StatementTimedOut { markUnreachable(timeout.description) }
                 if failure.connectionReusable, !connection.isClosed { _ = try? await connection.rows("ROLLBACK", logger) }
                 await pool.release(connection, reusable: failure.connectionReusable)
                 if case .conflict = failure, attempt < 4 { continue }
@@ -220,7 +175,9 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// An error met outside a transaction (connecting, migrating) as the service reports it.
     func report(_ error: any Error) -> any Error {
         if error is StorageUnavailable { return error }
-        guard error is PSQLError else { return StorageUnavailable("the shared catalogue at \(location) is unreachable: \(error)") }
+        guard error is PSQLError else {
+            return StorageUnavailable("the shared catalogue at \(location) is unreachable: \(PostgresFailure.plainly("\(error)"))")
+        }
         return PostgresFailure(error).reported(error, location: location)
     }
 
@@ -326,15 +283,19 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         let (hash, size) = try await transaction { connection in
             var hasher = SHA256Hasher()
             var size: UInt64 = 0
-            guard !connection.isClosed else { throw ConnectionLost() }
-            let chunks: PostgresRowSequence = try await connection.query(
-                "SELECT data FROM object_chunk WHERE hash = \(asset.hash) ORDER BY seq", logger: self.logger)
-            for try await chunk in chunks.decode(ByteBuffer.self) {
+            // A chunk a statement, each answered within the statement deadline.
+            var sequence = 0
+            while true {
+                let rows = try await connection.rows(
+                    "SELECT data FROM object_chunk WHERE hash = \(asset.hash) AND seq = \(sequence)", self.logger)
+                guard let row = rows.first else { break }
+                let chunk = try row.decode(ByteBuffer.self)
                 try chunk.withUnsafeReadableBytes { bytes in
                     hasher.update(bytes)
                     try Self.writeAll(fd, bytes, path: staging)
                 }
                 size += UInt64(chunk.readableBytes)
+                sequence += 1
             }
             return (hasher.finalize(), size)
         }
@@ -441,7 +402,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             }
             try await self.insertRows(piece, connection)
             try await connection.rows("UPDATE piece_count SET n = n + 1", self.logger)
-            try await self.notify("d", piece.id, connection)
+            try await self.recordChange("d", piece.id, connection)
         }
     }
 
@@ -478,8 +439,16 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         }
     }
 
-    func notify(_ event: String, _ id: String, _ connection: PostgresConnection) async throws {
-        try await connection.rows("SELECT pg_notify(\(Self.channel), \("\(event) \(instance) \(id)"))", logger)
+    /// Records a drop (`d`) or deletion (`x`) of piece `id` in the catalogue's change log,
+    /// within the transaction that makes it, and announces its number to the other hosts
+    /// (`NOTIFY`, delivered at the commit). The log is written under a lock held to the
+    /// commit, so that its numbers follow the order the changes commit in.
+    func recordChange(_ kind: String, _ id: String, _ connection: PostgresConnection) async throws {
+        try await connection.run("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger)
+        let sequence = try await connection.values("""
+            INSERT INTO piece_change (kind, piece_id, instance) VALUES (\(kind), \(id), \(instance)) RETURNING seq
+            """, Int64.self, logger).first ?? 0
+        try await connection.run("SELECT pg_notify(\(Self.channel), \(String(sequence)))", logger)
     }
 
     public func addTranscode(_ asset: StoredAsset, object staged: ObjectStore.Staged, of id: String) async throws -> Bool {
@@ -519,7 +488,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                 RETURNING o.hash
                 """, String.self, self.logger)
             try await connection.run("UPDATE piece_count SET n = n - 1", self.logger)
-            try await self.notify("x", id, connection)
+            try await self.recordChange("x", id, connection)
             return (piece, orphaned)
         }
         guard let (piece, orphaned) = deleted else { return nil }

@@ -37,7 +37,7 @@ struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The catalogue: absent or sqlite: for the private store under --data-dir, or postgresql://user@host:port/database for one shared with other hosts (the password from $PGPASSWORD or --database-password-file, never in the URL).", valueName: "url"))
     var database: String?
 
-    @Option(help: ArgumentHelp("A file whose first line is the database password.", valueName: "file"))
+    @Option(help: ArgumentHelp("A file whose first line is the database password; refused when others may read it (chmod 600).", valueName: "file"))
     var databasePasswordFile: String?
 
     @Option(help: ArgumentHelp("This host's name in a shared catalogue: authors are user@host (default: the machine's hostname).", valueName: "name"))
@@ -66,6 +66,15 @@ struct CatalogueOptions: ParsableArguments {
     func sharedConfiguration(_ url: String) throws -> SharedCatalogueConfiguration {
         var password = ProcessInfo.processInfo.environment["PGPASSWORD"]
         if let databasePasswordFile {
+            // As ssh does with keys: a secret others may read is refused.
+            var info = stat()
+            guard stat(databasePasswordFile, &info) == 0 else {
+                throw ValidationError("--database-password-file: cannot read \(databasePasswordFile): \(String(cString: strerror(errno)))")
+            }
+            guard info.st_mode & 0o077 == 0 else {
+                throw ValidationError("--database-password-file: \(databasePasswordFile) may be read by others (mode "
+                                      + String(info.st_mode & 0o777, radix: 8) + "): chmod 600 it")
+            }
             guard let text = try? String(contentsOfFile: databasePasswordFile, encoding: .utf8) else {
                 throw ValidationError("--database-password-file: cannot read \(databasePasswordFile)")
             }

@@ -3,6 +3,7 @@ import EarshotTestHarness
 import EarshotTestSupport
 import Foundation
 import Glibc
+@testable import PostgresPieceStore
 import Testing
 
 /// Hosts sharing one catalogue on a real PostgreSQL server: each an earshot-pieces on a
@@ -30,8 +31,10 @@ struct SharedHosts {
     }
 
     /// `count` hosts on `server` (the process's shared one unless given), sharing `database`
-    /// (a new one unless given).
+    /// (a new one unless given); `route` gives host N its URL for the database's (a path
+    /// of its own through a relay, say).
     static func with<T>(_ count: Int, server: PostgresTestServer? = nil, database: String? = nil,
+                        route: (Int, String) -> String = { $1 },
                         _ body: (SharedHosts) async throws -> T) async throws -> T {
         let server = if let server { server } else { try await PostgresTestServer.sharedServer() }
         let url = if let database { database } else { try await server.createDatabase() }
@@ -46,7 +49,8 @@ struct SharedHosts {
         for index in 0..<count {
             let name = "host-\(Character(UnicodeScalar(UInt8(97 + index))))"
             let bus = try await PrivateBus.start()
-            let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", url, "--host-name", name]
+            let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", route(index, url),
+                             "--host-name", name]
             let service = try await ServiceProcess("earshot-pieces", arguments: arguments, bus: bus, busName: PiecesFixture.busName)
             hosts.append(Host(name: name, bus: bus, client: try await bus.connect(), arguments: arguments, service: service))
         }
@@ -443,5 +447,235 @@ struct SharedHosts {
             #expect(try await ToolRun.run(migrate).contains("copied 1 piece(s), 2 already there, 0 not copied"))
             #expect(try await ToolRun.run(migrate).contains("copied 0 piece(s), 3 already there, 0 not copied"))
         }
+    }
+
+    /// A path that drops everything without a word (Wi-Fi, cellular): host b's calls answer
+    /// StorageUnavailable within 5 s, b recovers by itself once the path is back, and then
+    /// announces, in order and once each, every drop and deletion host a made meanwhile.
+    @Test func aSilentNetworkFailsCallsInTimeAndNoChangeIsMissed() async throws {
+        let server = try await PostgresTestServer.sharedServer()
+        let relay = try TCPRelay(to: server.port)
+        defer { relay.stop() }
+        try await SharedHosts.with(2, server: server, route: { index, url in
+            index == 1 ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
+        }) { shared in
+            let (a, b) = (shared.hosts[0], shared.hosts[1])
+            let stem = try SharedHosts.stem(a, "cut", frequency: 620)
+            var old: [String] = []
+            for index in 0..<2 { old.append(try await a.pieces.drop(["Title": .string("old \(index)"), "MixStemPath": .string(stem.path)])) }
+            let changes = try await b.changes()
+            #expect(try await b.pieces.list([:]).total == 2)
+            // Drain what b announced of the two before the cut.
+            while await changes.next(timeout: .milliseconds(500)) != nil {}
+
+            relay.cut()
+            var started = ContinuousClock.now
+            _ = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            let firstFailure = started.duration(to: .now)
+            #expect(firstFailure < .seconds(5), "the first call on a silent path took \(firstFailure):\n\(b.service.logText.suffix(3000))")
+            started = ContinuousClock.now
+            _ = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            #expect(started.duration(to: .now) < .seconds(1), "a call once the path is known lost did not fail at once")
+
+            var dropped: [String] = []
+            for index in 0..<10 {
+                dropped.append(try await a.pieces.drop(["Title": .string("new \(index)"), "MixStemPath": .string(stem.path)]))
+            }
+            for id in old { _ = try await a.pieces.call("Delete", [.string(id)]) }
+
+            relay.restore()
+            started = ContinuousClock.now
+            var recovered = false
+            while started.duration(to: .now) < .seconds(15), !recovered {
+                recovered = (try? await b.pieces.list([:])) != nil
+                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(recovered, "b did not recover within 15 s of the path coming back:\n\(b.service.logText.suffix(2000))")
+            print("silent path: StorageUnavailable after \(firstFailure), recovered \(started.duration(to: .now)) after the path came back")
+
+            var announced: [String] = []
+            let deadline = ContinuousClock.now + .seconds(10)
+            while announced.count < 12, ContinuousClock.now < deadline {
+                guard let signal = await changes.next(timeout: deadline - .now) else { break }
+                if let id = signal.body.first?.stringValue { announced.append("\(signal.member ?? "?") \(id)") }
+            }
+            while let late = await changes.next(timeout: .milliseconds(700)) {
+                announced.append("\(late.member ?? "?") \(late.body.first?.stringValue ?? "")")
+            }
+            #expect(announced == dropped.map { "PieceDropped \($0)" } + old.map { "PieceDeleted \($0)" },
+                    "b announced \(announced)")
+            #expect(try await b.pieces.list([:]).total == 10)
+        }
+    }
+
+    /// scram-sha-256: the password comes from a file only its owner may read, or from
+    /// $PGPASSWORD; a file others may read, and a URL with a password, are refused before
+    /// anything connects; a wrong password is refused by the server, saying so.
+    @Test func passwordsComeFromAPrivateFileOrTheEnvironment() async throws {
+        let server = try await PostgresTestServer.sharedServer()
+        let user = "earshot_pw_" + UUID().uuidString.prefix(6).lowercased()
+        try await server.addPasswordUser(user, password: "s3cret-horse")
+        let name = String(try await server.createDatabase().split(separator: "/").last!)
+        let url = "postgresql://\(user)@127.0.0.1:\(server.port)/\(name)"
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let file = bus.directory.appendingPathComponent("db-password")
+        try "s3cret-horse\n".write(to: file, atomically: true, encoding: .utf8)
+        chmod(file.path, 0o600)
+        func host(_ extra: [String], environment: [String: String] = [:]) async throws -> ServiceProcess {
+            try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.appendingPathComponent("p").path,
+                                                                   "--database", url] + extra,
+                                     bus: bus, busName: PiecesFixture.busName, environment: environment)
+        }
+        let client = try await bus.connect()
+        defer { client.close() }
+        let fromFile = try await host(["--database-password-file", file.path])
+        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.busName,
+                                           member: "List", [.vardict([:])])
+        #expect(listed.last?.uint32Value == 0)
+        await fromFile.shutdown()
+        let fromEnvironment = try await host([], environment: ["PGPASSWORD": "s3cret-horse"])
+        await fromEnvironment.shutdown()
+
+        do {
+            _ = try await host([], environment: ["PGPASSWORD": "wrong"])
+            Issue.record("a wrong password was taken")
+        } catch {
+            #expect("\(error)".contains("password authentication failed"), "\(error)")
+        }
+        chmod(file.path, 0o644)
+        let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path
+        for (arguments, words) in [
+            (["--database", url, "--database-password-file", file.path], "may be read by others (mode 644): chmod 600 it"),
+            (["--database", url.replacingOccurrences(of: "\(user)@", with: "\(user):s3cret-horse@")], "visible to every local user"),
+        ] {
+            do {
+                _ = try await ToolRun.run([executable] + arguments + ["--address", bus.address])
+                Issue.record("earshot-pieces started with \(arguments)")
+            } catch {
+                #expect("\(error)".contains(words), "\(error)")
+            }
+        }
+    }
+
+    /// Schema changes: two hosts starting at once on an empty database migrate it once; a
+    /// catalogue of the first schema is brought up to date, its pieces kept, by the next host
+    /// to start; a host older than the schema refuses to start, saying so.
+    @Test func theSchemaIsMigratedOnceKeepsWhatItHoldsAndIsNotTouchedByOlderHosts() async throws {
+        let server = try await PostgresTestServer.sharedServer()
+        let latest = SharedCatalogueSchema.latest
+        func start(_ url: String, _ bus: PrivateBus) async throws -> ServiceProcess {
+            try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.appendingPathComponent("p").path,
+                                                                   "--database", url, "--host-name", "h"],
+                                     bus: bus, busName: PiecesFixture.busName)
+        }
+        let versions = "SELECT string_agg(version::text, ',' ORDER BY version) FROM earshot_schema"
+        let all = (1...latest).map(String.init).joined(separator: ",") + "\n"
+
+        // Two at once on an empty database.
+        let empty = try await server.createDatabase()
+        let (first, second) = (try await PrivateBus.start(), try await PrivateBus.start())
+        defer { first.stop(); second.stop() }
+        async let one = start(empty, first)
+        async let two = start(empty, second)
+        let hosts = try await [one, two]
+        #expect(try await server.psql(versions, database: String(empty.split(separator: "/").last!)) == all)
+        for host in hosts { await host.shutdown() }
+
+        // A catalogue of the first schema, with a piece.
+        let old = try await server.createDatabase()
+        let oldName = String(old.split(separator: "/").last!)
+        let firstSchema = SharedCatalogueSchema.migrations[0].statements.joined(separator: ";\n")
+        _ = try await server.psql("""
+            CREATE TABLE earshot_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+            \(firstSchema);
+            INSERT INTO earshot_schema (version) VALUES (1);
+            INSERT INTO piece (id, title, description, length_us, tempo, tonality, scale_mask, listed, author, author_user, author_uid,
+                               created_at, sample_rate, channels, loudness_lufs, true_peak_dbtp)
+            VALUES ('00000000-0000-4000-8000-000000000001', 'Kept', '', 1000000, 96.5, 'unknown', 0, true, 'ann@old', 'ann', 1000,
+                    '2026-01-01T00:00:00.000Z', 44100, 1, -20, -1);
+            UPDATE piece_count SET n = 1
+            """, database: oldName)
+        let upgrader = try await start(old, first)
+        #expect(try await server.psql(versions, database: oldName) == all)
+        let client = try await first.connect()
+        defer { client.close() }
+        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.busName,
+                                           member: "List", [.vardict(["TempoMin": .double(90), "TempoMax": .double(100)])])
+        #expect(listed.last?.uint32Value == 1, "the first schema's piece after the upgrade: \(listed)")
+        await upgrader.shutdown()
+
+        // A schema newer than this host knows.
+        _ = try await server.psql("INSERT INTO earshot_schema (version) VALUES (\(latest + 1))", database: oldName)
+        do {
+            _ = try await start(old, second)
+            Issue.record("a host started on a schema newer than it knows")
+        } catch {
+            #expect("\(error)".contains("newer than this earshot-pieces knows (\(latest)): upgrade this host"), "\(error)")
+        }
+    }
+
+    /// Certificates for a TLS test, made with openssl in `directory`: a certificate
+    /// authority, a server certificate it signs for `localhost`, and another authority.
+    static func certificates(in directory: URL) async throws {
+        func run(_ arguments: [String]) async throws { _ = try await ToolRun.run(["openssl"] + arguments) }
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        for authority in ["ca", "other-ca"] {
+            try await run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("\(authority).key"), "-out", path("\(authority).pem"),
+                           "-days", "2", "-subj", "/CN=Earshot test \(authority)"])
+        }
+        try "subjectAltName=DNS:localhost\n".write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
+        try await run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("server.key"), "-out", path("server.csr"),
+                       "-subj", "/CN=localhost"])
+        try await run(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
+                       "-out", path("server.pem"), "-days", "2", "-extfile", path("server.ext")])
+        for name in ["server.key", "server.pem"] { try PostgresTestServer.giveToServer(directory.appendingPathComponent(name)) }
+        for name in ["ca.pem", "other-ca.pem"] { chmod(path(name), 0o644) }
+    }
+
+    /// TLS the PostgreSQL way: `verify-full` connects to a server whose certificate names
+    /// the host and is signed by `sslrootcert`; another authority, or another host name, is
+    /// refused saying so; `verify-ca` checks the signature alone; a server that takes TLS
+    /// connections only refuses `sslmode=disable`.
+    @Test func tlsIsCheckedAsSSLModeSays() async throws {
+        let server = try await PostgresTestServer.start(
+            settings: ["ssl=on", "ssl_cert_file=server.pem", "ssl_key_file=server.key"],
+            prepare: { directory in
+                try await Self.certificates(in: directory.appendingPathComponent("data"))
+            })
+        defer { Task { await server.remove() } }
+        let name = String(try await server.createDatabase().split(separator: "/").last!)
+        let ca = server.directory.appendingPathComponent("data/ca.pem").path
+        let otherCA = server.directory.appendingPathComponent("data/other-ca.pem").path
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        func start(_ host: String, _ query: String) async throws -> ServiceProcess {
+            try await ServiceProcess("earshot-pieces", arguments: [
+                "--data-dir", bus.directory.appendingPathComponent("p").path,
+                "--database", "postgresql://\(PostgresTestServer.user)@\(host):\(server.port)/\(name)?\(query)",
+            ], bus: bus, busName: PiecesFixture.busName)
+        }
+        func refused(_ host: String, _ query: String, saying words: String) async {
+            do {
+                let host = try await start(host, query)
+                await host.shutdown()
+                Issue.record("?\(query) on \(host) was taken")
+            } catch {
+                #expect("\(error)".contains(words), "?\(query): \(error)")
+            }
+        }
+        let full = try await start("localhost", "sslmode=verify-full&sslrootcert=\(ca)")
+        #expect(full.logText.contains("sslmode=verify-full"))
+        await full.shutdown()
+        await refused("localhost", "sslmode=verify-full&sslrootcert=\(otherCA)",
+                      saying: "TLSRefused: the server's certificate is not signed by an authority of sslrootcert")
+        await refused("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)",
+                      saying: "TLSRefused: the server's certificate does not name the host")
+        await (try start("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)")).shutdown()
+
+        // TLS connections only.
+        try await server.replaceAccessRules("hostssl all all 127.0.0.1/32 trust\nlocal all all trust\n")
+        await refused("127.0.0.1", "sslmode=disable", saying: "no pg_hba.conf entry")
+        await (try start("127.0.0.1", "sslmode=require")).shutdown()
     }
 }
