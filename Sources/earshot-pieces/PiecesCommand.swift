@@ -34,7 +34,7 @@ struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Where the private store lives, and where a shared catalogue stages and caches files on this host, in shared-cache/ (default: $XDG_DATA_HOME/earshot/pieces).", valueName: "dir"))
     var dataDir: String?
 
-    @Option(help: ArgumentHelp("The catalogue: absent or sqlite: for the private store under --data-dir, or postgresql://user@host:port/database for one shared with other hosts (the password from $PGPASSWORD or --database-password-file, never in the URL).", valueName: "url"))
+    @Option(help: ArgumentHelp("The catalogue: absent or sqlite: for the private store under --data-dir, or postgresql://user@host:port/database[?sslmode=…&sslrootcert=FILE] for one shared with other hosts (TLS verify-full by default off the loopback; the password from $PGPASSWORD or --database-password-file, never in the URL).", valueName: "url"))
     var database: String?
 
     @Option(help: ArgumentHelp("A file whose first line is the database password; refused when others may read it (chmod 600).", valueName: "file"))
