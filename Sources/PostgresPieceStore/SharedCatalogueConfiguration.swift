@@ -16,6 +16,9 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     /// The certificate authorities a server's certificate is checked against (PEM), as
     /// libpq's `sslrootcert`; nil: the system's.
     public var sslRootCertificate: String?
+    /// User names of this host who may delete any piece of the catalogue, whichever host it
+    /// was dropped on (`--fleet-admin`); nobody unless configured.
+    public var fleetAdministrators: Set<String> = []
 
     /// libpq's `sslmode`, the modes that protect something.
     public enum SSLMode: String, Sendable, CaseIterable {

@@ -8,15 +8,15 @@ import PostgresNIO
 /// visibility and author that the schema's triggers keep; only the partial buckets at the
 /// range's ends are counted piece by piece. Any other filter counts the pieces.
 enum SharedCatalogueCount {
-    static func query(_ query: PieceQuery, viewer: Viewer) -> PostgresQuery {
-        let filter = SharedCatalogueRows.filter(query, viewer: viewer)
+    static func query(_ query: PieceQuery, owner: String) -> PostgresQuery {
+        let filter = SharedCatalogueRows.filter(query, owner: owner)
         guard tallied(query), let buckets = TempoBuckets(minimum: query.tempoMin, maximum: query.tempoMax) else {
             return PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
         }
         var sql = filter
         var parts: [String] = []
         if let whole = buckets.whole {
-            var tally = ["(listed OR author_user = \(sql.bind(viewer.userName)))",
+            var tally = ["(listed OR author_user = \(sql.bind(owner)))",
                          "tempo_bucket BETWEEN \(sql.bind(whole.lowerBound)) AND \(sql.bind(whole.upperBound))"]
             if let tonality = query.tonality { tally.append("tonality = \(sql.bind(tonality))") }
             parts.append("(SELECT coalesce(sum(n), 0) FROM piece_tally WHERE \(tally.joined(separator: " AND ")))::bigint")

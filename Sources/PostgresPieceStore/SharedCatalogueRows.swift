@@ -46,11 +46,11 @@ enum SharedCatalogueRows {
         var sql: String { conditions.joined(separator: " AND ") }
     }
 
-    /// The pieces `query` selects that `viewer` may see: listed ones and their own (by user
-    /// name, on whichever host they dropped them).
-    static func filter(_ query: PieceQuery, viewer: Viewer) -> Filter {
+    /// The pieces `query` selects that `owner` (`user@host`) may see: listed ones and their
+    /// own (`author_user` holds the owner, `user@host`, since schema version 5).
+    static func filter(_ query: PieceQuery, owner: String) -> Filter {
         var filter = Filter()
-        filter.add({ "(listed OR author_user = \($0))" }, viewer.userName)
+        filter.add({ "(listed OR author_user = \($0))" }, owner)
         // ILIKE: case-insensitive, as SQLite's LIKE is.
         if let text = query.titleContains { filter.add({ "title ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(text)) }
         if let minimum = query.tempoMin { filter.add({ "tempo >= \($0)" }, minimum) }

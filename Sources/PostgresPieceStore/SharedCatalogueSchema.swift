@@ -115,6 +115,12 @@ enum SharedCatalogueSchema {
             """,
             "CREATE INDEX piece_change_at ON piece_change (at)",
         ]),
+        (5, [
+            // A piece is its author's on the host it was dropped on: what decides whether an
+            // unlisted piece is shown is the whole `user@host`, kept in author_user (the
+            // tally's triggers follow the update).
+            "UPDATE piece SET author_user = author WHERE author_user <> author",
+        ]),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }

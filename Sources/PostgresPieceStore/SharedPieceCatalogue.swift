@@ -55,14 +55,21 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     public func author(of userName: String) -> String { "\(userName)@\(configuration.hostName)" }
 
-    /// The author is a user name on any host: the same name may delete it from any host,
-    /// as may root and the service's own user.
+    /// A piece belongs to `user@host`: its author may delete it from the host it was dropped
+    /// on; root and the service's own user may delete the pieces dropped on their host; a
+    /// fleet administrator (`fleetAdministrators`, user names of this host) any piece.
     public func mayDelete(_ piece: StoredPiece, by viewer: Viewer) -> Bool {
-        Self.user(of: piece.author) == viewer.userName || viewer.uid == 0 || viewer.uid == getuid()
+        if piece.author == author(of: viewer.userName) { return true }
+        if viewer.uid == 0 || viewer.uid == getuid() { return Self.host(of: piece.author) == configuration.hostName }
+        return configuration.fleetAdministrators.contains(viewer.userName)
     }
 
     static func user(of author: String) -> String {
         author.split(separator: "@", maxSplits: 1).first.map(String.init) ?? author
+    }
+
+    static func host(of author: String) -> String {
+        author.split(separator: "@", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
     }
 
     // MARK: Opening and following
@@ -228,13 +235,14 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     }
 
     public func list(_ query: PieceQuery, viewer: Viewer) async throws -> (pieces: [StoredPiece], total: Int) {
-        var filter = SharedCatalogueRows.filter(query, viewer: viewer)
+        let owner = author(of: viewer.userName)
+        var filter = SharedCatalogueRows.filter(query, owner: owner)
         let column = PieceStore.column(query.sortBy)
         var direction = query.descending ? "DESC" : "ASC"
         // As SQLite orders them: a piece without a tempo comes first going up, last going down.
         // (Only tempo may be missing; saying so of another column would keep its index unused.)
         if query.sortBy == .tempo { direction += query.descending ? " NULLS LAST" : " NULLS FIRST" }
-        let countQuery = SharedCatalogueCount.query(query, viewer: viewer)
+        let countQuery = SharedCatalogueCount.query(query, owner: owner)
         let limit = filter.bind(Int(query.limit)), offset = filter.bind(Int(query.offset))
         let pageQuery = PostgresQuery(unsafeSQL: """
             SELECT id FROM piece WHERE \(filter.sql) ORDER BY \(column) \(direction), id \(query.descending ? "DESC" : "ASC")
@@ -422,7 +430,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                     \(draft.loopStart.map { Int($0) }), \(draft.loopEnd.map { Int($0) }),
                     \(draft.timeSignature.map { Int($0.upper) }), \(draft.timeSignature.map { Int($0.lower) }),
                     \(draft.tonality.name), \(draft.tonality.scaleMask), \(draft.tonality.root.map { Int($0) }), \(draft.listed),
-                    \(draft.attachmentMimeType), \(piece.author), \(Self.user(of: piece.author)), \(Int(piece.authorUID)),
+                    \(draft.attachmentMimeType), \(piece.author), \(piece.author), \(Int(piece.authorUID)),
                     \(piece.createdAt), \(Int(piece.facts.sampleRate)), \(Int(piece.facts.channels)),
                     \(piece.facts.loudnessLufs), \(piece.facts.truePeakDbtp))
             """, logger)

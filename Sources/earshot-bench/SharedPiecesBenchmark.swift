@@ -170,7 +170,7 @@ struct SharedPiecesBenchmark: Sendable {
                    (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
                    CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END,
                    CASE WHEN i % 3 = 2 THEN (i % 12) ELSE NULL END,
-                   i % 7 <> 0, 'filler@filler', 'filler', 0,
+                   i % 7 <> 0, 'filler@filler', 'filler@filler', 0,
                    to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                    44100, 2, -14, -1
             FROM generate_series(1, \(pieces - 1)) AS i;

@@ -43,13 +43,18 @@ struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This host's name in a shared catalogue: authors are user@host (default: the machine's hostname).", valueName: "name"))
     var hostName: String?
 
+    @Option(name: .customLong("fleet-admin"),
+            help: ArgumentHelp("A user of this host who may delete any piece of a shared catalogue, dropped on any host (repeatable; nobody by default).",
+                               valueName: "user"))
+    var fleetAdministrators: [String] = []
+
     func validate() throws {
         if let dataDir, dataDir.isEmpty { throw ValidationError("--data-dir must not be empty") }
         if let hostName, hostName.isEmpty || hostName.contains("@") || hostName.contains(" ") {
             throw ValidationError("--host-name must be a name without '@' or spaces")
         }
-        if database.map(Self.isLocal) ?? true, databasePasswordFile != nil {
-            throw ValidationError("--database-password-file needs a postgresql:// --database")
+        if database.map(Self.isLocal) ?? true, databasePasswordFile != nil || !fleetAdministrators.isEmpty {
+            throw ValidationError("--database-password-file and --fleet-admin need a postgresql:// --database")
         }
         if let database, !Self.isLocal(database) { _ = try sharedConfiguration(database) }
     }
@@ -83,7 +88,9 @@ struct CatalogueOptions: ParsableArguments {
         var name = [CChar](repeating: 0, count: 256)
         let machine = gethostname(&name, name.count - 1) == 0 ? String(nulTerminated: name) : "localhost"
         do {
-            return try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
+            var configuration = try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
+            configuration.fleetAdministrators = Set(fleetAdministrators)
+            return configuration
         } catch {
             throw ValidationError("--database: \(error)")
         }

@@ -190,7 +190,7 @@ final class PiecesService: Sendable {
         let caller = try await call.caller()
         let existing = try await piece(id)
         guard store.mayDelete(existing, by: Viewer(uid: caller.uid, userName: caller.userName)) else {
-            throw DBusError.earshot("Disallowed", "Delete: only the author \(existing.author), root or the service's user may delete \(id)")
+            throw DBusError.earshot("Disallowed", "Delete: \(caller.userName) may not delete \(id): only its author \(existing.author), root or the service's user (of the host it was dropped on) may")
         }
         guard try await inStore({ try await self.store.delete(id) }) != nil else {
             throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")

@@ -117,11 +117,13 @@ struct SharedHosts {
             #expect(try await shared.server.psql("SELECT count(*) FROM asset WHERE format = 'oggVorbis'",
                                                  database: String(shared.url.split(separator: "/").last!)) == "1\n")
 
-            // The author deletes from another host; every host announces it.
+            // Root of another host may not delete it; root of its own host may, and every
+            // host announces it.
             let onA = try await a.changes()
-            _ = try await c.pieces.call("Delete", [.string(child)])
+            _ = await expectDBusError("org.earshot.Error.Disallowed") { _ = try await c.pieces.call("Delete", [.string(child)]) }
+            _ = try await b.pieces.call("Delete", [.string(child)])
             #expect(await Self.next("PieceDeleted", about: child, in: onA) != nil)
-            #expect(await Self.next("PieceDeleted", about: child, in: onB) != nil)
+            #expect(await Self.next("PieceDeleted", about: child, in: onC) != nil)
             await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await a.pieces.get(child) }
         }
     }
@@ -238,8 +240,8 @@ struct SharedHosts {
                                   WHEN 3 THEN 40 + i % 180 - 1e-9 WHEN 4 THEN 40 + i % 180 + 0.5 ELSE 1 + random() * 998.999 END,
                        4, 4, (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
                        CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END, CASE WHEN i % 3 = 2 THEN i % 12 END,
-                       i % 4 <> 0, CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@gen',
-                       CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END, 0,
+                       i % 4 <> 0, CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@host-a',
+                       CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@host-a', 0,
                        to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 44100, 1, -14, -1
                 FROM generate_series(1, 3000) AS i;
                 INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
@@ -248,7 +250,7 @@ struct SharedHosts {
             // What the test client (root) may see, read back as stored.
             struct Row { let tempo: Double?; let tonality: String; let visible: Bool }
             func stored() async throws -> [Row] {
-                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author_user = 'root' FROM piece",
+                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author = 'root@host-a' FROM piece",
                                              database: database)
                     .split(separator: "\n").map { line in
                         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
@@ -307,7 +309,8 @@ struct SharedHosts {
 
             let bus = try await PrivateBus.start()
             defer { bus.stop() }
-            let service = try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.path + "/p", "--database", url],
+            let service = try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.path + "/p", "--database", url,
+                                                                                 "--host-name", "old-unit"],
                                                    bus: bus, busName: PiecesFixture.busName)
             defer { service.stop() }
             let client = try await bus.connect()
@@ -677,5 +680,59 @@ struct SharedHosts {
         try await server.replaceAccessRules("hostssl all all 127.0.0.1/32 trust\nlocal all all trust\n")
         await refused("127.0.0.1", "sslmode=disable", saying: "no pg_hba.conf entry")
         await (try start("127.0.0.1", "sslmode=require")).shutdown()
+    }
+
+    /// Owners across hosts, as two unprivileged users (ann and bob) on two hosts: a piece is
+    /// `ann@host-a`'s; ann on host-b is someone else (she neither sees her unlisted piece nor
+    /// deletes it there), root of host-b may not delete it, root of host-a may, and a fleet
+    /// administrator configured on host-b may delete any piece.
+    @Test func ownersAreUsersOfTheHostTheyDroppedOn() async throws {
+        let ann = try await TestUser.ensure("earshot-ann", in: [])
+        _ = try await TestUser.ensure("earshot-bob", in: [])
+        try await SharedHosts.with(2) { shared in
+            let (a, b) = (shared.hosts[0], shared.hosts[1])
+            // host-b names bob its fleet administrator.
+            b.service.stop()
+            let fleet = try await ServiceProcess("earshot-pieces", arguments: b.arguments + ["--fleet-admin", "earshot-bob"],
+                                                 bus: b.bus, busName: PiecesFixture.busName)
+            defer { fleet.stop() }
+            for host in [a, b] { chmod(host.bus.directory.path, 0o755) }
+            let stem = try SharedHosts.stem(a, "ann", frequency: 500)
+            chown(stem.path, ann.uid, ann.gid)
+            /// busctl on `host`'s bus as `user`; the reply, or the error's message.
+            func busctl(_ host: SharedHosts.Host, as user: String, _ arguments: [String]) async -> (ok: Bool, text: String) {
+                do {
+                    let prefix = try TestUser.commandPrefix(user)
+                    let text = try await ToolRun.run(prefix + ["/usr/bin/busctl", "--address=\(host.bus.address)", "call",
+                                                               PiecesFixture.busName, PiecesFixture.path.rawValue, PiecesFixture.busName]
+                                                     + arguments)
+                    return (true, text)
+                } catch {
+                    return (false, "\(error)")
+                }
+            }
+            func drop(_ title: String) async throws -> String {
+                let reply = await busctl(a, as: "earshot-ann", ["Drop", "a{sv}", "3", "Title", "s", title, "Listed", "b", "false",
+                                                                "MixStemPath", "s", stem.path])
+                try #require(reply.ok, "ann's drop on host-a: \(reply.text)")
+                return String(reply.text.split(separator: "\"")[1])
+            }
+            let first = try await drop("Ann's sketch"), second = try await drop("Ann's other sketch")
+            #expect(try await a.pieces.get(first)["Author"]?.stringValue == "earshot-ann@host-a")
+
+            let annOnA = await busctl(a, as: "earshot-ann", ["List", "a{sv}", "0"])
+            #expect(annOnA.text.contains(first), "ann on host-a does not see her unlisted piece: \(annOnA.text)")
+            let annOnB = await busctl(b, as: "earshot-ann", ["List", "a{sv}", "0"])
+            #expect(annOnB.ok && !annOnB.text.contains(first), "ann on host-b sees ann@host-a's unlisted piece: \(annOnB.text)")
+            let annDeletesOnB = await busctl(b, as: "earshot-ann", ["Delete", "s", first])
+            #expect(!annDeletesOnB.ok && annDeletesOnB.text.contains("may not delete"), "\(annDeletesOnB.text)")
+            await #expect(throws: DBusError.self, "root of host-b deleted host-a's piece") {
+                _ = try await b.pieces.call("Delete", [.string(first)])
+            }
+            _ = try await a.pieces.call("Delete", [.string(first)])  // root of host-a
+            let bobDeletes = await busctl(b, as: "earshot-bob", ["Delete", "s", second])
+            #expect(bobDeletes.ok, "the fleet administrator could not delete: \(bobDeletes.text)")
+            #expect(try await a.pieces.list([:]).total == 0)
+        }
     }
 }
