@@ -95,8 +95,10 @@ public struct ObjectStore: Sendable {
         temporary.appendingPathComponent(UUID().uuidString + "." + ext).path
     }
 
-    /// Makes a staged file an object (or drops it when the object exists already).
-    public func commit(_ staged: Staged) throws(IngestError) {
+    /// Makes a staged file an object (or drops it when the object exists already); true
+    /// when the object is new.
+    @discardableResult
+    public func commit(_ staged: Staged) throws(IngestError) -> Bool {
         let target = path(of: staged.hash)
         let shard = (target as NSString).deletingLastPathComponent
         if mkdir(shard, 0o755) != 0, errno != EEXIST {
@@ -104,10 +106,11 @@ public struct ObjectStore: Sendable {
         }
         if access(target, F_OK) == 0 {
             unlink(staged.path)
-            return
+            return false
         }
         guard rename(staged.path, target) == 0 else { throw .io("cannot move \(staged.path) to \(target): \(String(cString: strerror(errno)))") }
         Self.syncDirectory(shard)
+        return true
     }
 
     /// Stages a file someone else wrote in `tmp/` (a transcode) where it lies: hashes it and

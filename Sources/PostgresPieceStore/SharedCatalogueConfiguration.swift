@@ -19,6 +19,9 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     /// User names of this host who may delete any piece of the catalogue, whichever host it
     /// was dropped on (`--fleet-admin`); nobody unless configured.
     public var fleetAdministrators: Set<String> = []
+    /// The most bytes of objects this host keeps (`--cache-size`).
+    public var cacheBytes: UInt64 = Self.defaultCacheBytes
+    public static let defaultCacheBytes: UInt64 = 2 << 30
 
     /// libpq's `sslmode`, the modes that protect something.
     public enum SSLMode: String, Sendable, CaseIterable {

@@ -16,6 +16,8 @@ import PostgresNIO
 /// `StorageUnavailable`, and the catalogue reconnects by itself.
 public final class SharedPieceCatalogue: PieceCatalogue {
     public let files: ObjectStore
+    /// The objects this host keeps, bounded (`--cache-size`).
+    let cache: SharedObjectCache
     public let configuration: SharedCatalogueConfiguration
     let logger: Logger
     let pool: PostgresConnections
@@ -47,6 +49,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         self.logger = logger
         dataDirectory = directory
         files = try ObjectStore(directory: SharedCacheDirectory.prepare(in: directory))
+        cache = SharedObjectCache(files: files, limit: configuration.cacheBytes, logger: logger)
         pool = try PostgresConnections(configuration, limit: 8, logger: logger)
         (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
@@ -97,6 +100,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
         }
         let swept = files.sweep(keeping: referenced)
+        cache.measure()
         try await startListening()
         return swept
     }
@@ -278,8 +282,8 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// The cached copy of the object, fetched first when this host has none: written to
     /// staging while hashed, compared with its name, then moved into the cache.
     public func localPath(of asset: StoredAsset) async throws -> String {
+        if let path = cache.lookUp(asset) { return path }
         let path = files.path(of: asset.hash)
-        if access(path, R_OK) == 0 { return path }
         let staging = files.stagingPath(extension: "fetch")
         let fd = Glibc.open(staging, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StoreFailure("cannot create \(staging): \(String(cString: strerror(errno)))") }
@@ -308,11 +312,12 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             return (hasher.finalize(), size)
         }
         guard hash == asset.hash, size == asset.size else {
-            throw StoreFailure("object \(asset.hash) in the shared catalogue is damaged: its \(size) bytes hash to \(hash)")
+            throw StoreFailure("DamagedObject: the shared catalogue's copy of object \(asset.hash) is damaged (its \(size) bytes "
+                               + "hash to \(hash)); nothing was delivered")
         }
         guard fsync(fd) == 0 else { throw StoreFailure("cannot sync \(staging): \(String(cString: strerror(errno)))") }
         do {
-            try files.commit(ObjectStore.Staged(path: staging, hash: hash, size: size))
+            if try files.commit(ObjectStore.Staged(path: staging, hash: hash, size: size)) { cache.admitted(hash, size: size) }
         } catch {
             throw StoreFailure("cannot keep object \(hash) in the cache: \(error)")
         }
@@ -396,7 +401,13 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             throw error
         }
         // This host has the bytes already: they become its cached objects.
-        for file in staged { (try? files.commit(file)) ?? files.discard(file) }
+        for file in staged {
+            do {
+                if try files.commit(file) { cache.admitted(file.hash, size: file.size) }
+            } catch {
+                files.discard(file)
+            }
+        }
     }
 
     /// Adds `piece` and the objects in `files` (read, not consumed) in one transaction;
@@ -482,7 +493,15 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             files.discard(staged)
             throw error
         }
-        if recorded { (try? files.commit(staged)) ?? files.discard(staged) } else { files.discard(staged) }
+        if recorded {
+            do {
+                if try files.commit(staged) { cache.admitted(staged.hash, size: staged.size) }
+            } catch {
+                files.discard(staged)
+            }
+        } else {
+            files.discard(staged)
+        }
         return recorded
     }
 

@@ -43,6 +43,11 @@ struct CatalogueOptions: ParsableArguments {
     @Option(help: ArgumentHelp("This host's name in a shared catalogue: authors are user@host (default: the machine's hostname).", valueName: "name"))
     var hostName: String?
 
+    @Option(name: .customLong("cache-size"),
+            help: ArgumentHelp("The most a shared catalogue keeps of its objects on this host, in bytes or with K, M or G (default 2G); the objects used longest ago go first.",
+                               valueName: "size"))
+    var cacheSize: String?
+
     @Option(name: .customLong("fleet-admin"),
             help: ArgumentHelp("A user of this host who may delete any piece of a shared catalogue, dropped on any host (repeatable; nobody by default).",
                                valueName: "user"))
@@ -53,10 +58,23 @@ struct CatalogueOptions: ParsableArguments {
         if let hostName, hostName.isEmpty || hostName.contains("@") || hostName.contains(" ") {
             throw ValidationError("--host-name must be a name without '@' or spaces")
         }
-        if database.map(Self.isLocal) ?? true, databasePasswordFile != nil || !fleetAdministrators.isEmpty {
-            throw ValidationError("--database-password-file and --fleet-admin need a postgresql:// --database")
+        if database.map(Self.isLocal) ?? true, databasePasswordFile != nil || !fleetAdministrators.isEmpty || cacheSize != nil {
+            throw ValidationError("--database-password-file, --cache-size and --fleet-admin need a postgresql:// --database")
+        }
+        if let cacheSize, Self.bytes(cacheSize) == nil {
+            throw ValidationError("--cache-size: '\(cacheSize)' is not a size (bytes, or a number with K, M or G)")
         }
         if let database, !Self.isLocal(database) { _ = try sharedConfiguration(database) }
+    }
+
+    /// `1024`, `512K`, `64M`, `2G` as bytes (powers of 1024); nil for anything else.
+    static func bytes(_ text: String) -> UInt64? {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        guard let last = text.uppercased().last else { return nil }
+        let (digits, unit) = units[last].map { (text.dropLast(), $0) } ?? (Substring(text), 1)
+        guard let value = UInt64(digits), value > 0 else { return nil }
+        let (product, overflow) = value.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : product
     }
 
     static func isLocal(_ database: String) -> Bool { database == "sqlite:" || database.hasPrefix("sqlite:") }
@@ -90,6 +108,7 @@ struct CatalogueOptions: ParsableArguments {
         do {
             var configuration = try SharedCatalogueConfiguration(url: url, password: password, hostName: hostName ?? machine)
             configuration.fleetAdministrators = Set(fleetAdministrators)
+            if let size = cacheSize.flatMap(Self.bytes) { configuration.cacheBytes = size }
             return configuration
         } catch {
             throw ValidationError("--database: \(error)")

@@ -32,9 +32,9 @@ struct SharedHosts {
 
     /// `count` hosts on `server` (the process's shared one unless given), sharing `database`
     /// (a new one unless given); `route` gives host N its URL for the database's (a path
-    /// of its own through a relay, say).
+    /// of its own through a relay, say), `options` its further arguments.
     static func with<T>(_ count: Int, server: PostgresTestServer? = nil, database: String? = nil,
-                        route: (Int, String) -> String = { $1 },
+                        route: (Int, String) -> String = { $1 }, options: (Int) -> [String] = { _ in [] },
                         _ body: (SharedHosts) async throws -> T) async throws -> T {
         let server = if let server { server } else { try await PostgresTestServer.sharedServer() }
         let url = if let database { database } else { try await server.createDatabase() }
@@ -50,7 +50,7 @@ struct SharedHosts {
             let name = "host-\(Character(UnicodeScalar(UInt8(97 + index))))"
             let bus = try await PrivateBus.start()
             let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", route(index, url),
-                             "--host-name", name]
+                             "--host-name", name] + options(index)
             let service = try await ServiceProcess("earshot-pieces", arguments: arguments, bus: bus, busName: PiecesFixture.busName)
             hosts.append(Host(name: name, bus: bus, client: try await bus.connect(), arguments: arguments, service: service))
         }
@@ -733,6 +733,66 @@ struct SharedHosts {
             let bobDeletes = await busctl(b, as: "earshot-bob", ["Delete", "s", second])
             #expect(bobDeletes.ok, "the fleet administrator could not delete: \(bobDeletes.text)")
             #expect(try await a.pieces.list([:]).total == 0)
+        }
+    }
+
+    /// The cache of objects a host keeps is bounded (`--cache-size`), the objects used
+    /// longest ago going first; a cached file damaged on the host's disk is fetched again
+    /// (checked at its first use after a start), and a damaged copy in the database is
+    /// refused, naming it: never wrong audio.
+    @Test func theCacheIsBoundedAndNeverDeliversDamagedBytes() async throws {
+        let limit = 3 << 20
+        try await SharedHosts.with(2, options: { $0 == 1 ? ["--cache-size", "3M"] : [] }) { shared in
+            let (a, b) = (shared.hosts[0], shared.hosts[1])
+            var pieces: [(id: String, bytes: [UInt8])] = []
+            for index in 0..<4 {
+                let stem = a.bus.directory.appendingPathComponent("long-\(index).wav")
+                try Data(TestMedia.wav(seconds: 12, frequency: 300 + 100 * Double(index))).write(to: stem)
+                pieces.append((try await a.pieces.drop(["Title": .string("Long \(index)"), "MixStemPath": .string(stem.path)]),
+                               Array(try Data(contentsOf: stem))))
+            }
+            let cached = b.bus.directory.appendingPathComponent("pieces/shared-cache/objects")
+            func cacheBytes() throws -> Int {
+                var total = 0
+                for shard in try FileManager.default.contentsOfDirectory(atPath: cached.path) {
+                    for name in try FileManager.default.contentsOfDirectory(atPath: cached.appendingPathComponent(shard).path) {
+                        let attributes = try FileManager.default.attributesOfItem(atPath: cached.appendingPathComponent("\(shard)/\(name)").path)
+                        total += (attributes[.size] as? Int) ?? 0
+                    }
+                }
+                return total
+            }
+            for piece in pieces {
+                let bytes = try readAll(try await b.pieces.call("OpenMixStem", [.string(piece.id), .string("wave")]).first)
+                #expect(bytes == piece.bytes)
+                let kept = try cacheBytes()
+                #expect(kept <= limit, "host b keeps \(kept) bytes, past its 3 MiB")
+            }
+            let last = TestMedia.sha256(pieces[3].bytes), oldest = TestMedia.sha256(pieces[0].bytes)
+            let lastFile = cached.appendingPathComponent("\(last.prefix(2))/\(last)")
+            #expect(FileManager.default.fileExists(atPath: lastFile.path), "the object used last was evicted")
+            #expect(!FileManager.default.fileExists(atPath: cached.appendingPathComponent("\(oldest.prefix(2))/\(oldest)").path),
+                    "the object used longest ago was kept")
+
+            // A cached file damaged while host b was down.
+            await b.service.shutdown()
+            var damaged = try Data(contentsOf: lastFile)
+            damaged[damaged.count / 2] ^= 0x10
+            try damaged.write(to: lastFile)
+            let again = try await ServiceProcess("earshot-pieces", arguments: b.arguments, bus: b.bus, busName: PiecesFixture.busName)
+            defer { again.stop() }
+            let bytes = try readAll(try await b.pieces.call("OpenMixStem", [.string(pieces[3].id), .string("wave")]).first)
+            #expect(bytes == pieces[3].bytes, "a damaged cached file was delivered")
+            #expect(again.logText.contains("is damaged; it is fetched again"))
+
+            // A copy damaged in the database.
+            _ = try await shared.server.psql("""
+                UPDATE object_chunk SET data = overlay(data placing '\\x0102'::bytea from 1000 for 2) WHERE hash = '\(oldest)' AND seq = 0
+                """, database: String(shared.url.split(separator: "/").last!))
+            let error = await expectDBusError("org.freedesktop.DBus.Error.Failed") {
+                _ = try await b.pieces.call("OpenMixStem", [.string(pieces[0].id), .string("wave")])
+            }
+            #expect(error?.message.contains("DamagedObject") == true, "\(error?.message ?? "")")
         }
     }
 }
