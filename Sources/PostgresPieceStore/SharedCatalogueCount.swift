@@ -10,6 +10,14 @@ import PostgresNIO
 enum SharedCatalogueCount {
     static func query(_ query: PieceQuery, owner: String) -> PostgresQuery {
         let filter = SharedCatalogueRows.filter(query, owner: owner)
+        // No tempo bound (every piece, or a tonality): the whole tally.
+        if tallied(query), query.tempoMin == nil, query.tempoMax == nil {
+            var sql = SharedCatalogueRows.Filter()
+            var tally = ["(listed OR author_user = \(sql.bind(owner)))"]
+            if let tonality = query.tonality { tally.append("tonality = \(sql.bind(tonality))") }
+            return PostgresQuery(unsafeSQL: "SELECT coalesce(sum(n), 0)::bigint FROM piece_tally WHERE \(tally.joined(separator: " AND "))",
+                                 binds: sql.binds)
+        }
         guard tallied(query), let buckets = TempoBuckets(minimum: query.tempoMin, maximum: query.tempoMax) else {
             return PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
         }
@@ -35,6 +43,39 @@ enum SharedCatalogueCount {
         query.titleContains == nil && query.timeSignatureUpper == nil && query.timeSignatureLower == nil && query.root == nil
             && query.basedOn == nil && query.author == nil && query.createdAfter == nil && query.createdBefore == nil
     }
+
+    /// Since schema version 6 the tally's `author_user` is the owner of unlisted pieces
+    /// only, and empty for listed ones (anyone sees those): a tally row for each tonality,
+    /// bucket and owner of unlisted pieces, however many authors the listed ones have.
+    static let ownersOfUnlistedOnly = [
+        """
+        CREATE OR REPLACE FUNCTION piece_tally_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP IN ('DELETE', 'UPDATE') THEN
+                UPDATE piece_tally t SET n = t.n - gone.n
+                FROM (SELECT tonality, coalesce(floor(tempo)::integer, -1) AS tempo_bucket, listed,
+                             CASE WHEN listed THEN '' ELSE author_user END AS author_user, count(*) AS n
+                      FROM removed GROUP BY 1, 2, 3, 4) gone
+                WHERE t.tonality = gone.tonality AND t.tempo_bucket = gone.tempo_bucket
+                  AND t.listed = gone.listed AND t.author_user = gone.author_user;
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                INSERT INTO piece_tally AS t
+                SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, CASE WHEN listed THEN '' ELSE author_user END, count(*)
+                FROM added GROUP BY 1, 2, 3, 4
+                ON CONFLICT (tonality, tempo_bucket, listed, author_user) DO UPDATE SET n = t.n + excluded.n;
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """,
+        "TRUNCATE piece_tally",
+        """
+        INSERT INTO piece_tally
+        SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, CASE WHEN listed THEN '' ELSE author_user END, count(*)
+        FROM piece GROUP BY 1, 2, 3, 4
+        """,
+    ]
 
     /// The tally, its first filling, and the triggers that keep it as pieces come and go
     /// (a statement's rows at once, from its transition table).

@@ -8,13 +8,13 @@ import PostgresNIO
 /// every reconnection, makes the host read the change log from the last change it
 /// announced, in order, so that a drop or deletion made while this host was cut off is
 /// announced once it is back, once. A heartbeat on the same connection notices a path that
-/// drops everything silently (no reset ever comes) within 4 s: the catalogue is then
+/// drops everything silently (no reset ever comes) within 3 s: the catalogue is then
 /// unreachable, the calls waiting on it and those that come fail at once, and the listener
 /// connects again until the server answers.
 extension SharedPieceCatalogue {
     /// How often the heartbeat asks, and how long it waits.
     static let heartbeatEvery: Duration = .seconds(1)
-    static let heartbeatWait: Duration = .seconds(3)
+    static let heartbeatWait: Duration = .seconds(2)
 
     /// Starts listening; returns once the first listener is in place (or throws when the
     /// server cannot be reached).

@@ -121,6 +121,14 @@ enum SharedCatalogueSchema {
             // tally's triggers follow the update).
             "UPDATE piece SET author_user = author WHERE author_user <> author",
         ]),
+        (6, [
+            // Title searches (ILIKE '%text%') from a trigram index, not a scan of every piece.
+            "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+            "CREATE INDEX piece_title_trigram ON piece USING gin (title gin_trgm_ops)",
+            // An author's pieces newest first from the index.
+            "DROP INDEX piece_author",
+            "CREATE INDEX piece_author ON piece (author, created_at, id)",
+        ] + SharedCatalogueCount.ownersOfUnlistedOnly),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }

@@ -51,15 +51,15 @@ struct SharedPiecesBenchmark: Sendable {
         var server: PostgresTestServer?
         let url: (String) async throws -> String
         if database == "local" {
-            progress("starting a throwaway PostgreSQL server")
-            let started = try await PostgresTestServer.start()
+            progress("starting a throwaway PostgreSQL server (TLS too, with certificates made here)")
+            let started = try await PostgresTestServer.startWithTLS()
             server = started
             url = { _ in try await started.createDatabase() }
         } else {
             url = { _ in database }
         }
         do {
-            let results = try await measure(executable, database: url)
+            let results = try await measure(executable, database: url, server: server)
             await server?.remove()
             return results
         } catch {
@@ -68,42 +68,56 @@ struct SharedPiecesBenchmark: Sendable {
         }
     }
 
-    private func measure(_ executable: String, database: (String) async throws -> String) async throws -> SharedPiecesResults {
+    /// The same database over TLS, checked as on a fleet (`verify-full`, the server's own
+    /// authority): on a local server only.
+    static func overTLS(_ url: String, server: PostgresTestServer) -> String {
+        url.replacingOccurrences(of: "@127.0.0.1:", with: "@localhost:")
+            + "?sslmode=verify-full&sslrootcert=\(server.certificateAuthority)"
+    }
+
+    private func measure(_ executable: String, database: (String) async throws -> String,
+                         server: PostgresTestServer?) async throws -> SharedPiecesResults {
         let shared = try await database("drops")
+        let secured = server.map { Self.overTLS(shared, server: $0) }
         let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("earshot-bench-shared-\(getpid())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
 
-        // 1. The 10 MiB drop, on SQLite and on PostgreSQL, alternating.
+        // 1. The 10 MiB drop, on SQLite, on PostgreSQL and on PostgreSQL over TLS, in turn.
         progress("\(drops) drops of a 10 MiB WAV on each catalogue")
         let local = try await Host.start(executable, arguments: [])
         let first = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-a"])
-        var sqlite: [Double] = [], postgres: [Double] = []
+        var firstTLS: Host?
+        if let secured { firstTLS = try await Host.start(executable, arguments: ["--database", secured, "--host-name", "host-a"]) }
+        var times: [[Double]] = [[], [], []]
         for run in 0...drops {
             let file = work.appendingPathComponent("drop-\(run).wav")
             try PiecesBenchmark.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run + 1)
-            for (host, target) in [(local, 0), (first, 1)] {
+            for (target, host) in ([local, first, firstTLS] as [Host?]).enumerated() {
+                guard let host else { continue }
                 let start = monotonicNanoseconds()
                 try await host.drop(["Title": .string("Drop \(run)"), "MixStemPath": .string(file.path)])
-                let elapsed = Double(monotonicNanoseconds() - start) / 1e6
-                if run > 0 { target == 0 ? sqlite.append(elapsed) : postgres.append(elapsed) }
+                if run > 0 { times[target].append(Double(monotonicNanoseconds() - start) / 1e6) }
             }
             unlink(file.path)
         }
         await local.stop()
 
-        // 2. From a drop on one host to PieceDropped on another.
+        // 2. From a drop on one host to PieceDropped on another (over TLS when it can).
         let second = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-b"])
         let third = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-c"])
+        var secondTLS: Host?
+        if let secured { secondTLS = try await Host.start(executable, arguments: ["--database", secured, "--host-name", "host-b"]) }
         let hosts = [first, second, third]
         let small = work.appendingPathComponent("small.wav")
         try PiecesBenchmark.writeWAV(small, dataBytes: 44100 * 4, seed: 7)
-        progress("100 drops on one host, each until another host announces it")
-        let signals = try await second.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: PiecesContract.Manager.pieceDropped.name))
+        let (dropper, watcher) = (firstTLS ?? first, secondTLS ?? second)
+        progress("100 drops on one host, each until another host announces it\(secured == nil ? "" : " (TLS)")")
+        let signals = try await watcher.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: PiecesContract.Manager.pieceDropped.name))
         var announced: [Double] = []
         for run in 0..<110 {
             let start = monotonicNanoseconds()
-            let id = try await first.drop(["Title": .string("Seen \(run)"), "MixStemPath": .string(small.path)])
+            let id = try await dropper.drop(["Title": .string("Seen \(run)"), "MixStemPath": .string(small.path)])
             var arrival: UInt64?
             while arrival == nil {
                 guard let message = await signals.next(timeout: .seconds(5)) else { throw BenchmarkError("no PieceDropped for \(id)") }
@@ -112,6 +126,15 @@ struct SharedPiecesBenchmark: Sendable {
             if run >= 10 { announced.append(Double(arrival! - start) / 1e6) }
         }
         signals.cancel()
+        await firstTLS?.stop()
+        await secondTLS?.stop()
+
+        // 2b. A path that drops everything silently: until calls fail, and until they work again.
+        var silent: (failed: [Double], recovered: [Double]) = ([], [])
+        if let server {
+            progress("5 silent cuts of one host's path to the server")
+            silent = try await Self.silentCuts(executable, url: shared, server: server)
+        }
 
         // 3. Drops per second from three hosts at once, four clients each.
         progress("\(seconds) s of drops from three hosts at once, four clients each")
@@ -142,12 +165,105 @@ struct SharedPiecesBenchmark: Sendable {
         try await Self.fill(big, pieces: pieces, executable: executable, work: work)
         let fill = Double(monotonicNanoseconds() - fillStart) / 1e9
         let lister = try await Host.start(executable, arguments: ["--database", big, "--host-name", "host-a"])
-        let listTimes = try await PiecesBenchmark.listTimes(lister.client, lists: lists, over: pieces, seed: 20261123)
+        var lists: [SharedPiecesResults.ListFigures] = []
+        for kind in ListKind.allCases {
+            progress("\(self.lists) List calls over \(pieces) pieces: \(kind.rawValue)")
+            lists.append(.init(filter: kind.rawValue, figures: Figures(try await listTimes(lister.client, kind: kind))))
+        }
         await lister.stop()
         return SharedPiecesResults(processors: ProcessInfo.processInfo.activeProcessorCount,
-                                   dropSQLite: Figures(sqlite), dropPostgres: Figures(postgres), announced: Figures(announced),
-                                   dropsPerSecond: Double(counted) / Double(seconds), pieces: pieces, fillSeconds: fill,
-                                   list: Figures(listTimes))
+                                   dropSQLite: Figures(times[0]), dropPostgres: Figures(times[1]),
+                                   dropPostgresTLS: times[2].isEmpty ? nil : Figures(times[2]), announced: Figures(announced),
+                                   announcedOverTLS: secured != nil, silentFailure: Figures(silent.failed),
+                                   silentRecovery: Figures(silent.recovered),
+                                   dropsPerSecond: Double(counted) / Double(seconds), pieces: pieces, fillSeconds: fill, lists: lists)
+    }
+
+    /// What a `List` filters on, as users browse.
+    enum ListKind: String, CaseIterable {
+        case everything = "no filter, newest first"
+        case author = "one author"
+        case title = "title text"
+        case created = "created within an hour"
+        case tonality = "tonality alone"
+        case tempoAndTonality = "tempo range + tonality"
+
+        func query(_ generator: inout SeededGenerator, pieces: Int) -> [String: DBusValue] {
+            var query: [String: DBusValue] = ["Limit": .uint32(50), "Descending": .boolean(true)]
+            let tonality = ["unknown", "atonal", "tonal"][Int(generator.next() % 3)]
+            switch self {
+            case .everything:
+                break
+            case .author:
+                query["Author"] = .string("user\(generator.next() % 1000)@filler")
+            case .title:
+                query["TitleContains"] = .string("Piece \(1 + generator.next() % UInt64(max(1, pieces - 1)))")
+            case .created:
+                let second = Int(generator.next() % UInt64(max(1, pieces - 3600)))
+                let start = Date(timeIntervalSince1970: 1_735_689_600 + Double(second))  // 2025-01-01 + i s, as filled
+                query["CreatedAfter"] = .string(Self.stamp(start))
+                query["CreatedBefore"] = .string(Self.stamp(start.addingTimeInterval(3600)))
+            case .tonality:
+                query["Tonality"] = .string(tonality)
+            case .tempoAndTonality:
+                let low = 40 + Double(generator.next() % 160)
+                query["TempoMin"] = .double(low)
+                query["TempoMax"] = .double(low + 20)
+                query["Tonality"] = .string(tonality)
+            }
+            return query
+        }
+
+        static func stamp(_ date: Date) -> String {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.string(from: date)
+        }
+    }
+
+    /// `lists` List calls of `kind` (after 50 unmeasured), in milliseconds.
+    func listTimes(_ client: DBusConnection, kind: ListKind) async throws -> [Double] {
+        var generator = SeededGenerator(seed: 20261128)
+        var times: [Double] = []
+        for index in 0..<(lists + 50) {
+            let query = kind.query(&generator, pieces: pieces)
+            let start = monotonicNanoseconds()
+            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName,
+                                              member: PiecesContract.Manager.list.name, [.vardict(query)])
+            if index >= 50 { times.append(Double(monotonicNanoseconds() - start) / 1e6) }
+            guard reply.count == 2 else { throw BenchmarkError("List replied \(reply)") }
+        }
+        return times
+    }
+
+    /// A host whose path to `server` goes through a relay, cut five times: the seconds from
+    /// each cut until a call fails with StorageUnavailable, and from the path's return until
+    /// a call succeeds.
+    static func silentCuts(_ executable: String, url: String, server: PostgresTestServer) async throws -> (failed: [Double], recovered: [Double]) {
+        let relay = try TCPRelay(to: server.port)
+        defer { relay.stop() }
+        let host = try await Host.start(executable, arguments: ["--database", url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/"),
+                                                                "--host-name", "host-cut"])
+        defer { Task { await host.stop() } }
+        func list() async -> Bool {
+            (try? await host.client.call(destination: busName, path: path, interface: busName, member: PiecesContract.Manager.list.name,
+                                          [.vardict([:])], timeout: .seconds(60))) != nil
+        }
+        var failed: [Double] = [], recovered: [Double] = []
+        for _ in 0..<5 {
+            try await Task.sleep(for: .seconds(1))
+            guard await list() else { throw BenchmarkError("the host does not answer before the cut") }
+            relay.cut()
+            var start = monotonicNanoseconds()
+            while await list() { try await Task.sleep(for: .milliseconds(50)) }
+            failed.append(Double(monotonicNanoseconds() - start) / 1e9)
+            try await Task.sleep(for: .seconds(1))
+            relay.restore()
+            start = monotonicNanoseconds()
+            while !(await list()) { try await Task.sleep(for: .milliseconds(50)) }
+            recovered.append(Double(monotonicNanoseconds() - start) / 1e9)
+        }
+        return (failed, recovered)
     }
 
     /// Fills the catalogue at `url` with `pieces` pieces: one real drop (so that the schema
@@ -170,7 +286,7 @@ struct SharedPiecesBenchmark: Sendable {
                    (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
                    CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END,
                    CASE WHEN i % 3 = 2 THEN (i % 12) ELSE NULL END,
-                   i % 7 <> 0, 'filler@filler', 'filler@filler', 0,
+                   i % 7 <> 0, 'user' || (i % 1000) || '@filler', 'user' || (i % 1000) || '@filler', 0,
                    to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                    44100, 2, -14, -1
             FROM generate_series(1, \(pieces - 1)) AS i;
@@ -188,17 +304,27 @@ struct SharedPiecesBenchmark: Sendable {
 }
 
 struct SharedPiecesResults: BenchmarkReport, Sendable {
+    struct ListFigures: Encodable, Sendable {
+        let filter: String
+        let figures: Figures
+    }
+
     let processors: Int
     let dropSQLite: Figures
     let dropPostgres: Figures
+    let dropPostgresTLS: Figures?
     let announced: Figures
+    let announcedOverTLS: Bool
+    /// Seconds from a silent cut to StorageUnavailable, and from the path's return to an answer.
+    let silentFailure: Figures
+    let silentRecovery: Figures
     let dropsPerSecond: Double
     let pieces: Int
     let fillSeconds: Double
-    let list: Figures
+    let lists: [ListFigures]
 
     func table() -> String {
-        let widths = [52, 8, 9, 9, 9, 9]
+        let widths = [56, 8, 9, 9, 9, 9]
         var lines = [TableFormat.row(["", "samples", "p50", "p99", "mean", "max"], widths: widths)]
         func add(_ name: String, _ figures: Figures) {
             lines.append(TableFormat.row([name, String(figures.samples), TableFormat.fixed(figures.p50, 2), TableFormat.fixed(figures.p99, 2),
@@ -206,14 +332,22 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
         }
         add("Drop 10 MiB WAV, private SQLite store (ms)", dropSQLite)
         add("Drop 10 MiB WAV, shared PostgreSQL catalogue (ms)", dropPostgres)
-        add("Drop on host A → PieceDropped on host B (ms)", announced)
-        add("List over \(pieces) pieces, tempo range + tonality (ms)", list)
-        let ratio = dropPostgres.p50 / dropSQLite.p50
+        if let dropPostgresTLS { add("Drop 10 MiB WAV, shared catalogue over TLS (ms)", dropPostgresTLS) }
+        add("Drop on host A → PieceDropped on host B\(announcedOverTLS ? ", TLS" : "") (ms)", announced)
+        if silentFailure.samples > 0 {
+            add("Silent cut → StorageUnavailable (s)", silentFailure)
+            add("Path back → calls answered again (s)", silentRecovery)
+        }
+        for list in lists { add("List over \(pieces) pieces, \(list.filter) (ms)", list.figures) }
         lines.append("drops from three hosts at once (4 clients each, 1 s WAV): \(TableFormat.fixed(dropsPerSecond, 1)) per second")
         lines.append("catalogue: \(pieces) pieces (server-side fill \(TableFormat.fixed(fillSeconds, 1)) s); \(processors) processors")
-        lines.append("drop on PostgreSQL / SQLite p50: \(TableFormat.fixed(ratio, 2))×")
-        lines.append("goals: List p50 < 10 ms: \(TableFormat.fixed(list.p50, 2)) ms \(list.p50 < 10 ? "met" : "NOT met"); "
-            + "drop → PieceDropped elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")")
+        lines.append("drop on PostgreSQL / SQLite p50: \(TableFormat.fixed(dropPostgres.p50 / dropSQLite.p50, 2))×"
+            + (dropPostgresTLS.map { "; over TLS / plain p50: \(TableFormat.fixed($0.p50 / dropPostgres.p50, 2))×" } ?? ""))
+        let slow = lists.filter { !($0.figures.p50 < 10) }.map(\.filter)
+        lines.append("goals: List p50 < 10 ms for every filter: " + (slow.isEmpty ? "met" : "NOT met (\(slow.joined(separator: ", ")))") + "; "
+            + "drop → PieceDropped elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")"
+            + (silentFailure.samples > 0 ? "; StorageUnavailable within 5 s of a silent cut: "
+               + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : ""))
         return lines.joined(separator: "\n")
     }
 }

@@ -618,37 +618,15 @@ struct SharedHosts {
         }
     }
 
-    /// Certificates for a TLS test, made with openssl in `directory`: a certificate
-    /// authority, a server certificate it signs for `localhost`, and another authority.
-    static func certificates(in directory: URL) async throws {
-        func run(_ arguments: [String]) async throws { _ = try await ToolRun.run(["openssl"] + arguments) }
-        let path = { (name: String) in directory.appendingPathComponent(name).path }
-        for authority in ["ca", "other-ca"] {
-            try await run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("\(authority).key"), "-out", path("\(authority).pem"),
-                           "-days", "2", "-subj", "/CN=Earshot test \(authority)"])
-        }
-        try "subjectAltName=DNS:localhost\n".write(toFile: path("server.ext"), atomically: true, encoding: .utf8)
-        try await run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("server.key"), "-out", path("server.csr"),
-                       "-subj", "/CN=localhost"])
-        try await run(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial",
-                       "-out", path("server.pem"), "-days", "2", "-extfile", path("server.ext")])
-        for name in ["server.key", "server.pem"] { try PostgresTestServer.giveToServer(directory.appendingPathComponent(name)) }
-        for name in ["ca.pem", "other-ca.pem"] { chmod(path(name), 0o644) }
-    }
-
     /// TLS the PostgreSQL way: `verify-full` connects to a server whose certificate names
     /// the host and is signed by `sslrootcert`; another authority, or another host name, is
     /// refused saying so; `verify-ca` checks the signature alone; a server that takes TLS
     /// connections only refuses `sslmode=disable`.
     @Test func tlsIsCheckedAsSSLModeSays() async throws {
-        let server = try await PostgresTestServer.start(
-            settings: ["ssl=on", "ssl_cert_file=server.pem", "ssl_key_file=server.key"],
-            prepare: { directory in
-                try await Self.certificates(in: directory.appendingPathComponent("data"))
-            })
+        let server = try await PostgresTestServer.startWithTLS()
         defer { Task { await server.remove() } }
         let name = String(try await server.createDatabase().split(separator: "/").last!)
-        let ca = server.directory.appendingPathComponent("data/ca.pem").path
+        let ca = server.certificateAuthority
         let otherCA = server.directory.appendingPathComponent("data/other-ca.pem").path
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
