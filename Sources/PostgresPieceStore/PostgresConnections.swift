@@ -18,7 +18,13 @@ actor PostgresConnections {
     private var nextID = 1
     private var closed = false
 
-    init(_ catalogue: SharedCatalogueConfiguration, limit: Int, logger: Logger) throws {
+    /// Whether the catalogue knows the path to the server lost (its pooled connections'
+    /// statements then stop waiting).
+    private let pathLost: @Sendable () -> Bool
+
+    init(_ catalogue: SharedCatalogueConfiguration, limit: Int, logger: Logger,
+         pathLost: @escaping @Sendable () -> Bool = { false }) throws {
+        self.pathLost = pathLost
         var configuration = PostgresConnection.Configuration(host: catalogue.host, port: catalogue.port, username: catalogue.user,
                                                              password: catalogue.password, database: catalogue.database,
                                                              tls: try Self.tls(catalogue))
@@ -64,12 +70,14 @@ actor PostgresConnections {
                     leased[connection.id] = connection
                     return connection
                 }
+                StatementLimits.forget(connection)
                 opened -= 1
             }
             if opened < limit {
                 opened += 1
                 do {
                     let connection = try await connectAlone()
+                    StatementLimits.set(.init(pathLost: pathLost), for: connection)
                     leased[connection.id] = connection
                     return connection
                 } catch {
@@ -88,6 +96,7 @@ actor PostgresConnections {
             idle.append(connection)
         } else {
             opened -= 1
+            StatementLimits.forget(connection)
             try? await connection.close()
         }
         wakeOne()
@@ -98,7 +107,10 @@ actor PostgresConnections {
         let dead = idle
         idle.removeAll()
         opened -= dead.count
-        for connection in dead { try? await connection.close() }
+        for connection in dead {
+            StatementLimits.forget(connection)
+            try? await connection.close()
+        }
         wakeOne()
     }
 

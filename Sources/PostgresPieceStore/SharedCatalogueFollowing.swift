@@ -25,6 +25,8 @@ extension SharedPieceCatalogue {
             while !Task.isCancelled {
                 do {
                     let connection = try await pool.connectAlone()
+                    StatementLimits.set(.init(deadline: Self.heartbeatWait), for: connection)
+                    defer { StatementLimits.forget(connection) }
                     do {
                         try await connection.listen(on: Self.channel) { notifications in
                             if unreachable.withLock({ $0 }) != nil {
@@ -73,9 +75,7 @@ extension SharedPieceCatalogue {
             try? await Task.sleep(for: Self.heartbeatEvery)
             if Task.isCancelled { return }
             do {
-                try await StatementDeadline.$current.withValue(Self.heartbeatWait) {
-                    try await connection.run("SELECT 1", logger)
-                }
+                try await connection.run("SELECT 1", logger)
             } catch {
                 if Task.isCancelled { return }
                 markUnreachable(PostgresFailure.describe(error))

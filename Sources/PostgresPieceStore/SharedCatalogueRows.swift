@@ -90,21 +90,38 @@ extension PostgresFailure {
     }
 }
 
-/// How long a statement of the shared catalogue waits for its answer: past it, the path to
-/// the server is taken to be lost (a network that drops everything sends no reset), the
+/// How long a connection's statements wait for their answer: past it, the path to the
+/// server is taken to be lost (a network that drops everything sends no reset), the
 /// connection is closed and the statement fails with `StatementTimedOut`. Longer than the
-/// server's own `statement_timeout` (25 s), so that a slow statement is the server's to end;
-/// a lost path is noticed sooner by the listener's heartbeat.
-enum StatementDeadline {
-    @TaskLocal static var current: Duration = .seconds(30)
-    /// Whether the path to the server is known to be lost (the catalogue's heartbeat said
-    /// so): a statement waiting then gives up at once instead of at its deadline.
-    @TaskLocal static var pathLost: @Sendable () -> Bool = { false }
+/// server's own `statement_timeout` (25 s) by default, so that a slow statement is the
+/// server's to end; a lost path is noticed sooner by the listener's heartbeat, and then
+/// (`pathLost`) the statements waiting give up at once. Kept by connection, not in task
+/// locals, which the services' executors do not carry.
+enum StatementLimits {
+    struct Limits: Sendable {
+        var deadline: Duration = .seconds(30)
+        /// Whether the path to the server is known to be lost.
+        var pathLost: @Sendable () -> Bool = { false }
+    }
+
     /// How often a waiting statement looks at `pathLost`.
     static let lookEvery: Duration = .milliseconds(100)
+    private static let byConnection = Locked<[ObjectIdentifier: Limits]>([:])
+
+    static func set(_ limits: Limits, for connection: PostgresConnection) {
+        byConnection.withLock { $0[ObjectIdentifier(connection)] = limits }
+    }
+
+    static func forget(_ connection: PostgresConnection) {
+        _ = byConnection.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
+    }
+
+    static func of(_ connection: PostgresConnection) -> Limits {
+        byConnection.withLock { $0[ObjectIdentifier(connection)] } ?? Limits()
+    }
 }
 
-/// A statement got no answer within `StatementDeadline.current`, or the path to the server
+/// A statement got no answer within its connection's deadline, or the path to the server
 /// was lost while it waited.
 struct StatementTimedOut: Error, CustomStringConvertible {
     let after: Duration
@@ -115,14 +132,14 @@ struct StatementTimedOut: Error, CustomStringConvertible {
 }
 
 extension PostgresConnection {
-    /// Every row `query` returns, within `StatementDeadline.current`.
+    /// Every row `query` returns, within the connection's `StatementLimits`.
     @discardableResult
     func rows(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
         // A query written to a connection the server has closed is never answered (its
         // write fails unseen): refuse it here instead.
         guard !isClosed else { throw ConnectionLost() }
-        let limit = StatementDeadline.current
-        let pathLost = StatementDeadline.pathLost
+        let limits = StatementLimits.of(self)
+        let (limit, pathLost) = (limits.deadline, limits.pathLost)
         let lost = Locked(false)
         return try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
             group.addTask {
@@ -136,7 +153,7 @@ extension PostgresConnection {
                         lost.withLock { $0 = true }
                         break
                     }
-                    try? await Task.sleep(for: min(StatementDeadline.lookEvery, deadline - .now))
+                    try? await Task.sleep(for: min(StatementLimits.lookEvery, deadline - .now))
                 }
                 return nil
             }

@@ -50,7 +50,9 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         dataDirectory = directory
         files = try ObjectStore(directory: SharedCacheDirectory.prepare(in: directory))
         cache = SharedObjectCache(files: files, limit: configuration.cacheBytes, logger: logger)
-        pool = try PostgresConnections(configuration, limit: 8, logger: logger)
+        // The pool's statements stop waiting as soon as the heartbeat finds the path lost.
+        let unreachable = self.unreachable
+        pool = try PostgresConnections(configuration, limit: 8, logger: logger) { unreachable.withLock { $0 } != nil }
         (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -144,14 +146,6 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// that its several queries agree with each other.
     func transaction<Value: Sendable>(readOnly: Bool = false,
                                       _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
-        // Statements stop waiting as soon as the heartbeat finds the path lost.
-        let unreachable = self.unreachable
-        return try await StatementDeadline.$pathLost.withValue({ unreachable.withLock { $0 } != nil }) {
-            try await attempts(readOnly: readOnly, body)
-        }
-    }
-
-    private func attempts<Value: Sendable>(readOnly: Bool, _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
         var attempt = 0
         while true {
             attempt += 1
