@@ -95,7 +95,8 @@ public final class TCPRelay: Sendable {
             if count <= 0 { return }
             var written = 0
             while written < count {
-                let result = buffer.withUnsafeBytes { write(to, $0.baseAddress! + written, count - written) }
+                // A peer gone: EPIPE, not a SIGPIPE that would end the test process.
+                let result = buffer.withUnsafeBytes { send(to, $0.baseAddress! + written, count - written, Int32(MSG_NOSIGNAL)) }
                 if result <= 0 { return }
                 written += result
             }

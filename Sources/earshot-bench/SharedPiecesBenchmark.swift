@@ -91,15 +91,16 @@ struct SharedPiecesBenchmark: Sendable {
         if let secured { firstTLS = try await Host.start(executable, arguments: ["--database", secured, "--host-name", "host-a"]) }
         var times: [[Double]] = [[], [], []]
         for run in 0...drops {
-            let file = work.appendingPathComponent("drop-\(run).wav")
-            try PiecesBenchmark.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run + 1)
             for (target, host) in ([local, first, firstTLS] as [Host?]).enumerated() {
                 guard let host else { continue }
+                // Bytes of its own for each: the same bytes twice would be stored once.
+                let file = work.appendingPathComponent("drop-\(run)-\(target).wav")
+                try PiecesBenchmark.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run * 3 + target + 1)
                 let start = monotonicNanoseconds()
                 try await host.drop(["Title": .string("Drop \(run)"), "MixStemPath": .string(file.path)])
                 if run > 0 { times[target].append(Double(monotonicNanoseconds() - start) / 1e6) }
+                unlink(file.path)
             }
-            unlink(file.path)
         }
         await local.stop()
 
