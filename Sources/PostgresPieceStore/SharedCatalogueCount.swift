@@ -8,34 +8,35 @@ import PostgresNIO
 /// visibility and author that the schema's triggers keep; only the partial buckets at the
 /// range's ends are counted piece by piece. Any other filter counts the pieces.
 enum SharedCatalogueCount {
-    static func query(_ query: PieceQuery, owner: String) -> PostgresQuery {
-        let filter = SharedCatalogueRows.filter(query, owner: owner)
+    /// The total as a scalar SQL expression, its parameters added to `sql`'s.
+    static func expression(_ query: PieceQuery, owner: String, titleWord: String? = nil,
+                           binding sql: inout SharedCatalogueRows.Filter) -> String {
+        // The tally rows `owner` may see: since schema version 6 a listed piece's row has an
+        // empty owner and an unlisted one's its owner's, read from `piece_tally_owner`.
+        func visible() -> String { "author_user IN ('', \(sql.bind(owner)))" }
         // No tempo bound (every piece, or a tonality): the whole tally.
         if tallied(query), query.tempoMin == nil, query.tempoMax == nil {
-            var sql = SharedCatalogueRows.Filter()
-            var tally = ["(listed OR author_user = \(sql.bind(owner)))"]
+            var tally = [visible()]
             if let tonality = query.tonality { tally.append("tonality = \(sql.bind(tonality))") }
-            return PostgresQuery(unsafeSQL: "SELECT coalesce(sum(n), 0)::bigint FROM piece_tally WHERE \(tally.joined(separator: " AND "))",
-                                 binds: sql.binds)
+            return "(SELECT coalesce(sum(n), 0)::bigint FROM piece_tally WHERE \(tally.joined(separator: " AND ")))"
         }
         guard tallied(query), let buckets = TempoBuckets(minimum: query.tempoMin, maximum: query.tempoMax) else {
-            return PostgresQuery(unsafeSQL: "SELECT count(*) FROM piece WHERE \(filter.sql)", binds: filter.binds)
+            let conditions = SharedCatalogueRows.conditions(query, owner: owner, titleWord: titleWord, binding: &sql)
+            return "(SELECT count(*) FROM piece WHERE \(conditions.joined(separator: " AND ")))"
         }
-        var sql = filter
         var parts: [String] = []
         if let whole = buckets.whole {
-            var tally = ["(listed OR author_user = \(sql.bind(owner)))",
-                         "tempo_bucket BETWEEN \(sql.bind(whole.lowerBound)) AND \(sql.bind(whole.upperBound))"]
+            var tally = [visible(), "tempo_bucket BETWEEN \(sql.bind(whole.lowerBound)) AND \(sql.bind(whole.upperBound))"]
             if let tonality = query.tonality { tally.append("tonality = \(sql.bind(tonality))") }
             parts.append("(SELECT coalesce(sum(n), 0) FROM piece_tally WHERE \(tally.joined(separator: " AND ")))::bigint")
         }
         for edge in buckets.edges {
-            var conditions = [filter.sql]
+            var conditions = SharedCatalogueRows.conditions(query, owner: owner, titleWord: titleWord, binding: &sql)
             if let from = edge.from { conditions.append("tempo >= \(sql.bind(from))") }
             if let below = edge.below { conditions.append("tempo < \(sql.bind(below))") }
             parts.append("(SELECT count(*) FROM piece WHERE \(conditions.joined(separator: " AND ")))")
         }
-        return PostgresQuery(unsafeSQL: "SELECT " + parts.joined(separator: " + "), binds: sql.binds)
+        return parts.isEmpty ? "0::bigint" : "(" + parts.joined(separator: " + ") + ")"
     }
 
     /// Whether the tally can answer `query`: it filters on nothing the tally does not keep.

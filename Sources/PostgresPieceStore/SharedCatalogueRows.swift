@@ -28,6 +28,21 @@ enum SharedCatalogueRows {
                            assets: (assets[id] ?? []).sorted(by: PieceStore.assetOrder))
     }
 
+    /// A piece's assets from the arrays `List` aggregates them into (`NULL` for none).
+    static func assets(_ row: PostgresRandomAccessRow) throws -> [StoredAsset] {
+        guard let kinds = try row["kinds"].decode([String]?.self) else { return [] }
+        let formats = try row["formats"].decode([String].self), hashes = try row["hashes"].decode([String].self)
+        let sizes = try row["sizes"].decode([Int].self), dropped = try row["dropped_flags"].decode([Bool].self)
+        guard formats.count == kinds.count, hashes.count == kinds.count, sizes.count == kinds.count, dropped.count == kinds.count else {
+            throw StoreFailure("the catalogue answered assets of unequal lengths")
+        }
+        return kinds.indices.compactMap { index in
+            AssetKind(rawValue: kinds[index]).map {
+                StoredAsset(kind: $0, format: formats[index], hash: hashes[index], size: UInt64(sizes[index]), dropped: dropped[index])
+            }
+        }
+    }
+
     /// A `WHERE` clause and its parameters.
     struct Filter {
         var conditions: [String] = []
@@ -39,10 +54,6 @@ enum SharedCatalogueRows {
             return "$\(binds.count)"
         }
 
-        mutating func add<Value: PostgresDynamicTypeEncodable>(_ condition: (String) -> String, _ value: Value) {
-            conditions.append(condition(bind(value)))
-        }
-
         var sql: String { conditions.joined(separator: " AND ") }
     }
 
@@ -50,20 +61,40 @@ enum SharedCatalogueRows {
     /// own (`author_user` holds the owner, `user@host`, since schema version 5).
     static func filter(_ query: PieceQuery, owner: String) -> Filter {
         var filter = Filter()
-        filter.add({ "(listed OR author_user = \($0))" }, owner)
-        // ILIKE: case-insensitive, as SQLite's LIKE is.
-        if let text = query.titleContains { filter.add({ "title ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(text)) }
-        if let minimum = query.tempoMin { filter.add({ "tempo >= \($0)" }, minimum) }
-        if let maximum = query.tempoMax { filter.add({ "tempo <= \($0)" }, maximum) }
-        if let upper = query.timeSignatureUpper { filter.add({ "ts_upper = \($0)" }, Int(upper)) }
-        if let lower = query.timeSignatureLower { filter.add({ "ts_lower = \($0)" }, Int(lower)) }
-        if let tonality = query.tonality { filter.add({ "tonality = \($0)" }, tonality) }
-        if let root = query.root { filter.add({ "root = \($0)" }, Int(root)) }
-        if let parent = query.basedOn { filter.add({ "id IN (SELECT piece_id FROM based_on WHERE parent_id = \($0))" }, parent) }
-        if let author = query.author { filter.add({ "author = \($0)" }, author) }
-        if let after = query.createdAfter { filter.add({ "created_at > \($0)" }, after) }
-        if let before = query.createdBefore { filter.add({ "created_at < \($0)" }, before) }
+        filter.conditions = conditions(query, owner: owner, binding: &filter)
         return filter
+    }
+
+    /// `filter`'s conditions, their parameters added to `sql`'s (one statement's parts
+    /// numbered together). With a `titleWord`, the title index looks that word up and the
+    /// whole text is checked on the titles it finds (see `TitleTrigrams`).
+    static func conditions(_ query: PieceQuery, owner: String, titleWord: String? = nil, binding sql: inout Filter) -> [String] {
+        var conditions: [String] = []
+        func add<Value: PostgresDynamicTypeEncodable>(_ condition: (String) -> String, _ value: Value) {
+            conditions.append(condition(sql.bind(value)))
+        }
+        add({ "(listed OR author_user = \($0))" }, owner)
+        // ILIKE: case-insensitive, as SQLite's LIKE is.
+        if let text = query.titleContains {
+            if let titleWord {
+                // `title || ''` is no indexed expression: the planner checks it on the rows found.
+                add({ "title ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(titleWord))
+                add({ "(title || '') ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(text))
+            } else {
+                add({ "title ILIKE \($0) ESCAPE '\\'" }, PieceStore.containing(text))
+            }
+        }
+        if let minimum = query.tempoMin { add({ "tempo >= \($0)" }, minimum) }
+        if let maximum = query.tempoMax { add({ "tempo <= \($0)" }, maximum) }
+        if let upper = query.timeSignatureUpper { add({ "ts_upper = \($0)" }, Int(upper)) }
+        if let lower = query.timeSignatureLower { add({ "ts_lower = \($0)" }, Int(lower)) }
+        if let tonality = query.tonality { add({ "tonality = \($0)" }, tonality) }
+        if let root = query.root { add({ "root = \($0)" }, Int(root)) }
+        if let parent = query.basedOn { add({ "id IN (SELECT piece_id FROM based_on WHERE parent_id = \($0))" }, parent) }
+        if let author = query.author { add({ "author = \($0)" }, author) }
+        if let after = query.createdAfter { add({ "created_at > \($0)" }, after) }
+        if let before = query.createdBefore { add({ "created_at < \($0)" }, before) }
+        return conditions
     }
 
     static func binds(_ values: String...) -> PostgresBindings {

@@ -129,6 +129,16 @@ enum SharedCatalogueSchema {
             "DROP INDEX piece_author",
             "CREATE INDEX piece_author ON piece (author, created_at, id)",
         ] + SharedCatalogueCount.ownersOfUnlistedOnly),
+        (7, [
+            // A List's total counted from the indexes alone: who may see a piece is in the
+            // indexes an author's pieces and a time range are read from, and the tally's
+            // rows a viewer may see (the listed ones' and their own) are found by owner.
+            "DROP INDEX piece_author",
+            "CREATE INDEX piece_author ON piece (author, created_at, id) INCLUDE (listed, author_user)",
+            "DROP INDEX piece_created",
+            "CREATE INDEX piece_created ON piece (created_at, id) INCLUDE (listed, author_user)",
+            "CREATE INDEX piece_tally_owner ON piece_tally (author_user, tonality, tempo_bucket) INCLUDE (n)",
+        ]),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }

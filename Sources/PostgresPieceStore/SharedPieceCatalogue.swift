@@ -36,6 +36,8 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     static let changeLogKept = "30 days"
     /// The last change of the log this host has announced (or had made itself).
     let lastChange = Locked<Int64>(0)
+    /// The catalogue's title trigrams as last sampled, for title searches.
+    let titleSample = Locked<TitleSample>(TitleSample())
     /// Bytes per stored chunk of an object.
     static let chunkSize = 1 << 20
 
@@ -144,7 +146,10 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     /// transaction conflicted with it (at most four times in all); database errors as the
     /// service reports them. A `readOnly` one reads a single snapshot (repeatable read), so
     /// that its several queries agree with each other.
-    func transaction<Value: Sendable>(readOnly: Bool = false,
+    ///
+    /// A `singleStatement` body runs one statement, which reads one snapshot by itself: it
+    /// is sent without `BEGIN` and `COMMIT`, a round trip instead of three.
+    func transaction<Value: Sendable>(readOnly: Bool = false, singleStatement: Bool = false,
                                       _ body: (PostgresConnection) async throws -> Value) async throws -> Value {
         var attempt = 0
         while true {
@@ -159,9 +164,11 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                 throw report(error)
             }
             do {
-                try await connection.rows(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger)
+                if !singleStatement {
+                    try await connection.rows(readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger)
+                }
                 let value = try await body(connection)
-                try await connection.rows("COMMIT", logger)
+                if !singleStatement { try await connection.rows("COMMIT", logger) }
                 await pool.release(connection, reusable: true)
                 return value
             } catch {
@@ -169,7 +176,9 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                 // A server that does not answer at all: the path is gone; calls fail at once
                 // until the listener reaches it again.
                 if let timeout = error as? StatementTimedOut { markUnreachable(timeout.description) }
-                if failure.connectionReusable, !connection.isClosed { _ = try? await connection.rows("ROLLBACK", logger) }
+                if failure.connectionReusable, !connection.isClosed, !singleStatement {
+                    _ = try? await connection.rows("ROLLBACK", logger)
+                }
                 await pool.release(connection, reusable: failure.connectionReusable)
                 if case .conflict = failure, attempt < 4 { continue }
                 throw failure.reported(error, location: location)
@@ -232,24 +241,50 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         return ids.compactMap { pieces[$0] }
     }
 
+    /// A page of `query`'s pieces and their total, in one statement (one round trip): the
+    /// total, then the page's pieces each with its parents and assets, or a single row
+    /// without a piece when the page is empty.
     public func list(_ query: PieceQuery, viewer: Viewer) async throws -> (pieces: [StoredPiece], total: Int) {
         let owner = author(of: viewer.userName)
-        var filter = SharedCatalogueRows.filter(query, owner: owner)
+        var titleWord: String?
+        if let text = query.titleContains { titleWord = await titleTrigrams().rarestWord(of: text) }
+        var sql = SharedCatalogueRows.Filter()
+        let total = SharedCatalogueCount.expression(query, owner: owner, titleWord: titleWord, binding: &sql)
+        let conditions = SharedCatalogueRows.conditions(query, owner: owner, titleWord: titleWord, binding: &sql)
         let column = PieceStore.column(query.sortBy)
         var direction = query.descending ? "DESC" : "ASC"
         // As SQLite orders them: a piece without a tempo comes first going up, last going down.
         // (Only tempo may be missing; saying so of another column would keep its index unused.)
         if query.sortBy == .tempo { direction += query.descending ? " NULLS LAST" : " NULLS FIRST" }
-        let countQuery = SharedCatalogueCount.query(query, owner: owner)
-        let limit = filter.bind(Int(query.limit)), offset = filter.bind(Int(query.offset))
-        let pageQuery = PostgresQuery(unsafeSQL: """
-            SELECT id FROM piece WHERE \(filter.sql) ORDER BY \(column) \(direction), id \(query.descending ? "DESC" : "ASC")
-            LIMIT \(limit) OFFSET \(offset)
-            """, binds: filter.binds)
-        return try await transaction(readOnly: true) { connection in
-            let total = try await connection.rows(countQuery, self.logger).map { try $0.decode(Int.self) }.first ?? 0
-            let ids = try await connection.rows(pageQuery, self.logger).map { try $0.decode(String.self) }
-            return (try await self.pieces(ids, connection), total)
+        let keys = ["\(column) \(direction)", "id \(query.descending ? "DESC" : "ASC")"]
+        let order = keys.joined(separator: ", ")
+        let limit = sql.bind(Int(query.limit)), offset = sql.bind(Int(query.offset))
+        let statement = PostgresQuery(unsafeSQL: """
+            SELECT t.total, p.*,
+                   ARRAY(SELECT parent_id FROM based_on b WHERE b.piece_id = p.id ORDER BY b.position) AS parent_ids,
+                   a.kinds, a.formats, a.hashes, a.sizes, a.dropped_flags
+            FROM (SELECT \(total) AS total) t
+            LEFT JOIN LATERAL (
+                SELECT * FROM piece WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(order) LIMIT \(limit) OFFSET \(offset)
+            ) p ON true
+            LEFT JOIN LATERAL (
+                SELECT array_agg(kind) AS kinds, array_agg(format) AS formats, array_agg(hash) AS hashes,
+                       array_agg(size) AS sizes, array_agg(dropped) AS dropped_flags
+                FROM asset WHERE asset.piece_id = p.id
+            ) a ON true
+            ORDER BY \(keys.map { "p." + $0 }.joined(separator: ", "))
+            """, binds: sql.binds)
+        return try await transaction(readOnly: true, singleStatement: true) { connection in
+            var total = 0
+            var pieces: [StoredPiece] = []
+            for row in try await connection.rows(statement, self.logger) {
+                let columns = row.makeRandomAccess()
+                total = try columns["total"].decode(Int.self)
+                guard let id = try columns["id"].decode(String?.self) else { continue }
+                pieces.append(try SharedCatalogueRows.piece(columns, parents: [id: try columns["parent_ids"].decode([String].self)],
+                                                            assets: [id: try SharedCatalogueRows.assets(columns)]))
+            }
+            return (pieces, total)
         }
     }
 

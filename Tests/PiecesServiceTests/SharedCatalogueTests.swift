@@ -226,7 +226,9 @@ struct SharedHosts {
     /// `List`'s total for tempo ranges is kept per whole BPM; it must be exact at every bound
     /// (whole tempos, a hair either side of one, none), for listed pieces and the caller's own
     /// unlisted ones, after pieces come and go.
-    @Test func listTotalsAreExactAtEveryTempoBound() async throws {
+    /// Totals at every tempo bound (the tally and its edges) and title searches (a rare
+    /// word looked up in place of the whole text) over thousands of pieces.
+    @Test func listTotalsAreExactAtEveryTempoBoundAndTitleSearchesFindEveryMatch() async throws {
         try await SharedHosts.with(1) { shared in
             let host = shared.hosts[0]
             let database = String(shared.url.split(separator: "/").last!)
@@ -248,15 +250,26 @@ struct SharedHosts {
                 SELECT p.id, a.kind, a.format, a.hash, a.size, true FROM piece p, asset a WHERE a.piece_id = '\(seed)' AND p.id LIKE 'gen-%';
                 """, database: database)
             // What the test client (root) may see, read back as stored.
-            struct Row { let tempo: Double?; let tonality: String; let visible: Bool }
+            struct Row { let tempo: Double?; let tonality: String; let visible: Bool; let id: String; let title: String }
             func stored() async throws -> [Row] {
-                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author = 'root@host-a' FROM piece",
+                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author = 'root@host-a', id, title FROM piece",
                                              database: database)
                     .split(separator: "\n").map { line in
                         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
-                        return Row(tempo: Double(fields[0]), tonality: String(fields[1]), visible: fields[2] == "t")
+                        return Row(tempo: Double(fields[0]), tonality: String(fields[1]), visible: fields[2] == "t",
+                                   id: String(fields[3]), title: String(fields[4]))
                     }
             }
+            // Every title holds "piece": searches for a number with it look the number up.
+            func checkTitles(_ rows: [Row]) async throws {
+                for text in ["Piece 1234", "iece 123", "ECE 20", "piece 29", "Piece 7 ", "e 2999", "Piece", "Seed"] {
+                    let expected = rows.filter { $0.visible && $0.title.lowercased().contains(text.lowercased()) }.map(\.id)
+                    let found = try await host.pieces.list(["TitleContains": .string(text), "Limit": .uint32(500)])
+                    #expect(found.total == UInt32(expected.count), "\(text)")
+                    if expected.count <= 500 { #expect(Set(found.ids) == Set(expected), "\(text)") }
+                }
+            }
+            try await checkTitles(try await stored())
             let bounds: [Double?] = [nil, -1, 1, 39.5, 40, 40.0.nextUp, 99, 99.999999999, 100, 100.5, 101, 150.25, 219, 220, 999.999, 2000]
             func check(_ rows: [Row]) async throws {
                 var generator = SystemRandomNumberGenerator()
