@@ -44,6 +44,7 @@ extension EarshotContract {
         (errorPrefix + "AssetNotFound", "The piece has no such asset (cover image, attachment)."),
         (errorPrefix + "StorageUnavailable", "The shared catalogue's database cannot be reached; nothing was changed."),
         (errorPrefix + "NoSpace", "The store's file system is full; nothing was kept."),
+        (errorPrefix + "DamagedObject", "The shared catalogue's copy of an asset does not match its hash; nothing was delivered."),
         (errorPrefix + "TitleTooShort", "A piece's title is empty."),
         (errorPrefix + "TitleTooLong", "A piece's title has more than 50 Unicode scalars."),
         (errorPrefix + "PieceTooShort", "A piece's length is 0."),

@@ -12,7 +12,7 @@ public enum PiecesContract {
         static let fd = ArgumentDeclaration("fd", "h", doc: "a descriptor open for reading")
         static let mimeType = ArgumentDeclaration("mimeType", "s", doc: "the attachment's MIME type")
         static let reading = [EarshotContract.invalidArgs] + EarshotContract.errors("PieceNotFound", "AssetNotFound", "InvalidData",
-                                                                                      "StorageUnavailable")
+                                                                                      "StorageUnavailable", "DamagedObject")
         static let exporting = reading + EarshotContract.errors("FileNotFound", "NoSpace")
 
         static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }

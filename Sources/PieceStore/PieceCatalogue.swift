@@ -29,6 +29,16 @@ public struct StorageUnavailable: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// An asset's stored bytes do not hash to its name (the shared catalogue's copy was
+/// damaged in the database); nothing was delivered.
+public struct DamagedAsset: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
 /// Where pieces are kept: their metadata, lineage and asset bytes. The private store
 /// (SQLite and files under one directory) and the shared one (a PostgreSQL server many
 /// hosts use) both stand behind this; the service sees no difference.

@@ -341,7 +341,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             return (hasher.finalize(), size)
         }
         guard hash == asset.hash, size == asset.size else {
-            throw StoreFailure("DamagedObject: the shared catalogue's copy of object \(asset.hash) is damaged (its \(size) bytes "
+            throw DamagedAsset("the shared catalogue's copy of object \(asset.hash) is damaged (its \(size) bytes "
                                + "hash to \(hash)); nothing was delivered")
         }
         guard fsync(fd) == 0 else { throw StoreFailure("cannot sync \(staging): \(String(cString: strerror(errno)))") }

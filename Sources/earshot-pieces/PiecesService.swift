@@ -107,6 +107,9 @@ final class PiecesService: Sendable {
         } catch let error as StorageUnavailable {
             logger.warning("\(error.description)")
             throw DBusError(name: DBusError.earshotPrefix + "StorageUnavailable", message: error.description)
+        } catch let error as DamagedAsset {
+            logger.error("\(error.description)")
+            throw DBusError(name: DBusError.earshotPrefix + "DamagedObject", message: error.description)
         } catch let error as StoreFailure {
             logger.error("store failure: \(error.description)")
             throw DBusError.failed(error.description)

@@ -780,10 +780,10 @@ struct SharedHosts {
             _ = try await shared.server.psql("""
                 UPDATE object_chunk SET data = overlay(data placing '\\x0102'::bytea from 1000 for 2) WHERE hash = '\(oldest)' AND seq = 0
                 """, database: String(shared.url.split(separator: "/").last!))
-            let error = await expectDBusError("org.freedesktop.DBus.Error.Failed") {
+            let error = await expectDBusError("org.earshot.Error.DamagedObject") {
                 _ = try await b.pieces.call("OpenMixStem", [.string(pieces[0].id), .string("wave")])
             }
-            #expect(error?.message.contains("DamagedObject") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("is damaged") == true, "\(error?.message ?? "")")
         }
     }
 }
