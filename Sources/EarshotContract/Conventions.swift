@@ -34,6 +34,7 @@ extension EarshotContract {
     /// Every error name the contract uses, with what it means.
     public static let errorMeanings: [(name: String, meaning: String)] = [
         (invalidArgs, "A wrong type, an unknown or missing key, or a key's rule where the page names this error."),
+        (limitsExceeded, "The caller (32 activations) or the service (256) holds as many as it may; the message says which."),
         (errorPrefix + "InvalidData", "A value of the right type that breaks the contract's rules."),
         (errorPrefix + "Rejected", "The request cannot be taken now (a pass-thru is active, the object has finished, …)."),
         (errorPrefix + "Disallowed", "The caller is not the request's owner, the piece's author, uid 0 or the service's user."),

@@ -18,6 +18,9 @@ public enum EarshotContract {
 
     /// `org.freedesktop.DBus.Error.InvalidArgs`: a wrong type, an unknown or missing key.
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`: a per-client or per-service limit is reached.
+    public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 }
 
 /// One service: its executable, its well-known name, and the interfaces it serves.

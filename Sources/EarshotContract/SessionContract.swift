@@ -88,7 +88,8 @@ public enum SessionContract {
             in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream", keys: activationKeys)],
             out: [ArgumentDeclaration("activation", "o", doc: "the activation object")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidCategory", "InvalidMode", "InvalidOption",
-                                                                             "IncompatibleOption", "Rejected"))
+                                                                             "IncompatibleOption", "Rejected")
+                + [EarshotContract.limitsExceeded])
 
         public static let routeChanged = SignalDeclaration(
             "RouteChanged", doc: "The route changed, with AVAudioSession's reason.",

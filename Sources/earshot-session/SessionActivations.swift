@@ -23,7 +23,7 @@ extension SessionService {
         let process = await (try? connection.processID(of: owner)).map { Int32(clamping: $0) } ?? 0
         return try await worker.run { () -> Result<ObjectPath, DBusError> in
             if let refusal = self.state.withLock({ $0.book.refusal(forAnotherOf: owner) }) {
-                return .failure(DBusError.standard("LimitsExceeded", "Activate: \(refusal)"))
+                return .failure(DBusError(name: EarshotContract.limitsExceeded, message: "Activate: \(refusal)"))
             }
             let id = self.state.withLock { state -> UInt64 in
                 defer { state.nextActivation += 1 }
