@@ -49,34 +49,40 @@ enum SharedCatalogueCount {
     /// only, and empty for listed ones (anyone sees those): a tally row for each tonality,
     /// bucket and owner of unlisted pieces, however many authors the listed ones have.
     static let ownersOfUnlistedOnly = [
+        applyFunction(owner: unlistedOwner, replacing: true),
+        "TRUNCATE piece_tally",
+        "INSERT INTO piece_tally SELECT tonality, \(bucket), listed, \(unlistedOwner), count(*) FROM piece GROUP BY 1, 2, 3, 4",
+    ]
+
+    /// A piece's tally bucket: its whole BPM, or -1 (below every tempo's) without a tempo.
+    static let bucket = "coalesce(floor(tempo)::integer, -1)"
+    /// A piece's owner in the tally since schema version 6: empty for a listed piece.
+    static let unlistedOwner = "CASE WHEN listed THEN '' ELSE author_user END"
+
+    /// The function the tally's triggers run: the counts of the rows a statement removed
+    /// taken away, those of the rows it added put in, each row counted under `owner`.
+    static func applyFunction(owner: String, replacing: Bool) -> String {
         """
-        CREATE OR REPLACE FUNCTION piece_tally_apply() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE \(replacing ? "OR REPLACE " : "")FUNCTION piece_tally_apply() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF TG_OP IN ('DELETE', 'UPDATE') THEN
                 UPDATE piece_tally t SET n = t.n - gone.n
-                FROM (SELECT tonality, coalesce(floor(tempo)::integer, -1) AS tempo_bucket, listed,
-                             CASE WHEN listed THEN '' ELSE author_user END AS author_user, count(*) AS n
+                FROM (SELECT tonality, \(bucket) AS tempo_bucket, listed, \(owner) AS author_user, count(*) AS n
                       FROM removed GROUP BY 1, 2, 3, 4) gone
                 WHERE t.tonality = gone.tonality AND t.tempo_bucket = gone.tempo_bucket
                   AND t.listed = gone.listed AND t.author_user = gone.author_user;
             END IF;
             IF TG_OP IN ('INSERT', 'UPDATE') THEN
                 INSERT INTO piece_tally AS t
-                SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, CASE WHEN listed THEN '' ELSE author_user END, count(*)
+                SELECT tonality, \(bucket), listed, \(owner), count(*)
                 FROM added GROUP BY 1, 2, 3, 4
                 ON CONFLICT (tonality, tempo_bucket, listed, author_user) DO UPDATE SET n = t.n + excluded.n;
             END IF;
             RETURN NULL;
         END
         $$
-        """,
-        "TRUNCATE piece_tally",
         """
-        INSERT INTO piece_tally
-        SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, CASE WHEN listed THEN '' ELSE author_user END, count(*)
-        FROM piece GROUP BY 1, 2, 3, 4
-        """,
-    ]
+    }
 
     /// The tally, its first filling, and the triggers that keep it as pieces come and go
     /// (a statement's rows at once, from its transition table).
@@ -91,31 +97,8 @@ enum SharedCatalogueCount {
             PRIMARY KEY (tonality, tempo_bucket, listed, author_user)
         )
         """,
-        // A piece without a tempo is in bucket -1, below every tempo's.
-        """
-        CREATE FUNCTION piece_tally_apply() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-            IF TG_OP IN ('DELETE', 'UPDATE') THEN
-                UPDATE piece_tally t SET n = t.n - gone.n
-                FROM (SELECT tonality, coalesce(floor(tempo)::integer, -1) AS tempo_bucket, listed, author_user, count(*) AS n
-                      FROM removed GROUP BY 1, 2, 3, 4) gone
-                WHERE t.tonality = gone.tonality AND t.tempo_bucket = gone.tempo_bucket
-                  AND t.listed = gone.listed AND t.author_user = gone.author_user;
-            END IF;
-            IF TG_OP IN ('INSERT', 'UPDATE') THEN
-                INSERT INTO piece_tally AS t
-                SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, author_user, count(*)
-                FROM added GROUP BY 1, 2, 3, 4
-                ON CONFLICT (tonality, tempo_bucket, listed, author_user) DO UPDATE SET n = t.n + excluded.n;
-            END IF;
-            RETURN NULL;
-        END
-        $$
-        """,
-        """
-        INSERT INTO piece_tally
-        SELECT tonality, coalesce(floor(tempo)::integer, -1), listed, author_user, count(*) FROM piece GROUP BY 1, 2, 3, 4
-        """,
+        applyFunction(owner: "author_user", replacing: false),
+        "INSERT INTO piece_tally SELECT tonality, \(bucket), listed, author_user, count(*) FROM piece GROUP BY 1, 2, 3, 4",
         """
         CREATE TRIGGER piece_tally_insert AFTER INSERT ON piece REFERENCING NEW TABLE AS added
         FOR EACH STATEMENT EXECUTE FUNCTION piece_tally_apply()
