@@ -1,0 +1,102 @@
+import EarshotTestHarness
+import Foundation
+import Testing
+
+/// The release build as `deploy/install` shipped it into the box, checked for its
+/// structure: what each service links, what it exports, which Foundation it carries, and
+/// what it holds in memory once started.
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+struct ReleaseBuildTests {
+    /// The shared libraries each service names (`DT_NEEDED`): the C libraries it calls at
+    /// every start. Everything it uses only for some work (libsndfile, espeak-ng,
+    /// PipeWire, FFmpeg) is opened when that work comes, and the Swift runtime, Foundation
+    /// and the C++ runtime are linked in.
+    static let needed: [String: Set<String>] = {
+        let everyone: Set<String> = ["libdbus-1.so.3", "libm.so.6", "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"]
+        let own: [String: Set<String>] = [
+            "capture": ["libspeexdsp.so.1", "libasound.so.2"],
+            "alerts": ["libasound.so.2", "libsamplerate.so.0"],
+            "session": ["libasound.so.2"],
+            "pieces": ["libnettle.so.8", "libebur128.so.1", "libsqlite3.so.0"],
+            "orchestrator": ["libspeexdsp.so.1"],
+        ]
+        return own.mapValues { $0.union(everyone) }
+    }()
+
+    /// Libraries that must never be named: opened on demand, or linked in.
+    static let neverNeeded: [String] = ["libsndfile", "libespeak-ng", "libpipewire", "libavcodec", "libavformat", "libavutil", "libswresample",
+                              "libswiftCore", "libFoundation", "libdispatch", "libstdc++", "libicu"]
+
+    /// Idle memory once started (KiB): VmRSS, and anonymous memory (RssAnon). A service
+    /// attached to PipeWire (the session, on a head unit) also maps libpipewire and the SPA
+    /// plugins it opens: 4 MiB more resident, shared with every PipeWire client.
+    static func idleLimits(_ service: String, onPipeWire: Bool) -> (rss: Int, anonymous: Int) {
+        let mebibyte = 1024
+        if service == "pieces" { return (rss: 24 * mebibyte, anonymous: 4 * mebibyte) }
+        return (rss: (onPipeWire ? 18 : 14) * mebibyte, anonymous: 3 * mebibyte)
+    }
+
+    static func binary(_ service: String) -> String { BoxScenario.box.file("usr/local/bin/earshot-\(service)").path }
+
+    @Test func eachServiceNamesOnlyTheLibrariesItsDesignNames() async throws {
+        for service in ServiceLifeTests.services {
+            let dynamic = try await ToolRun.run(["readelf", "-d", "-W", Self.binary(service)])
+            var needed = Set<String>()
+            for line in dynamic.split(separator: "\n") where line.contains("(NEEDED)") {
+                if let name = line.split(separator: "[").last?.split(separator: "]").first { needed.insert(String(name)) }
+            }
+            let expected = try #require(Self.needed[service])
+            #expect(needed == expected, """
+                earshot-\(service) names \(needed.subtracting(expected).sorted()) beyond its design \
+                and lacks \(expected.subtracting(needed).sorted())
+                """)
+            for library in Self.neverNeeded {
+                #expect(!needed.contains { $0.hasPrefix(library) }, "earshot-\(service) names \(library)")
+            }
+        }
+    }
+
+    @Test func noServiceExportsASymbol() async throws {
+        for service in ServiceLifeTests.services {
+            let exported = try await ToolRun.run(["nm", "-D", "--defined-only", Self.binary(service)])
+                .split(separator: "\n").filter { !$0.isEmpty }
+            #expect(exported.isEmpty, "earshot-\(service) exports \(exported.count) symbols: \(exported.prefix(5))")
+        }
+    }
+
+    /// The four small services carry FoundationEssentials only: no module of the whole
+    /// Foundation (its internationalization, which brings ICU's data) is in them.
+    @Test func theSmallServicesCarryNoWholeFoundation() async throws {
+        for service in ["capture", "alerts", "session", "orchestrator"] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.binary(service)))
+            #expect(bytes.range(of: Data("FoundationInternationalization".utf8)) == nil,
+                    "earshot-\(service) carries the whole Foundation")
+        }
+    }
+
+    /// Each service, started by systemd as installed and left idle for a second, within its
+    /// idle memory; the session attached to the box's PipeWire.
+    @Test func eachServiceStartsWithinItsIdleMemory() async throws {
+        let box = BoxScenario.box
+        var figures: [String] = []
+        for service in ServiceLifeTests.services {
+            let unit = "earshot-\(service)"
+            try await box.run("systemctl restart \(unit)")
+            try await Task.sleep(for: .seconds(1))
+            let pid = try await box.run("systemctl show -P MainPID \(unit)").trimmingCharacters(in: .whitespacesAndNewlines)
+            let status = try await box.run("cat /proc/\(pid)/status")
+            func kibibytes(_ field: String) -> Int? {
+                status.split(separator: "\n").first { $0.hasPrefix(field + ":") }?
+                    .split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+            }
+            let rss = try #require(kibibytes("VmRSS")), anonymous = try #require(kibibytes("RssAnon"))
+            let onPipeWire = try await box.run("cat /proc/\(pid)/maps").contains("libpipewire-0.3")
+            let limits = Self.idleLimits(service, onPipeWire: onPipeWire)
+            figures.append("\(service) \(rss / 1024).\(rss % 1024 * 10 / 1024)/\(anonymous / 1024).\(anonymous % 1024 * 10 / 1024) MiB"
+                           + (onPipeWire ? " (on PipeWire)" : ""))
+            #expect(rss <= limits.rss, "\(unit): VmRSS \(rss) KiB, at most \(limits.rss)")
+            #expect(anonymous <= limits.anonymous, "\(unit): RssAnon \(anonymous) KiB, at most \(limits.anonymous)")
+        }
+        print("idle memory (VmRSS/RssAnon): " + figures.joined(separator: ", "))
+    }
+}
