@@ -43,9 +43,8 @@ enum SharedCatalogueRows {
         }
     }
 
-    /// A `WHERE` clause and its parameters.
+    /// A statement's parameters, numbered as its parts are written.
     struct Filter {
-        var conditions: [String] = []
         var binds = PostgresBindings()
 
         /// `$n` for `value`, added to the parameters.
@@ -53,19 +52,11 @@ enum SharedCatalogueRows {
             binds.append(value)
             return "$\(binds.count)"
         }
-
-        var sql: String { conditions.joined(separator: " AND ") }
     }
 
-    /// The pieces `query` selects that `owner` (`user@host`) may see: listed ones and their
-    /// own (`author_user` holds the owner, `user@host`, since schema version 5).
-    static func filter(_ query: PieceQuery, owner: String) -> Filter {
-        var filter = Filter()
-        filter.conditions = conditions(query, owner: owner, binding: &filter)
-        return filter
-    }
-
-    /// `filter`'s conditions, their parameters added to `sql`'s (one statement's parts
+    /// The conditions selecting the pieces `query` asks for that `owner` (`user@host`) may
+    /// see: listed ones and their own (`author_user` holds the owner, `user@host`, since
+    /// schema version 5). Their parameters are added to `sql`'s (one statement's parts
     /// numbered together). With a `titleWord`, the title index looks that word up and the
     /// whole text is checked on the titles it finds (see `TitleTrigrams`).
     static func conditions(_ query: PieceQuery, owner: String, titleWord: String? = nil, binding sql: inout Filter) -> [String] {
