@@ -59,6 +59,14 @@ public struct MethodDeclaration: Sendable, Equatable {
         self.errors = errors
         self.annotations = annotations
     }
+
+    /// Every error the method may reply with: its own, then those its request keys name for
+    /// a broken rule (at any depth), each once.
+    public var possibleErrors: [String] {
+        func keyErrors(_ keys: [OptionKey]) -> [String] { keys.flatMap { $0.errors + keyErrors($0.keys) } }
+        var seen = Set<String>()
+        return (errors + inputs.flatMap { keyErrors($0.keys) }).filter { seen.insert($0).inserted }
+    }
 }
 
 /// A signal and its arguments.

@@ -83,8 +83,8 @@ public enum APIPages {
                 lines += ["", "Keys of each `\(key.name)` entry:", ""] + keyTable(key.keys)
             }
         }
-        if !method.errors.isEmpty {
-            lines += ["", "Possible errors: " + method.errors.map { "`\($0)`" }.joined(separator: ", ")]
+        if !method.possibleErrors.isEmpty {
+            lines += ["", "Possible errors: " + method.possibleErrors.map { "`\($0)`" }.joined(separator: ", ")]
         }
         return lines
     }

@@ -87,9 +87,9 @@ public enum AlertsContract {
         public static let pressButton = MethodDeclaration(
             "PressButton", doc: "The user presses a soft button: SUCCESS with PressedButton.",
             in: [ArgumentDeclaration("id", "q", doc: "the button's Id")],
-            errors: EarshotContract.errors("InvalidData", "Rejected"))
+            errors: EarshotContract.errors("InvalidData", "Disallowed", "Rejected"))
         public static let dismiss = MethodDeclaration(
-            "Dismiss", doc: "The user dismisses the alert: SUCCESS.", errors: EarshotContract.errors("Rejected"))
+            "Dismiss", doc: "The user dismisses the alert: SUCCESS.", errors: EarshotContract.errors("Disallowed", "Rejected"))
 
         public static let completed = SignalDeclaration(
             "Completed", doc: "The alert ended (broadcast).",

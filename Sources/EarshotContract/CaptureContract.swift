@@ -51,8 +51,8 @@ public enum CaptureContract {
             "PerformAudioPassThru", doc: "Starts capturing for the caller; replies at once with the pass-thru's object.",
             in: [ArgumentDeclaration("request", "a{sv}", doc: "the pass-thru's keys", keys: requestKeys)],
             out: [ArgumentDeclaration("passthru", "o", doc: "the pass-thru object")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected", "UnsupportedResource", "FileNotFound",
-                                                                                     "GenericError"))
+            errors: [EarshotContract.invalidArgs, EarshotContract.accessDenied]
+                + EarshotContract.errors("InvalidData", "Rejected", "UnsupportedResource", "FileNotFound", "GenericError"))
         public static let endAudioPassThru = MethodDeclaration(
             "EndAudioPassThru", doc: "Ends the caller's active pass-thru with SUCCESS.",
             errors: EarshotContract.errors("Rejected"))
@@ -76,11 +76,11 @@ public enum CaptureContract {
         public static let end = MethodDeclaration(
             "End", doc: "The owner ends the pass-thru with SUCCESS.", errors: EarshotContract.errors("Disallowed", "Rejected"))
         public static let done = MethodDeclaration("Done", doc: "The user ends the pass-thru with SUCCESS.",
-                                                     errors: EarshotContract.errors("Rejected"))
+                                                     errors: EarshotContract.errors("Disallowed", "Rejected"))
         public static let cancel = MethodDeclaration("Cancel", doc: "The user cancels the pass-thru: ABORTED.",
-                                                       errors: EarshotContract.errors("Rejected"))
+                                                       errors: EarshotContract.errors("Disallowed", "Rejected"))
         public static let retry = MethodDeclaration("Retry", doc: "The user asks to record again: RETRY.",
-                                                      errors: EarshotContract.errors("Rejected"))
+                                                      errors: EarshotContract.errors("Disallowed", "Rejected"))
         public static let openStream = MethodDeclaration(
             "OpenStream", doc: "A pipe carrying the same PCM as the chunks, from now until the end (owner only).",
             out: [ArgumentDeclaration("fd", "h", doc: "the pipe's read end")],

@@ -11,7 +11,8 @@ extension EarshotContract {
             + "An integer key takes any integer type (`y n q i u x t`) whose value fits; a floating key takes `d` or an integer.",
         "**Errors** are D-Bus error replies, never a status in a normal reply. Earshot's names start with "
             + "`org.earshot.Error.`. Every message names the field and the rule it broke, e.g. "
-            + "`MaxDuration: 0 is outside 1..1000000 ms`.",
+            + "`MaxDuration: 0 is outside 1..1000000 ms`. A method replies only with the errors its page lists, or "
+            + "`org.freedesktop.DBus.Error.Failed` when the service itself fails (it logs why).",
         "**Long operations** reply at once with an object path; their progress and end are signals and properties of "
             + "that object. No method blocks longer than checking and queueing takes.",
         "**Privacy.** Microphone audio goes only in signals unicast to the request's owner. Completions and state changes "
@@ -34,6 +35,7 @@ extension EarshotContract {
     /// Every error name the contract uses, with what it means.
     public static let errorMeanings: [(name: String, meaning: String)] = [
         (invalidArgs, "A wrong type, an unknown or missing key, or a key's rule where the page names this error."),
+        (accessDenied, "An `OutputPath` the caller's uid may not create or write; nothing was made."),
         (limitsExceeded, "The caller (32 activations) or the service (256) holds as many as it may; the message says which."),
         (errorPrefix + "InvalidData", "A value of the right type that breaks the contract's rules."),
         (errorPrefix + "Rejected", "The request cannot be taken now (a pass-thru is active, the object has finished, …)."),
@@ -44,7 +46,7 @@ extension EarshotContract {
         (errorPrefix + "PieceNotFound", "No piece has that id (or the caller may not see it)."),
         (errorPrefix + "AssetNotFound", "The piece has no such asset (cover image, attachment)."),
         (errorPrefix + "StorageUnavailable", "The shared catalogue's database cannot be reached; nothing was changed."),
-        (errorPrefix + "NoSpace", "The store's file system is full; nothing was kept."),
+        (errorPrefix + "NoSpace", "The store's file system is full; nothing was kept (or, for Delete, removed)."),
         (errorPrefix + "DamagedObject", "The shared catalogue's copy of an asset does not match its hash; nothing was delivered."),
         (errorPrefix + "TitleTooShort", "A piece's title is empty."),
         (errorPrefix + "TitleTooLong", "A piece's title has more than 50 Unicode scalars."),

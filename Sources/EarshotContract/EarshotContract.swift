@@ -19,6 +19,9 @@ public enum EarshotContract {
     /// `org.freedesktop.DBus.Error.InvalidArgs`: a wrong type, an unknown or missing key.
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
 
+    /// `org.freedesktop.DBus.Error.AccessDenied`: a path the caller's uid may not open.
+    static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+
     /// `org.freedesktop.DBus.Error.LimitsExceeded`: a per-client or per-service limit is reached.
     public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 }

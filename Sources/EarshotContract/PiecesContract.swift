@@ -12,8 +12,8 @@ public enum PiecesContract {
         static let fd = ArgumentDeclaration("fd", "h", doc: "a descriptor open for reading")
         static let mimeType = ArgumentDeclaration("mimeType", "s", doc: "the attachment's MIME type")
         static let reading = [EarshotContract.invalidArgs] + EarshotContract.errors("PieceNotFound", "AssetNotFound", "InvalidData",
-                                                                                      "StorageUnavailable", "DamagedObject")
-        static let exporting = reading + EarshotContract.errors("FileNotFound", "NoSpace")
+                                                                                      "StorageUnavailable", "DamagedObject", "NoSpace")
+        static let exporting = reading + EarshotContract.errors("FileNotFound", "Disallowed")
 
         static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
 
@@ -168,7 +168,7 @@ public enum PiecesContract {
             in: [id, path], out: [mimeType], errors: exporting)
         public static let delete = MethodDeclaration(
             "Delete", doc: "Deletes a piece (its author, root or the service's user).",
-            in: [id], errors: EarshotContract.errors("PieceNotFound", "Disallowed", "StorageUnavailable"))
+            in: [id], errors: EarshotContract.errors("PieceNotFound", "Disallowed", "StorageUnavailable", "NoSpace"))
 
         public static let pieceDropped = SignalDeclaration(
             "PieceDropped", doc: "A piece was dropped, on this host or another sharing the catalogue (broadcast).",

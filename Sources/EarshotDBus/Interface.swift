@@ -30,16 +30,21 @@ public struct DBusMethod: Sendable {
     public let inputs: [DBusArgument]
     public let outputs: [DBusArgument]
     public let annotations: [DBusAnnotation]
+    /// The error names the handler may reply with, besides `org.freedesktop.DBus.Error.Failed`
+    /// (an internal failure); nil when the method declares none and any may be sent. The
+    /// binding refuses to send another (`UndeclaredErrors`).
+    public let errors: Set<String>?
     public let inputSignature: String
     public let outputSignature: String
     fileprivate(set) var handler: Handler
 
     public init(_ name: String, in inputs: [DBusArgument] = [], out outputs: [DBusArgument] = [],
-                annotations: [DBusAnnotation] = [], handler: @escaping Handler) {
+                annotations: [DBusAnnotation] = [], errors: [String]? = nil, handler: @escaping Handler) {
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
         self.annotations = annotations
+        self.errors = errors.map(Set.init)
         self.handler = handler
         inputSignature = signatureString(inputs.map(\.type))
         outputSignature = signatureString(outputs.map(\.type))
@@ -50,7 +55,7 @@ extension DBusMethod {
     /// The declared method, served by `handler`.
     public init(_ declaration: MethodDeclaration, handler: @escaping Handler) {
         self.init(declaration.name, in: declaration.inputs.map(DBusArgument.init), out: declaration.outputs.map(DBusArgument.init),
-                  annotations: declaration.annotations, handler: handler)
+                  annotations: declaration.annotations, errors: declaration.possibleErrors, handler: handler)
     }
 
     var declaration: MethodDeclaration {

@@ -41,7 +41,7 @@ extension DBusConnection {
     private enum Route {
         case reply([DBusValue])
         case fail(DBusError)
-        case run(MethodCall, DBusMethod.Handler, outputSignature: String)
+        case run(MethodCall, DBusMethod)
         case setProperty(MethodCall, interface: String, property: String, value: DBusValue)
     }
 
@@ -51,22 +51,23 @@ extension DBusConnection {
             reply(to: message, with: .success(values))
         case .fail(let error):
             reply(to: message, with: .failure(error))
-        case .run(let call, let handler, let outputSignature):
+        case .run(let call, let method):
             if let refused = inFlight.admit(message.member) { return reply(to: message, with: .failure(refused)) }
             Task {
                 defer { inFlight.finished() }
                 do {
-                    let values = try await handler(call)
+                    let values = try await method.handler(call)
                     let got = signatureString(values.map(\.type))
-                    if got == outputSignature {
+                    if got == method.outputSignature {
                         reply(to: message, with: .success(values))
                         call.hooks.run()
                     } else {
-                        logger.error("\(message.interface ?? "").\(message.member ?? "") returned '\(got)', declared '\(outputSignature)'")
+                        logger.error("\(message.interface ?? "").\(message.member ?? "") returned '\(got)', declared '\(method.outputSignature)'")
                         reply(to: message, with: .failure(.failed("internal error: the reply did not match the declared signature")))
                     }
                 } catch {
-                    reply(to: message, with: .failure(Self.errorReply(for: error)))
+                    let error = UndeclaredErrors.checked(Self.errorReply(for: error), method: method, logger: logger)
+                    reply(to: message, with: .failure(error))
                     call.hooks.run()
                 }
             }
@@ -157,7 +158,7 @@ extension DBusConnection {
             method = found
         }
         if let error = expect(method.inputSignature) { return .fail(error) }
-        return .run(call, method.handler, outputSignature: method.outputSignature)
+        return .run(call, method)
     }
 
     /// Sends the reply to a method call unless the caller asked for none.

@@ -17,6 +17,8 @@ public final class EchoService: Sendable {
     public static let busName = "org.earshot.Echo1"
     public static let path: ObjectPath = "/org/earshot/Echo1"
     public static let interfaceName = "org.earshot.Echo1"
+    /// The one error `FailDeclared` declares.
+    public static let declaredError = "org.earshot.Echo1.Error.Declared"
     public static let childInterfaceName = "org.earshot.Echo1.Child"
 
     /// The most bytes `ReadFD` reads from a descriptor.
@@ -73,6 +75,10 @@ public final class EchoService: Sendable {
                 let name = try call.string(0)
                 try DBusNames.validateErrorName(name)
                 throw DBusError(name: name, message: try call.string(1))
+            },
+            // Declares one error; replying with another is refused (UndeclaredErrors).
+            DBusMethod("FailDeclared", in: [DBusArgument("name", "s")], errors: [Self.declaredError]) { call in
+                throw DBusError(name: try call.string(0), message: "as asked")
             },
             DBusMethod("SetCounter", in: [DBusArgument("value", "u")]) { call in
                 try call.object.set("Counter", .uint32(try call.uint32(0)))

@@ -60,7 +60,9 @@ public final class PrivateBus: Sendable {
 
     private static func launchDaemon(configPath: URL, directory: URL) throws -> ChildProcess {
         try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=" + configPath.path, "--nofork", "--nopidfile"],
-                         environment: ProcessInfo.processInfo.environment,
+                         // Services it starts by activation abort on an undeclared error, as
+                         // those the harness starts do (ServiceProcess).
+                         environment: ProcessInfo.processInfo.environment.merging(["EARSHOT_UNDECLARED_ERRORS": "abort"]) { $1 },
                          logPath: directory.appendingPathComponent("dbus-daemon.log").path)
     }
 

@@ -34,6 +34,8 @@ public final class ServiceProcess: Sendable {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env.removeValue(forKey: "JOURNAL_STREAM")
+        // A reply with an error the member does not declare ends the service (UndeclaredErrors).
+        env["EARSHOT_UNDECLARED_ERRORS"] = "abort"
         for (key, value) in environment { env[key] = value }
         process = try ChildProcess(commandPrefix + [path] + arguments + (passAddress ? ["--address", bus.address] : []),
                                    environment: env, logPath: logURL.path)
@@ -56,6 +58,8 @@ public final class ServiceProcess: Sendable {
 
     public var pid: Int32 { process.pid }
     public var isRunning: Bool { process.isRunning }
+    /// How the process ended (as `ChildProcess.exitStatus`); nil while it runs.
+    public var exitStatus: Int32? { process.exitStatus }
 
     /// The paths of the files the process has mapped (its executable and libraries), one
     /// per mapping, from `/proc/PID/maps`.
