@@ -2,6 +2,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotSync
 import FoundationEssentials
 import Glibc
 import Logging
@@ -193,8 +194,9 @@ final class JobRunner: Sendable {
             case "org.earshot.Error.InvalidData"?: .invalidData
             default: .genericError
             }
+            let tryAgainMs: UInt32? = code == .rejected ? await activePassThruRemainingMs() ?? 100 : nil
             events.yield(.passThruRefused(code, dbusError.map { "\($0.name): \($0.message)" } ?? String(describing: error),
-                                          tryAgainMs: code == .rejected ? Self.remainingMs(in: dbusError?.message ?? "") ?? 100 : nil))
+                                          tryAgainMs: tryAgainMs))
             return
         }
         defer { subscription.cancel() }
@@ -238,12 +240,18 @@ final class JobRunner: Sendable {
         }
     }
 
-    /// The time another pass-thru still runs, as capture's `Rejected` says it: "… (PATH,
-    /// N ms remaining)".
-    static func remainingMs(in message: String) -> UInt32? {
-        guard let range = message.firstRange(of: " ms remaining") else { return nil }
-        let digits = message[..<range.lowerBound].reversed().prefix { $0.isNumber }
-        return UInt32(String(digits.reversed()))
+    /// How long the pass-thru that holds the microphone still runs by its MaxDuration, from
+    /// capture's `EndsAtMonotonicUs` (the same clock as ours); nil when capture is idle, has
+    /// no end yet (it is still prompting) or cannot be asked.
+    private func activePassThruRemainingMs() async -> UInt32? {
+        let reply = try? await connection.call(destination: Self.capture, path: ObjectPath(declared: CaptureContract.managerPath),
+                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                               [.string(CaptureContract.Manager.interface.name),
+                                                .string(CaptureContract.Manager.endsAtMonotonicUs.name)])
+        guard let endsAt = reply?.first?.variantValue?.uint64Value, endsAt > 0 else { return nil }
+        let now = monotonicMicroseconds()
+        guard endsAt > now else { return nil }
+        return UInt32(clamping: (endsAt - now + 999) / 1000)
     }
 
     private func cancelPassThru() async {
