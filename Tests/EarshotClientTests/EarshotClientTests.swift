@@ -147,4 +147,21 @@ import Testing
             #expect(try await Self.earshot(stack).pieces.count() == 1)
         }
     }
+
+    /// The Python example records a memo the same way, with dbus-python: a spoken prompt,
+    /// the audio through OpenStream's pipe, the WAV dropped by file descriptor.
+    @Test func thePythonVoiceMemoExampleKeepsAMemo() async throws {
+        try await ServiceStack.with(["earshot-alerts", "earshot-pieces"]) { stack in
+            _ = try await stack.launch("earshot-capture", arguments: ["--device", "mic", "--pace", "device"])
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SESSION_BUS_ADDRESS"] = stack.bus.address
+            let script = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../Examples/voice-memo.py").standardized
+            let printed = try await ToolRun.run(["/usr/bin/python3", script.path, "--prompt", "Say your memo"],
+                                                environment: environment, timeout: .seconds(90))
+            #expect(printed.hasPrefix("SUCCESS: 30000 ms kept as piece "), "\(printed)")
+            let id = String(printed.split(separator: " ").last ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let piece = try await Self.earshot(stack).pieces.get(id)
+            #expect(piece.title.hasPrefix("Memo ") && piece.lengthMicroseconds == 30_000_000, "\(piece)")
+        }
+    }
 }
