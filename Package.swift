@@ -310,11 +310,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
-// Release builds put each Swift function in its own section, so that the link order above
-// can place it: without this, a source file's code is one section and moves as a whole.
-// This reaches the package's own targets only; deploy/release-build-flags asks the same of
-// the dependencies (and of the C targets) in the release builds the scripts make.
-for target in package.targets where target.type != .system && target.type != .binary {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
-}
