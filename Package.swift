@@ -218,7 +218,7 @@ let package = Package(
         // Every Earshot service's bus name, paths and interfaces, declared once.
         .target(name: "EarshotContract", dependencies: ["DBusDeclarations"]),
         // Typed async proxies of the services for applications, built on the contract.
-        .target(name: "EarshotClient", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus"]),
+        .target(name: "EarshotClient", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),
         // A voice memo in twenty lines, on EarshotClient.
         .executableTarget(name: "voice-memo", dependencies: ["ContractCore", "EarshotClient"], path: "Examples/VoiceMemo"),
         // Writes docs/api from the contract.
@@ -278,7 +278,9 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
-        .testTarget(name: "EarshotClientTests", dependencies: ["ContractCore", "EarshotClient", "EarshotDBus", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotClientTests", dependencies: [
+            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotTestHarness",
+        ]),
         .testTarget(name: "EarshotContractTests", dependencies: [
             "AlertsCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
         ]),

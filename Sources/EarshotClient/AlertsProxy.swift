@@ -119,24 +119,88 @@ public struct AlertsProxy: Sendable {
         return try await completed(AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(options)])
     }
 
+    /// Presents `alert` and replies as soon as it is queued: the returned object presses its
+    /// buttons, dismisses or cancels it, and gives its result.
+    public func show(_ alert: Alert) async throws -> PresentedAlert {
+        let values = alert.values
+        try RequestCheck.check(values, against: AlertsContract.Manager.alertKeys)
+        return try await started(AlertsContract.Manager.presentAlert, [.vardict(values)])
+    }
+
     /// Calls `method`, which replies with an alert object, and waits for its `Completed`.
     private func completed(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> AlertResult {
+        try await started(method, arguments).result
+    }
+
+    /// Calls `method`, which replies with an alert object; its `Completed` is subscribed first.
+    private func started(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> PresentedAlert {
         typealias Members = AlertsContract.Alert
         let completions = try await calls.subscribe(Members.interface, Members.completed)
-        defer { completions.cancel() }
-        let reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method, arguments)
+        let reply: [DBusValue]
+        do {
+            reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method, arguments)
+        } catch {
+            completions.cancel()
+            throw error
+        }
         guard let path = reply.first?.objectPathValue else {
+            completions.cancel()
             throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
         }
-        for await signal in completions where signal.path == path {
-            guard signal.body.count == 3, let success = signal.body[0].boolValue,
-                  let code = signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)), let info = signal.body[2].stringKeyedValue else {
-                continue
+        let completion = Task { () throws -> AlertResult in
+            defer { completions.cancel() }
+            for await signal in completions where signal.path == path {
+                guard signal.body.count == 3, let success = signal.body[0].boolValue,
+                      let code = signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)), let info = signal.body[2].stringKeyedValue else {
+                    continue
+                }
+                let keys = AlertsContract.Alert.CompletionKeys.self
+                return AlertResult(success: success, resultCode: code, tryAgainTimeMs: info[keys.tryAgainTimeMs]?.uint32Value,
+                                   pressedButton: info[keys.pressedButton]?.uint16Value, reason: info[keys.reason]?.stringValue,
+                                   warnings: info[keys.warnings]?.arrayValue?.compactMap(\.stringValue) ?? [])
             }
-            return AlertResult(success: success, resultCode: code, tryAgainTimeMs: info["TryAgainTimeMs"]?.uint32Value,
-                               pressedButton: info["PressedButton"]?.uint16Value, reason: info["Reason"]?.stringValue,
-                               warnings: info["Warnings"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) completed")
         }
-        throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) completed")
+        return PresentedAlert(path: path, calls: calls, completion: completion)
+    }
+}
+
+/// An alert that was accepted: queued or being presented, until it completes.
+public final class PresentedAlert: Sendable {
+    private typealias Members = AlertsContract.Alert
+    public let path: ObjectPath
+    private let calls: ServiceCalls
+    private let completion: Task<AlertResult, any Error>
+
+    init(path: ObjectPath, calls: ServiceCalls, completion: Task<AlertResult, any Error>) {
+        self.path = path
+        self.calls = calls
+        self.completion = completion
+    }
+
+    /// How it completed (SDL-0282's completion), once it has.
+    public var result: AlertResult {
+        get async throws {
+            do {
+                return try await completion.value
+            } catch {
+                throw EarshotError(error)
+            }
+        }
+    }
+
+    /// The user presses soft button `id`: SUCCESS with that button.
+    public func pressButton(_ id: UInt16) async throws {
+        _ = try await calls.call(path, Members.interface, Members.pressButton, [.uint16(id)])
+    }
+
+    /// The user dismisses it: SUCCESS.
+    public func dismiss() async throws {
+        _ = try await calls.call(path, Members.interface, Members.dismiss)
+    }
+
+    /// The owner withdraws it: ABORTED.
+    public func cancel() async throws {
+        _ = try await calls.call(path, Members.interface, Members.cancel)
     }
 }

@@ -69,7 +69,7 @@ public struct PassThruResult: Sendable, Equatable {
 public final class PassThru: AsyncSequence, Sendable {
     public typealias Element = AudioChunk
     public let path: ObjectPath
-    private let calls: ServiceCalls
+    let calls: ServiceCalls
     private let chunks: AsyncStream<AudioChunk>
     private let finished: Task<PassThruResult, any Error>
 

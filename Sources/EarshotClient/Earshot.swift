@@ -61,11 +61,11 @@ public struct EarshotError: Error, Sendable, Equatable, CustomStringConvertible 
         name.hasPrefix(EarshotContract.errorPrefix) ? String(name.dropFirst(EarshotContract.errorPrefix.count)) : name
     }
 
-    public var isRejected: Bool { name == EarshotContract.errorPrefix + "Rejected" }
-    public var isInvalidData: Bool { name == EarshotContract.errorPrefix + "InvalidData" }
-    public var isInvalidArgs: Bool { name == DBusError.prefix + "InvalidArgs" }
+    public var isRejected: Bool { code == .rejected }
+    public var isInvalidData: Bool { code == .invalidData }
+    public var isInvalidArgs: Bool { code == .invalidArgs }
     /// The service is not on the bus (nothing owns its name).
-    public var isServiceMissing: Bool { name == DBusError.prefix + "ServiceUnknown" || name == DBusError.prefix + "NameHasNoOwner" }
+    public var isServiceMissing: Bool { code == .serviceMissing }
 
     public var description: String { "\(name): \(message)" }
 }

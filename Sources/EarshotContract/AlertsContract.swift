@@ -82,6 +82,19 @@ public enum AlertsContract {
 
     /// One alert, at `/org/earshot/Alerts1/Alert/N`: its presentation and its completion.
     public enum Alert {
+        /// The keys of `Completed`'s info.
+        public enum CompletionKeys {
+            public static let tryAgainTimeMs = OptionKey(
+                "TryAgainTimeMs", "u", doc: "When refused: the ms after which the same request would be accepted.")
+            public static let pressedButton = OptionKey("PressedButton", "q", doc: "The soft button that ended it.")
+            public static let warnings = OptionKey("Warnings", "as", doc: "What could not be presented as asked.")
+            public static let reason = OptionKey(
+                "Reason", "s", doc: "Why it ended: timeout, button, dismissed, cancelled, preempted, rate-limited, queue-full, "
+                    + "capture-active, owner-vanished or interrupted.")
+            public static let focusRequested = OptionKey("FocusRequested", "b", doc: "A STEAL_FOCUS button ended it.")
+            static let all = [tryAgainTimeMs, pressedButton, warnings, reason, focusRequested]
+        }
+
         public static let cancel = MethodDeclaration(
             "Cancel", doc: "The owner withdraws the alert: ABORTED.", errors: EarshotContract.errors("Disallowed", "Rejected"))
         public static let pressButton = MethodDeclaration(
@@ -95,7 +108,8 @@ public enum AlertsContract {
             "Completed", doc: "The alert ended (broadcast).",
             [ArgumentDeclaration("success", "b", doc: "whether the result counts as success"),
              ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
-             ArgumentDeclaration("info", "a{sv}", doc: "TryAgainTimeMs u, PressedButton q, Warnings as, Reason s, FocusRequested b")])
+             ArgumentDeclaration("info", "a{sv}", doc: "TryAgainTimeMs u, PressedButton q, Warnings as, Reason s, FocusRequested b",
+                                 keys: CompletionKeys.all)])
         public static let buttonPressed = SignalDeclaration(
             "ButtonPressed", doc: "A KEEP_CONTEXT or STEAL_FOCUS button was pressed; the alert stays.",
             [ArgumentDeclaration("id", "q", doc: "the button's Id")])

@@ -105,11 +105,12 @@ final class AlertObject: Sendable {
         try? object?.set([(Members.state, .string("finished")), (Members.resultCode, .string(code.rawValue)),
                           (Members.tryAgainTimeMs, .uint32(end.tryAgainMs ?? 0))])
         var info: [String: DBusValue] = [:]
-        if end.reason != .fileNotFound { info["Reason"] = .string(end.reason.rawValue) }
-        if let tryAgain = end.tryAgainMs { info["TryAgainTimeMs"] = .uint32(tryAgain) }
-        if let button = end.pressedButton { info["PressedButton"] = .uint16(button) }
-        if end.focusRequested { info["FocusRequested"] = .boolean(true) }
-        if !warnings.isEmpty { info["Warnings"] = .strings(warnings) }
+        let keys = Members.CompletionKeys.self
+        if end.reason != .fileNotFound { info[keys.reason] = .string(end.reason.rawValue) }
+        if let tryAgain = end.tryAgainMs { info[keys.tryAgainTimeMs] = .uint32(tryAgain) }
+        if let button = end.pressedButton { info[keys.pressedButton] = .uint16(button) }
+        if end.focusRequested { info[keys.focusRequested] = .boolean(true) }
+        if !warnings.isEmpty { info[keys.warnings] = .strings(warnings) }
         do {
             try object?.emit(Members.completed, [.boolean(end.success), .string(code.rawValue), .vardict(info)])
         } catch {

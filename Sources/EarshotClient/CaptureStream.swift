@@ -1,0 +1,136 @@
+import EarshotContract
+import EarshotDBus
+import EarshotSync
+import Glibc
+
+/// The PCM of a pass-thru through `OpenStream`'s pipe (`Delivery` `stream` or `both`): the
+/// same bytes as the chunks, from the moment it was opened to the end. Read it as an
+/// `AsyncSequence` of byte blocks (read on a thread of its own, never in the cooperative
+/// pool), or take the descriptor (`take()`) and read it yourself.
+public final class PCMStream: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    private let fd: UnixFD
+
+    init(fd: UnixFD) { self.fd = fd }
+
+    /// The pipe's read end, now the caller's to read and close; later iteration yields nothing.
+    public func take() -> Int32? { fd.take() }
+
+    public func makeAsyncIterator() -> AsyncStream<[UInt8]>.Iterator {
+        let (blocks, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        guard let raw = fd.take() else {
+            continuation.finish()
+            return blocks.makeAsyncIterator()
+        }
+        let reading = Threads.detached(name: "earshot-pcm") {
+            defer { Glibc.close(raw) }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(raw, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                if case .terminated = continuation.yield(Array(buffer[0..<count])) { break }
+            }
+            continuation.finish()
+        }
+        if case .failure = reading {
+            Glibc.close(raw)
+            continuation.finish()
+        }
+        return blocks.makeAsyncIterator()
+    }
+}
+
+extension PassThru {
+    private typealias Members = CaptureContract.PassThru
+
+    /// The user ends it with SUCCESS (the HMI's Done).
+    public func done() async throws {
+        _ = try await calls.call(path, Members.interface, Members.done)
+    }
+
+    /// The user asks to record again: it ends with RETRY.
+    public func retry() async throws {
+        _ = try await calls.call(path, Members.interface, Members.retry)
+    }
+
+    /// A pipe with its PCM from now to the end (owner only).
+    public func openStream() async throws -> PCMStream {
+        let reply = try await calls.call(path, Members.interface, Members.openStream)
+        guard let fd = reply.first?.unixFDValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.openStream.name) replied \(reply)")
+        }
+        return PCMStream(fd: fd)
+    }
+
+    /// `prompting`, `recording` or `finished`.
+    public func state() async throws -> PassThruState {
+        let value = try await calls.property(path, Members.interface, Members.state)
+        guard let state = value.stringValue.flatMap(PassThruState.init(rawValue:)) else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.state.name) is \(value)")
+        }
+        return state
+    }
+
+    /// When it ends by its MaxDuration (CLOCK_MONOTONIC µs); nil until known.
+    public func endsAtMonotonicUs() async throws -> UInt64? {
+        let value = try await calls.property(path, Members.interface, Members.endsAtMonotonicUs).uint64Value ?? 0
+        return value == 0 ? nil : value
+    }
+}
+
+/// Where a pass-thru is.
+public enum PassThruState: String, Sendable {
+    case prompting, recording, finished
+}
+
+extension CaptureProxy {
+    private typealias Manager = CaptureContract.Manager
+    private var managerPath: ObjectPath { ObjectPath(declared: CaptureContract.managerPath) }
+
+    /// Ends the caller's active pass-thru with SUCCESS (`EndAudioPassThru`).
+    public func endActive() async throws {
+        _ = try await calls.call(managerPath, Manager.interface, Manager.endAudioPassThru)
+    }
+
+    /// What the input in use accepts.
+    public func capabilities() async throws -> [CaptureCapability] {
+        let value = try await calls.property(managerPath, Manager.interface, Manager.capabilities)
+        return (value.arrayValue ?? []).compactMap { entry in
+            let keys = Manager.Keys.self
+            guard let fields = entry.stringKeyedValue, let rate = fields[keys.samplingRate.name]?.uint32Value,
+                  let bits = fields[keys.bitsPerSample.name]?.uint32Value else { return nil }
+            return CaptureCapability(samplingRate: rate, bitsPerSample: bits, audioType: fields[keys.audioType.name]?.stringValue ?? "")
+        }
+    }
+
+    /// The ALSA PCM in use.
+    public func device() async throws -> String {
+        try await calls.property(managerPath, Manager.interface, Manager.device).stringValue ?? ""
+    }
+
+    /// The active pass-thru's object, nil when idle.
+    public func active() async throws -> ObjectPath? {
+        let path = try await calls.property(managerPath, Manager.interface, Manager.active).objectPathValue
+        return path == .root ? nil : path
+    }
+
+    /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs); nil when idle.
+    public func endsAtMonotonicUs() async throws -> UInt64? {
+        let value = try await calls.property(managerPath, Manager.interface, Manager.endsAtMonotonicUs).uint64Value ?? 0
+        return value == 0 ? nil : value
+    }
+}
+
+/// One format the input accepts.
+public struct CaptureCapability: Sendable, Equatable {
+    public let samplingRate: UInt32
+    public let bitsPerSample: UInt32
+    public let audioType: String
+
+    public init(samplingRate: UInt32, bitsPerSample: UInt32, audioType: String) {
+        self.samplingRate = samplingRate
+        self.bitsPerSample = bitsPerSample
+        self.audioType = audioType
+    }
+}
