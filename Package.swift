@@ -209,7 +209,7 @@ let package = Package(
 
         // The command-line client for every service.
         .executableTarget(name: "earshot", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService",
+            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -34,13 +34,13 @@ extension PiecesProxy {
     /// The mix stem in `format` (transcoded on first request and kept), open for reading.
     public func openMixStem(_ id: String, format: PieceAudioFormat = .wave) async throws -> UnixFD {
         try descriptor(try await calls.call(managerPath, Manager.interface, Manager.openMixStem, [.string(id), .string(format.rawValue)],
-                                            timeout: .seconds(120)), of: Manager.openMixStem)
+                                            timeout: .seconds(300)), of: Manager.openMixStem)
     }
 
     /// The preview in `format` (the mix stem when none was dropped), open for reading.
     public func openPreview(_ id: String, format: PieceAudioFormat = .wave) async throws -> UnixFD {
         try descriptor(try await calls.call(managerPath, Manager.interface, Manager.openPreview, [.string(id), .string(format.rawValue)],
-                                            timeout: .seconds(120)), of: Manager.openPreview)
+                                            timeout: .seconds(300)), of: Manager.openPreview)
     }
 
     /// The cover image as dropped, open for reading.
@@ -57,16 +57,16 @@ extension PiecesProxy {
         return (try descriptor(reply, of: Manager.openAttachment), mimeType)
     }
 
-    /// Writes the mix stem in `format` to `path`, with the caller's permissions.
+    /// Writes the mix stem in `format` to `path`, with the caller's permissions (transcoding may take minutes).
     public func exportMixStem(_ id: String, format: PieceAudioFormat = .wave, to path: String) async throws {
         _ = try await calls.call(managerPath, Manager.interface, Manager.exportMixStem,
-                                 [.string(id), .string(format.rawValue), .string(path)], timeout: .seconds(120))
+                                 [.string(id), .string(format.rawValue), .string(path)], timeout: .seconds(300))
     }
 
     /// Writes the preview in `format` to `path`, with the caller's permissions.
     public func exportPreview(_ id: String, format: PieceAudioFormat = .wave, to path: String) async throws {
         _ = try await calls.call(managerPath, Manager.interface, Manager.exportPreview,
-                                 [.string(id), .string(format.rawValue), .string(path)], timeout: .seconds(120))
+                                 [.string(id), .string(format.rawValue), .string(path)], timeout: .seconds(300))
     }
 
     /// Writes the cover image to `path`, with the caller's permissions.

@@ -10,19 +10,52 @@ public struct PieceDrop: Sendable {
     public var tempo: Double?
     public var timeSignature: (upper: UInt8, lower: UInt8)?
     public var basedOn: [String] = []
+    public var tonality: PieceTonality?
+    /// For a tonal piece: 12 values, C to B.
+    public var scale: [Bool]?
+    /// For a tonal piece: 0 (C) to 11 (B).
+    public var root: UInt8?
     public var listed = true
-    /// The mix stem: a WAV, Ogg Vorbis or FLAC file, read with the caller's permissions.
-    public var mixStemPath: String
+    /// The mix stem: a WAV, Ogg Vorbis or FLAC file.
+    public var mixStem: Asset
+    public var preview: Asset?
+    /// A 640×640 PNG or JPEG.
+    public var coverImage: Asset?
+    /// Any file of at most 30 MiB, with its MIME type.
+    public var attachment: (asset: Asset, mimeType: String)?
+
+    /// A file handed over: by descriptor (the service needs no access to its path), or by
+    /// path (read with the caller's permissions).
+    public enum Asset: Sendable {
+        case descriptor(UnixFD)
+        case path(String)
+
+        func add(to values: inout [String: DBusValue], as keys: PiecesContract.Manager.AssetKeys) {
+            switch self {
+            case .descriptor(let fd): values[keys.fd] = .unixFD(fd)
+            case .path(let path): values[keys.path] = .string(path)
+            }
+        }
+    }
+
+    public init(title: String, mixStem: Asset) {
+        self.title = title
+        self.mixStem = mixStem
+    }
 
     public init(title: String, mixStemPath: String) {
-        self.title = title
-        self.mixStemPath = mixStemPath
+        self.init(title: title, mixStem: .path(mixStemPath))
     }
 
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = [
-            PieceKeys.title.name: .string(title), PieceKeys.mixStem.path.name: .string(mixStemPath), PieceKeys.listed.name: .boolean(listed),
-        ]
+        var values: [String: DBusValue] = [PieceKeys.title.name: .string(title), PieceKeys.listed.name: .boolean(listed)]
+        mixStem.add(to: &values, as: PieceKeys.mixStem)
+        preview?.add(to: &values, as: PieceKeys.preview)
+        coverImage?.add(to: &values, as: PieceKeys.coverImage)
+        if let attachment {
+            attachment.asset.add(to: &values, as: PieceKeys.attachment)
+            values[PieceKeys.attachmentMimeType] = .string(attachment.mimeType)
+        }
         values[PieceKeys.description] = description.map(DBusValue.string)
         values[PieceKeys.tempo] = tempo.map(DBusValue.double)
         if let timeSignature {
@@ -30,6 +63,9 @@ public struct PieceDrop: Sendable {
             values[PieceKeys.timeSignatureLower] = .byte(timeSignature.lower)
         }
         if !basedOn.isEmpty { values[PieceKeys.basedOn] = .strings(basedOn) }
+        values[PieceKeys.tonality] = tonality.map { .string($0.rawValue) }
+        values[PieceKeys.scale] = scale.map { .array(.boolean, $0.map(DBusValue.boolean)) }
+        values[PieceKeys.root] = root.map(DBusValue.byte)
         return values
     }
 }
@@ -85,10 +121,11 @@ public struct PiecesProxy: Sendable {
         return piece
     }
 
-    /// A page of the pieces `query` matches (keys as `List` takes them), and how many match.
-    public func list(_ query: [String: DBusValue] = [:]) async throws -> (pieces: [Piece], total: UInt32) {
-        try RequestCheck.check(query, against: Manager.queryKeys)
-        let reply = try await calls.call(path, Manager.interface, Manager.list, [.vardict(query)])
+    /// A page of the pieces `query` matches, and how many match in all.
+    public func list(_ query: PieceQuery = PieceQuery()) async throws -> (pieces: [Piece], total: UInt32) {
+        let values = query.values
+        try RequestCheck.check(values, against: Manager.queryKeys)
+        let reply = try await calls.call(path, Manager.interface, Manager.list, [.vardict(values)])
         guard reply.count == 2, let entries = reply[0].arrayValue, let total = reply[1].uint32Value else {
             throw EarshotError(name: DBusError.prefix + "Failed", message: "List replied \(reply)")
         }

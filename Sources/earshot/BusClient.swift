@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotService
@@ -18,6 +19,19 @@ struct BusClient: Sendable {
     }
 
     func close() { connection.close() }
+
+    /// The typed proxies, on this connection.
+    var earshot: Earshot { Earshot(connection: connection) }
+
+    /// Runs `body` with the typed proxies; their errors become failures, a missing
+    /// `service` `notRunning`.
+    func with<T>(_ service: BusService, _ body: (Earshot) async throws -> T) async throws(ClientFailure) -> T {
+        do {
+            return try await body(earshot)
+        } catch {
+            throw ClientFailure.from(error, service: service.name)
+        }
+    }
 
     /// The unique name owning `service`, or nil when it is not on the bus.
     func owner(of service: BusService) async throws(ClientFailure) -> String? {

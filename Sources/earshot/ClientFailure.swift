@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotDBus
 import Glibc
 
@@ -58,6 +59,10 @@ enum ClientFailure: Error, CustomStringConvertible {
     /// Any error as a failure: error replies naming a missing service become `notRunning`.
     static func from(_ error: any Error, service: String? = nil) -> ClientFailure {
         if let failure = error as? ClientFailure { return failure }
+        if let error = error as? EarshotError {
+            if let service, error.isServiceMissing { return .notRunning(service) }
+            return .dbus(DBusError(name: error.name, message: error.message))
+        }
         if let error = error as? DBusError {
             let missing = [DBusError.prefix + "ServiceUnknown", DBusError.prefix + "NameHasNoOwner"]
             if let service, missing.contains(error.name) { return .notRunning(service) }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 import Foundation
 import Glibc
@@ -38,7 +38,7 @@ struct PiecesDropCommand: ClientCommand {
     var basedOn: [String] = []
 
     @Option(help: ArgumentHelp("unknown, atonal or tonal.", valueName: "tonality"))
-    var tonality: String?
+    var tonality: PieceTonality?
 
     @Option(help: ArgumentHelp("The scale of a tonal piece: pitch classes 0 (C) to 11 (B), comma-separated.",
                                valueName: "list"))
@@ -77,21 +77,17 @@ struct PiecesDropCommand: ClientCommand {
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .posix("cannot open \(file)") }
-        var piece: [String: DBusValue] = ["Title": .string(title), "MixStem": .unixFD(UnixFD(taking: fd))]
-        if let pieceDescription { piece["Description"] = .string(pieceDescription) }
-        if let tempo { piece["Tempo"] = .double(tempo) }
-        if let timeSignature, let (upper, lower) = try? Self.timeSignature(timeSignature) {
-            piece["TimeSignatureUpper"] = .byte(upper)
-            piece["TimeSignatureLower"] = .byte(lower)
-        }
-        if !basedOn.isEmpty { piece["BasedOn"] = .strings(basedOn) }
-        if let tonality { piece["Tonality"] = .string(tonality) }
-        if let scale, let pitches = try? Self.scale(scale) { piece["Scale"] = .array(.boolean, pitches.map(DBusValue.boolean)) }
-        if let root { piece["Root"] = .byte(root) }
-        if unlisted { piece["Listed"] = .boolean(false) }
+        var piece = PieceDrop(title: title, mixStem: .descriptor(UnixFD(taking: fd)))
+        piece.description = pieceDescription
+        piece.tempo = tempo
+        piece.timeSignature = timeSignature.flatMap { try? Self.timeSignature($0) }
+        piece.basedOn = basedOn
+        piece.tonality = tonality
+        piece.scale = scale.flatMap { try? Self.scale($0) }
+        piece.root = root
+        piece.listed = !unlisted
 
-        let reply = try await client.call(.pieces, PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))
-        guard let id = reply.first?.stringValue else { throw .failed("Drop replied \(reply)") }
+        let id = try await client.with(.pieces) { [piece] in try await $0.pieces.drop(piece) }
         if options.json {
             printJSON(.object([("id", .string(id))]))
         } else {

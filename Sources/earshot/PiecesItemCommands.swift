@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 import Foundation
 
@@ -17,8 +17,7 @@ struct PiecesGetCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, PiecesContract.Manager.get.name, [.string(id)])
-        guard let piece = reply.first?.stringKeyedValue else { throw .failed("Get replied \(reply)") }
+        let piece = try await client.with(.pieces) { try await $0.pieces.get(id).values }
         if options.json {
             printJSON(.dictionary(piece))
         } else {
@@ -45,7 +44,7 @@ struct PiecesExportCommand: ClientCommand {
     var id: String
 
     @Option(help: ArgumentHelp("wave, oggVorbis, flac or aacM4A.", valueName: "format"))
-    var format = "wave"
+    var format = PieceAudioFormat.wave
 
     @Option(help: ArgumentHelp("The file to write.", valueName: "path"))
     var out: String
@@ -57,12 +56,11 @@ struct PiecesExportCommand: ClientCommand {
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         let path = absolutePath
-        _ = try await client.call(.pieces, PiecesContract.Manager.exportMixStem.name, [.string(id), .string(format), .string(path)],
-                                  timeout: .seconds(300))
+        try await client.with(.pieces) { try await $0.pieces.exportMixStem(id, format: format, to: path) }
         if options.json {
-            printJSON(.object([("id", .string(id)), ("format", .string(format)), ("path", .string(path))]))
+            printJSON(.object([("id", .string(id)), ("format", .string(format.rawValue)), ("path", .string(path))]))
         } else {
-            Terminal.line("exported \(id) as \(format) to \(path)")
+            Terminal.line("exported \(id) as \(format.rawValue) to \(path)")
         }
         return ClientExit.success
     }
@@ -80,7 +78,7 @@ struct PiecesDeleteCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        _ = try await client.call(.pieces, PiecesContract.Manager.delete.name, [.string(id)])
+        try await client.with(.pieces) { try await $0.pieces.delete(id) }
         if options.json {
             printJSON(.object([("deleted", .string(id))]))
         } else {
@@ -102,10 +100,7 @@ struct PiecesLineageCommand: ClientCommand {
     var id: String
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, PiecesContract.Manager.lineage.name, [.string(id)])
-        guard reply.count == 2, let ancestors = reply[0].stringArrayValue, let descendants = reply[1].stringArrayValue else {
-            throw .failed("Lineage replied \(reply)")
-        }
+        let (ancestors, descendants) = try await client.with(.pieces) { try await $0.pieces.lineage(id) }
         if options.json {
             printJSON(.object([("ancestors", .array(ancestors.map(JSONValue.string))),
                                ("descendants", .array(descendants.map(JSONValue.string)))]))
@@ -118,3 +113,5 @@ struct PiecesLineageCommand: ClientCommand {
         return ClientExit.success
     }
 }
+
+extension PieceAudioFormat: ExpressibleByArgument {}

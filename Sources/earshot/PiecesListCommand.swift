@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 import Foundation
 
@@ -27,7 +27,7 @@ struct PiecesListCommand: ClientCommand {
     var tempoMax: Double?
 
     @Option(help: ArgumentHelp("Only pieces of this tonality: unknown, atonal or tonal.", valueName: "tonality"))
-    var tonality: String?
+    var tonality: PieceTonality?
 
     @Option(help: ArgumentHelp("Only pieces dropped by this user.", valueName: "user"))
     var author: String?
@@ -36,7 +36,7 @@ struct PiecesListCommand: ClientCommand {
     var basedOn: String?
 
     @Option(name: .customLong("sort-by"), help: ArgumentHelp("created (default), title, tempo or length.", valueName: "key"))
-    var sortBy: String?
+    var sortBy: PieceQuery.Order?
 
     @Flag(help: "Sort in descending order.")
     var descending = false
@@ -47,43 +47,43 @@ struct PiecesListCommand: ClientCommand {
     @Option(help: ArgumentHelp("At most this many pieces (default 50, at most 500).", valueName: "n"))
     var limit: UInt32?
 
-    var query: [String: DBusValue] {
-        var query: [String: DBusValue] = [:]
-        if let titleContains { query["TitleContains"] = .string(titleContains) }
-        if let tempoMin { query["TempoMin"] = .double(tempoMin) }
-        if let tempoMax { query["TempoMax"] = .double(tempoMax) }
-        if let tonality { query["Tonality"] = .string(tonality) }
-        if let author { query["Author"] = .string(author) }
-        if let basedOn { query["BasedOn"] = .string(basedOn) }
-        if let sortBy { query["SortBy"] = .string(sortBy) }
-        if descending { query["Descending"] = .boolean(true) }
-        if let offset { query["Offset"] = .uint32(offset) }
-        if let limit { query["Limit"] = .uint32(limit) }
+    var query: PieceQuery {
+        var query = PieceQuery()
+        query.titleContains = titleContains
+        query.tempoMin = tempoMin
+        query.tempoMax = tempoMax
+        query.tonality = tonality
+        query.author = author
+        query.basedOn = basedOn
+        query.sortBy = sortBy
+        query.descending = descending
+        query.offset = offset
+        query.limit = limit
         return query
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.pieces, PiecesContract.Manager.list.name, [.vardict(query)])
-        guard reply.count == 2, let pieces = reply[0].arrayValue?.compactMap(\.stringKeyedValue), let total = reply[1].uint32Value else {
-            throw .failed("List replied \(reply)")
-        }
+        let pieces = try await client.with(.pieces) { try await $0.pieces.list(query) }
+        let total = pieces.total
+        let page = pieces.pieces.map(\.values)
         if options.json {
-            printJSON(.object([("total", .uint(UInt64(total))), ("pieces", .array(pieces.map(JSONValue.dictionary)))]))
+            printJSON(.object([("total", .uint(UInt64(total))), ("pieces", .array(page.map(JSONValue.dictionary)))]))
             return ClientExit.success
         }
         let first = Int(offset ?? 0)
-        guard !pieces.isEmpty else {
+        guard !page.isEmpty else {
             Terminal.line(total == 0 ? "no pieces" : "no pieces from \(first + 1) on (\(total) in all)")
             return ClientExit.success
         }
-        let rows = pieces.map { piece -> [String] in
-            let tempo = piece["Tempo"]?.doubleValue.map { ValueText.number($0) } ?? "-"
-            let length = piece["LengthMicroseconds"]?.uint64Value.map { String(format: "%.2f s", Double($0) / 1_000_000) } ?? "-"
-            return [piece["Id"]?.stringValue ?? "?", piece["Title"]?.stringValue ?? "", tempo, length,
-                    piece["CreatedAt"]?.stringValue ?? ""]
+        let rows = pieces.pieces.map { piece -> [String] in
+            [piece.id, piece.title, piece.tempo.map { ValueText.number($0) } ?? "-",
+             String(format: "%.2f s", Double(piece.lengthMicroseconds) / 1_000_000), piece.createdAt]
         }
         TextTable.print(header: ["ID", "TITLE", "TEMPO", "LENGTH", "CREATED"], rows: rows)
-        Terminal.line("pieces \(first + 1)–\(first + pieces.count) of \(total)")
+        Terminal.line("pieces \(first + 1)–\(first + page.count) of \(total)")
         return ClientExit.success
     }
 }
+
+extension PieceTonality: ExpressibleByArgument {}
+extension PieceQuery.Order: ExpressibleByArgument {}

@@ -100,7 +100,9 @@ import Testing
             let id = try await earshot.pieces.drop(piece)
             let stored = try await earshot.pieces.get(id)
             #expect(stored.title == "Riff" && stored.tempo == 120 && stored.lengthMicroseconds == 1_000_000)
-            let listed = try await earshot.pieces.list(["TempoMin": .double(100)])
+            var query = PieceQuery()
+            query.tempoMin = 100
+            let listed = try await earshot.pieces.list(query)
             #expect(listed.total == 1 && listed.pieces.map(\.id) == [id])
             #expect(try await earshot.pieces.count() == 1)
             piece.title = ""
