@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 
 /// `earshot alert`: presents an alert, and with `--wait` waits for how it ended.
@@ -16,7 +16,8 @@ struct AlertCommand: ClientCommand {
 
             Exit status: 0 presented (without --wait) or SUCCESS/WARNINGS (with --wait); 4 any \
             other result code (REJECTED, ABORTED, …); 3 org.earshot.Alerts1 is not running; 1 an \
-            error reply (e.g. org.earshot.Error.InvalidData for a bad priority); 2 a usage error.
+            error reply (e.g. org.earshot.Error.InvalidData for text over 500 characters); 2 a usage \
+            error (an unknown priority among them).
             """)
 
     @OptionGroup var options: ClientOptions
@@ -36,8 +37,8 @@ struct AlertCommand: ClientCommand {
     @Option(help: ArgumentHelp("Words spoken with the alert.", valueName: "text"))
     var speak: String?
 
-    @Option(help: ArgumentHelp("NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY.", valueName: "priority"))
-    var priority: String?
+    @Option(help: ArgumentHelp("NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY (any case).", valueName: "priority"))
+    var priority: Alert.Priority?
 
     @Option(help: ArgumentHelp("Seconds the alert stays without buttons (3..10).", valueName: "seconds"))
     var timeout: Double?
@@ -48,28 +49,24 @@ struct AlertCommand: ClientCommand {
     @Flag(help: "Wait for the alert to complete and report how.")
     var wait = false
 
-    var request: [String: DBusValue] {
-        var alert: [String: DBusValue] = ["Text": .string(text)]
-        if let secondary { alert["SecondaryText"] = .string(secondary) }
-        if let tertiary { alert["TertiaryText"] = .string(tertiary) }
-        if !buttons.isEmpty {
-            alert["SoftButtons"] = .vardicts(buttons.enumerated().map { index, label in
-                ["Id": .uint16(UInt16(truncatingIfNeeded: index + 1)), "Text": .string(label)]
-            })
-        }
-        if let speak { alert["Audio"] = .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string(speak)])]) }
-        if let priority { alert["Priority"] = .string(priority.uppercased()) }
-        if let timeout { alert["Timeout"] = .double(timeout) }
-        if playTone { alert["PlayTone"] = .boolean(true) }
+    var alert: Alert {
+        var alert = Alert(text: text, secondaryText: secondary, audio: speak.map { [.text($0)] } ?? [],
+                          softButtons: buttons.enumerated().map { index, label in
+                              Alert.SoftButton(id: UInt16(truncatingIfNeeded: index + 1), text: label)
+                          })
+        alert.tertiaryText = tertiary
+        alert.priority = priority ?? .normal
+        alert.timeout = timeout
+        alert.playTone = playTone
         // Without --wait this command leaves at once; the alert should not end with it.
-        if !wait { alert["OutliveOwner"] = .boolean(true) }
+        alert.outliveOwner = !wait
         return alert
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         try await client.require(.alerts)
         guard wait else {
-            let path = try await present(client)
+            let path = try await present(client).path
             if options.json {
                 printJSON(.object([("alert", .string(path.rawValue))]))
             } else {
@@ -80,60 +77,58 @@ struct AlertCommand: ClientCommand {
 
         let events = ClientEvents()
         defer { events.stop() }
-        events.forward(try await client.subscribe(.alerts, interface: RequestInterface.alert, member: AlertsContract.Alert.completed.name))
         try await events.watch(.alerts, on: client)
         // From here Ctrl-C is an event: one that comes during the call cancels the alert
         // once its path is known.
         events.catchInterrupts()
-        let path = try await present(client)
+        let presented = try await present(client)
+        events.forward(presented)
         var cancelled = false
         while let event = await events.next() {
             switch event {
-            case .signal(let message):
-                guard message.path == path, message.body.count == 3 else { continue }
-                let code = message.body[1].stringValue ?? ""
-                report(path: path, success: message.body[0].boolValue ?? false, code: code,
-                       info: message.body[2].stringKeyedValue ?? [:])
-                return ClientExit.isSuccessful(code) ? ClientExit.success : ClientExit.unsuccessful
+            case .alertCompleted(.success(let result)):
+                report(path: presented.path, result)
+                return ClientExit.isSuccessful(result.resultCode.rawValue) ? ClientExit.success : ClientExit.unsuccessful
+            case .alertCompleted(.failure(let error)):
+                throw ClientFailure.from(error, service: BusService.alerts.name)
             case .interrupted:
                 if cancelled { return ClientExit.interrupted }
                 cancelled = true
-                Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.alerts, AlertsContract.Alert.cancel.name, path: path, interface: RequestInterface.alert)
-            case .key, .inputClosed, .tick:
+                Terminal.error("earshot: cancelling \(presented.path.rawValue) (Ctrl-C again to quit at once)")
+                try? await presented.cancel()
+            case .signal, .key, .inputClosed, .tick:
                 continue
             case .serviceGone(let name):
                 throw .notRunning(name)
             }
         }
-        throw .failed("the wait for \(path.rawValue) ended without its Completed")
+        throw .failed("the wait for \(presented.path.rawValue) ended without its Completed")
     }
 
-    func present(_ client: BusClient) async throws(ClientFailure) -> ObjectPath {
-        let reply = try await client.call(.alerts, AlertsContract.Manager.presentAlert.name, [.vardict(request)])
-        guard let path = reply.first?.objectPathValue else { throw .failed("PresentAlert replied \(reply)") }
-        return path
+    func present(_ client: BusClient) async throws(ClientFailure) -> PresentedAlert {
+        try await client.with(.alerts) { [alert] in try await $0.alerts.show(alert) }
     }
 
-    func report(path: ObjectPath, success: Bool, code: String, info: [String: DBusValue]) {
-        let reason = info["Reason"]?.stringValue
-        let pressed = info["PressedButton"]?.uint16Value
-        let label = pressed.flatMap { id in id >= 1 && Int(id) <= buttons.count ? buttons[Int(id) - 1] : nil }
-        let tryAgain = info["TryAgainTimeMs"]?.uint32Value
-        let warnings = info["Warnings"]?.stringArrayValue ?? []
+    func report(path: ObjectPath, _ result: AlertResult) {
+        let code = result.resultCode.rawValue
+        let label = result.pressedButton.flatMap { id in id >= 1 && Int(id) <= buttons.count ? buttons[Int(id) - 1] : nil }
         if options.json {
             var members: [(String, JSONValue)] = [("alert", .string(path.rawValue)), ("resultCode", .string(code)),
-                                                  ("success", .bool(success)), ("reason", reason.map(JSONValue.string) ?? .null)]
-            members.append(("pressedButton", pressed.map { .uint(UInt64($0)) } ?? .null))
+                                                  ("success", .bool(result.success)), ("reason", result.reason.map(JSONValue.string) ?? .null)]
+            members.append(("pressedButton", result.pressedButton.map { .uint(UInt64($0)) } ?? .null))
             members.append(("buttonLabel", label.map(JSONValue.string) ?? .null))
-            members.append(("tryAgainTimeMs", tryAgain.map { .uint(UInt64($0)) } ?? .null))
-            members.append(("warnings", .array(warnings.map(JSONValue.string))))
+            members.append(("tryAgainTimeMs", result.tryAgainTimeMs.map { .uint(UInt64($0)) } ?? .null))
+            members.append(("warnings", .array(result.warnings.map(JSONValue.string))))
             printJSON(.object(members))
             return
         }
-        Terminal.line(code + (reason.map { " (\($0))" } ?? ""))
-        if let pressed { Terminal.line("button: \(pressed)" + (label.map { " \($0)" } ?? "")) }
-        if let tryAgain, code == "REJECTED" || tryAgain > 0 { Terminal.line("try again in: \(tryAgain) ms") }
-        for warning in warnings { Terminal.line("warning: \(warning)") }
+        Terminal.line(code + (result.reason.map { " (\($0))" } ?? ""))
+        if let pressed = result.pressedButton { Terminal.line("button: \(pressed)" + (label.map { " \($0)" } ?? "")) }
+        if let tryAgain = result.tryAgainTimeMs, code == "REJECTED" || tryAgain > 0 { Terminal.line("try again in: \(tryAgain) ms") }
+        for warning in result.warnings { Terminal.line("warning: \(warning)") }
     }
+}
+
+extension Alert.Priority: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.uppercased()) }
 }

@@ -129,7 +129,7 @@ struct CaptureSubcommand: ClientCommand {
                 cancelled = true
                 Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
                 _ = try? await client.call(.capture, CaptureContract.PassThru.cancel.name, path: path, interface: RequestInterface.passThru)
-            case .key, .inputClosed, .tick:
+            case .key, .inputClosed, .tick, .alertCompleted:
                 continue
             case .serviceGone(let name):
                 if meter != nil { Terminal.status(LevelMeter.clear + "\n") }

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotDBus
 import Foundation
 import Glibc
@@ -16,6 +17,8 @@ enum ClientEvent: Sendable {
     case inputClosed
     /// A periodic wake-up (`earshot hmi`).
     case tick
+    /// An alert this command presented completed (or its wait failed).
+    case alertCompleted(Result<AlertResult, EarshotError>)
 }
 
 /// One queue of events for a command that waits: the signals it subscribed to, Ctrl-C,
@@ -34,6 +37,19 @@ final class ClientEvents: Sendable {
         let queue = self.queue
         track(Task {
             for await message in subscription { queue.push(.signal(message)) }
+        })
+    }
+
+    /// Reports `alert`'s completion.
+    func forward(_ alert: PresentedAlert) {
+        let queue = self.queue
+        track(Task {
+            do {
+                queue.push(.alertCompleted(.success(try await alert.result)))
+            } catch {
+                queue.push(.alertCompleted(.failure(error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed",
+                                                                                           message: "\(error)"))))
+            }
         })
     }
 

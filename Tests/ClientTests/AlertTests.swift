@@ -52,12 +52,18 @@ import Testing
         }
     }
 
-    @Test func aBadPriorityIsTheServicesErrorReply() async throws {
+    /// An unknown priority is a usage error; a rule the contract checks is its error reply,
+    /// from the client's check before anything is sent.
+    @Test func badValuesAreRefusedBeforeAnyAlert() async throws {
         try await ClientFixture.with(["earshot-alerts"]) { fixture in
             let result = try await fixture.earshot(["alert", "Hello", "--priority", "loud", "--wait"])
-            #expect(result.status == 1, "\(result)")
-            #expect(result.stderr.hasPrefix("earshot: org.earshot.Error.InvalidData: Priority"), "\(result)")
+            #expect(result.status == 2, "\(result)")
+            #expect(result.stderr.contains("'loud'") && result.stderr.contains("--priority"), "\(result)")
             #expect(result.stdout.isEmpty)
+            let long = try await fixture.earshot(["alert", String(repeating: "x", count: 501), "--wait"])
+            #expect(long.status == 1, "\(long)")
+            #expect(long.stderr.hasPrefix("earshot: org.earshot.Error.InvalidData: Text"), "\(long)")
+            #expect(try await fixture.property(Self.alerts, "/org/earshot/Alerts1", Self.alerts, "Current") == .objectPath("/"))
         }
     }
 }
