@@ -77,6 +77,15 @@ extension PassThru {
         let value = try await calls.property(path, Members.interface, Members.endsAtMonotonicUs).uint64Value ?? 0
         return value == 0 ? nil : value
     }
+
+    /// Interleaved channels per frame (the session may have asked for stereo).
+    public func channels() async throws -> UInt32 {
+        let value = try await calls.property(path, Members.interface, Members.channels)
+        guard let channels = value.uint32Value else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.channels.name) is \(value)")
+        }
+        return channels
+    }
 }
 
 /// Where a pass-thru is.

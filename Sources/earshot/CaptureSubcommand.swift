@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 import Foundation
 
@@ -55,70 +55,58 @@ struct CaptureSubcommand: ClientCommand {
         guard bits == 8 || bits == 16 else { throw ValidationError("--bits must be 8 or 16, not \(bits)") }
     }
 
-    var request: [String: DBusValue] {
-        var request: [String: DBusValue] = ["SamplingRate": .uint32(rate), "BitsPerSample": .uint32(bits),
-                                            "AudioType": .string("PCM"), "MaxDuration": .uint32(maxMs)]
-        if let prompt { request["InitialPrompt"] = .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string(prompt)])]) }
-        if let endOnSilenceMs { request["EndOnSilenceMs"] = .uint32(endOnSilenceMs) }
-        if let chunkMs { request["ChunkMs"] = .uint32(chunkMs) }
-        if let displayText { request["DisplayText1"] = .string(displayText) }
+    var request: AudioPassThruRequest {
+        var request = AudioPassThruRequest(samplingRate: rate, bitsPerSample: bits, maxDurationMs: maxMs)
+        if let prompt { request.initialPrompt = [.text(prompt)] }
+        request.endOnSilenceMs = endOnSilenceMs
+        request.chunkMs = chunkMs
+        request.displayText1 = displayText
         return request
-    }
-
-    /// How the pass-thru ended.
-    struct Outcome {
-        var resultCode = ""
-        var success = false
-        var info: [String: DBusValue] = [:]
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         try await client.require(.capture)
         let events = ClientEvents()
         defer { events.stop() }
-        // Chunks are unicast and may follow the reply at once: subscribe first.
-        events.forward(try await client.subscribe(.capture, interface: RequestInterface.passThru))
         try await events.watch(.capture, on: client)
         let writer = try WaveWriter(path: out)
         // From here Ctrl-C is an event: one that comes during the call cancels the pass-thru
         // once its path is known.
         events.catchInterrupts()
-        let path: ObjectPath
+        let passThru: PassThru
         do throws(ClientFailure) {
-            let reply = try await client.call(.capture, CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
-            guard let made = reply.first?.objectPathValue else { throw ClientFailure.failed("PerformAudioPassThru replied \(reply)") }
-            path = made
+            passThru = try await client.with(.capture) { [request] in try await $0.capture.perform(request) }
         } catch {
             writer.discard()
             throw error
         }
-        let channels = try? await client.property(.capture, CaptureContract.PassThru.channels, path: path,
-                                                  interface: RequestInterface.passThru).uint32Value
+        events.forward(passThru)
+        let path = passThru.path
+        let channels = try? await passThru.channels()
 
         let meter = options.json || noMeter || !Terminal.stderrIsTerminal ? nil : LevelMeter(bitsPerSample: bits)
         let bytesPerFrame = Double(channels ?? 1) * Double(bits / 8)
-        var outcome: Outcome?
+        var outcome: PassThruResult?
         var cancelled = false
         var nextSequence: UInt64 = 0
         var missing: UInt64 = 0
         if meter != nil { Terminal.status("capturing (\(path.rawValue))…") }
         waiting: while let event = await events.next() {
             switch event {
-            case .signal(let message):
-                guard message.path == path else { continue }
-                if message.member == CaptureContract.PassThru.audioPassThru.name, message.body.count == 3, let data = message.body[0].bytesValue?.array {
-                    let sequence = message.body[1].uint64Value ?? nextSequence
-                    if sequence > nextSequence { missing += sequence - nextSequence }
-                    nextSequence = sequence + 1
-                    try writer.append(data)
-                    if let meter {
-                        Terminal.status(meter.line(seconds: Double(writer.dataBytes) / bytesPerFrame / Double(rate), samples: data))
-                    }
-                } else if message.member == CaptureContract.PassThru.finished.name, message.body.count == 3 {
-                    outcome = Outcome(resultCode: message.body[0].stringValue ?? "", success: message.body[1].boolValue ?? false,
-                                      info: message.body[2].stringKeyedValue ?? [:])
-                    break waiting
+            case .chunk(let chunk):
+                if chunk.sequence > nextSequence { missing += chunk.sequence - nextSequence }
+                nextSequence = chunk.sequence + 1
+                try writer.append(chunk.data)
+                if let meter {
+                    Terminal.status(meter.line(seconds: Double(writer.dataBytes) / bytesPerFrame / Double(rate), samples: chunk.data))
                 }
+            case .passThruFinished(.success(let result)):
+                outcome = result
+                break waiting
+            case .passThruFinished(.failure(let error)):
+                if meter != nil { Terminal.status(LevelMeter.clear + "\n") }
+                _ = try? finish(writer, channels: channels, frames: nil)
+                throw ClientFailure.from(error, service: BusService.capture.name)
             case .interrupted:
                 if meter != nil { Terminal.status(LevelMeter.clear) }
                 if cancelled {
@@ -128,8 +116,8 @@ struct CaptureSubcommand: ClientCommand {
                 }
                 cancelled = true
                 Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.capture, CaptureContract.PassThru.cancel.name, path: path, interface: RequestInterface.passThru)
-            case .key, .inputClosed, .tick, .alertCompleted:
+                try? await passThru.cancel()
+            case .signal, .key, .inputClosed, .tick, .alertCompleted:
                 continue
             case .serviceGone(let name):
                 if meter != nil { Terminal.status(LevelMeter.clear + "\n") }
@@ -139,12 +127,10 @@ struct CaptureSubcommand: ClientCommand {
         }
         if meter != nil { Terminal.status(LevelMeter.clear) }
         guard let outcome else { throw .failed("the wait for \(path.rawValue) ended without its Finished") }
-        let frames = outcome.info["FramesCaptured"]?.uint64Value
-        let written = try finish(writer, channels: channels, frames: frames)
-        let framesWritten = Double(writer.dataBytes) / (Double(written) * Double(bits / 8))
+        let written = try finish(writer, channels: channels, frames: outcome.framesCaptured)
         if missing > 0 { Terminal.error("earshot: \(missing) chunk(s) never arrived; the file has a gap") }
-        report(path: path, outcome: outcome, channels: written, frames: frames ?? UInt64(framesWritten), missing: missing)
-        return ClientExit.isSuccessful(outcome.resultCode) ? ClientExit.success : ClientExit.unsuccessful
+        report(path: path, outcome: outcome, channels: written, missing: missing)
+        return ClientExit.isSuccessful(outcome.resultCode.rawValue) ? ClientExit.success : ClientExit.unsuccessful
     }
 
     /// Completes the WAV file; returns the channel count written into its header (the
@@ -159,19 +145,19 @@ struct CaptureSubcommand: ClientCommand {
         return count
     }
 
-    func report(path: ObjectPath, outcome: Outcome, channels: UInt32, frames: UInt64, missing: UInt64) {
-        let reason = outcome.info["Reason"]?.stringValue ?? ""
+    func report(path: ObjectPath, outcome: PassThruResult, channels: UInt32, missing: UInt64) {
+        let frames = outcome.framesCaptured
         let seconds = Double(frames) / Double(rate)
         if options.json {
             printJSON(.object([
-                ("passThru", .string(path.rawValue)), ("resultCode", .string(outcome.resultCode)),
-                ("success", .bool(outcome.success)), ("reason", .string(reason)), ("frames", .uint(frames)),
-                ("durationMs", outcome.info["DurationMs"].map(JSONValue.init) ?? .uint(UInt64((seconds * 1000).rounded()))),
+                ("passThru", .string(path.rawValue)), ("resultCode", .string(outcome.resultCode.rawValue)),
+                ("success", .bool(outcome.success)), ("reason", .string(outcome.reason)), ("frames", .uint(frames)),
+                ("durationMs", .uint(UInt64(outcome.durationMs))),
                 ("sampleRate", .uint(UInt64(rate))), ("bitsPerSample", .uint(UInt64(bits))), ("channels", .uint(UInt64(channels))),
                 ("file", .string(out)), ("missingChunks", .uint(missing)),
             ]))
         } else {
-            Terminal.line("\(outcome.resultCode)\(reason.isEmpty ? "" : " (\(reason))")")
+            Terminal.line("\(outcome.resultCode.rawValue)\(outcome.reason.isEmpty ? "" : " (\(outcome.reason))")")
             let layout = channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) channels"
             Terminal.line("\(frames) frames, \(String(format: "%.3f", seconds)) s of \(rate) Hz \(bits)-bit \(layout), written to \(out)")
         }

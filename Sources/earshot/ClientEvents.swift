@@ -19,6 +19,10 @@ enum ClientEvent: Sendable {
     case tick
     /// An alert this command presented completed (or its wait failed).
     case alertCompleted(Result<AlertResult, EarshotError>)
+    /// A chunk of the pass-thru this command started.
+    case chunk(AudioChunk)
+    /// That pass-thru finished (or its wait failed); every chunk came before.
+    case passThruFinished(Result<PassThruResult, EarshotError>)
 }
 
 /// One queue of events for a command that waits: the signals it subscribed to, Ctrl-C,
@@ -49,6 +53,20 @@ final class ClientEvents: Sendable {
             } catch {
                 queue.push(.alertCompleted(.failure(error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed",
                                                                                            message: "\(error)"))))
+            }
+        })
+    }
+
+    /// Reports `passThru`'s chunks, then its end.
+    func forward(_ passThru: PassThru) {
+        let queue = self.queue
+        track(Task {
+            for await chunk in passThru { queue.push(.chunk(chunk)) }
+            do {
+                queue.push(.passThruFinished(.success(try await passThru.result)))
+            } catch {
+                queue.push(.passThruFinished(.failure(error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed",
+                                                                                             message: "\(error)"))))
             }
         })
     }

@@ -102,7 +102,7 @@ struct RecordCommand: ClientCommand {
                 cancelled = true
                 Terminal.error("earshot: cancelling \(job.rawValue) (Ctrl-C again to quit at once)")
                 _ = try? await client.call(.orchestrator, OrchestratorContract.Job.cancel.name, path: job, interface: RequestInterface.job)
-            case .key, .inputClosed, .tick, .alertCompleted:
+            case .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished:
                 continue
             case .serviceGone(let name):
                 throw .notRunning(name)
