@@ -12,6 +12,11 @@ public struct RecordPieceRequest: Sendable {
     public var maxDurationMs: UInt32?
     public var endOnSilenceMs: UInt32?
     public var tempo: Double?
+    public var description: String?
+    public var samplingRate: UInt32?
+    public var bitsPerSample: UInt32?
+    /// A line the HMI shows while it records.
+    public var displayText: String?
     public var outliveOwner = false
 
     public init(title: String, prompt: String? = nil, maxDurationMs: UInt32? = nil) {
@@ -26,6 +31,10 @@ public struct RecordPieceRequest: Sendable {
         values[RecordKeys.maxDuration] = maxDurationMs.map(DBusValue.uint32)
         values[RecordKeys.endOnSilenceMs] = endOnSilenceMs.map(DBusValue.uint32)
         values[PieceKeys.tempo] = tempo.map(DBusValue.double)
+        values[PieceKeys.description] = description.map(DBusValue.string)
+        values[RecordKeys.samplingRate] = samplingRate.map(DBusValue.uint32)
+        values[RecordKeys.bitsPerSample] = bitsPerSample.map(DBusValue.uint32)
+        values[RecordKeys.displayText1] = displayText.map(DBusValue.string)
         if outliveOwner { values[RecordKeys.outliveOwner] = .boolean(true) }
         return values
     }
@@ -37,13 +46,30 @@ public struct JobResult: Sendable, Equatable {
     /// The stored piece, empty when none was kept.
     public let pieceId: String
     public let reason: String
+    /// Frames the pass-thru captured, when it ran.
+    public let framesCaptured: UInt64?
 }
 
-/// A running job: its result once it finishes, and `cancel()`.
-public struct Job: Sendable {
+/// The step a job is at.
+public enum JobState: String, Sendable {
+    case preparing, prompting, recording, storing, confirming, finished
+}
+
+/// A running job: its steps as they begin (`states`, an `AsyncSequence` that ends when the
+/// job does), then its result; `cancel()` ends it.
+public final class Job: Sendable {
     public let path: ObjectPath
+    /// Each step as it begins, after `preparing`; ends when the job finishes.
+    public let states: AsyncStream<JobState>
     let calls: ServiceCalls
     let finished: Task<JobResult, any Error>
+
+    init(path: ObjectPath, calls: ServiceCalls, states: AsyncStream<JobState>, finished: Task<JobResult, any Error>) {
+        self.path = path
+        self.calls = calls
+        self.states = states
+        self.finished = finished
+    }
 
     public var result: JobResult {
         get async throws {
@@ -70,33 +96,53 @@ public struct OrchestratorProxy: Sendable {
         calls = ServiceCalls(connection: connection, busName: OrchestratorContract.busName)
     }
 
-    /// Starts a job; its result comes from the returned `Job`.
+    /// Starts a job; its steps and result come from the returned `Job`.
     public func recordPiece(_ request: RecordPieceRequest) async throws -> Job {
         typealias Members = OrchestratorContract.Job
         let values = request.values
         try RequestCheck.check(values, against: Manager.requestKeys)
-        let ends = try await calls.subscribe(Members.interface, Members.finished)
+        // One subscription for the jobs' PropertiesChanged and Finished keeps them in order.
+        let signals: SignalSubscription
+        do {
+            signals = try await calls.connection.subscribe(MatchRule(sender: calls.busName, pathNamespace: path))
+        } catch {
+            throw EarshotError(error)
+        }
         let reply: [DBusValue]
         do {
             reply = try await calls.call(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
         } catch {
-            ends.cancel()
+            signals.cancel()
             throw error
         }
         guard let job = reply.first?.objectPathValue else {
-            ends.cancel()
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "RecordPiece replied \(reply)")
+            signals.cancel()
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Manager.recordPiece.name) replied \(reply)")
         }
+        let (states, stateContinuation) = AsyncStream<JobState>.makeStream()
         let finished = Task { () throws -> JobResult in
-            defer { ends.cancel() }
-            for await signal in ends where signal.path == job {
-                guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
-                      let piece = signal.body[1].stringValue, let info = signal.body[2].stringKeyedValue else { continue }
-                return JobResult(resultCode: code, pieceId: piece, reason: info["Reason"]?.stringValue ?? "")
+            defer {
+                signals.cancel()
+                stateContinuation.finish()
+            }
+            var last = JobState.preparing
+            for await signal in signals where signal.path == job {
+                if signal.interface == Members.interface.name, signal.member == Members.finished.name {
+                    guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
+                          let piece = signal.body[1].stringValue, let info = signal.body[2].stringKeyedValue else { continue }
+                    return JobResult(resultCode: code, pieceId: piece, reason: info["Reason"]?.stringValue ?? "",
+                                     framesCaptured: info[Members.framesCaptured]?.uint64Value)
+                }
+                // PropertiesChanged(interface, changed, invalidated)
+                guard signal.body.count >= 2, signal.body[0].stringValue == Members.interface.name,
+                      let state = signal.body[1].stringKeyedValue?[Members.state]?.stringValue.flatMap(JobState.init(rawValue:)),
+                      state != last, state != .finished else { continue }
+                last = state
+                stateContinuation.yield(state)
             }
             throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(job) finished")
         }
-        return Job(path: job, calls: calls, finished: finished)
+        return Job(path: job, calls: calls, states: states, finished: finished)
     }
 
     /// Each watched service's well-known name → (its unique owner or "", whether it runs).

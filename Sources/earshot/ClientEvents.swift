@@ -23,6 +23,10 @@ enum ClientEvent: Sendable {
     case chunk(AudioChunk)
     /// That pass-thru finished (or its wait failed); every chunk came before.
     case passThruFinished(Result<PassThruResult, EarshotError>)
+    /// The job this command started began a step.
+    case jobState(JobState)
+    /// That job finished (or its wait failed); every step came before.
+    case jobFinished(Result<JobResult, EarshotError>)
 }
 
 /// One queue of events for a command that waits: the signals it subscribed to, Ctrl-C,
@@ -51,8 +55,7 @@ final class ClientEvents: Sendable {
             do {
                 queue.push(.alertCompleted(.success(try await alert.result)))
             } catch {
-                queue.push(.alertCompleted(.failure(error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed",
-                                                                                           message: "\(error)"))))
+                queue.push(.alertCompleted(.failure(Self.earshotError(error))))
             }
         })
     }
@@ -65,10 +68,26 @@ final class ClientEvents: Sendable {
             do {
                 queue.push(.passThruFinished(.success(try await passThru.result)))
             } catch {
-                queue.push(.passThruFinished(.failure(error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed",
-                                                                                             message: "\(error)"))))
+                queue.push(.passThruFinished(.failure(Self.earshotError(error))))
             }
         })
+    }
+
+    /// Reports `job`'s steps, then its end.
+    func forward(_ job: Job) {
+        let queue = self.queue
+        track(Task {
+            for await state in job.states { queue.push(.jobState(state)) }
+            do {
+                queue.push(.jobFinished(.success(try await job.result)))
+            } catch {
+                queue.push(.jobFinished(.failure(Self.earshotError(error))))
+            }
+        })
+    }
+
+    static func earshotError(_ error: any Error) -> EarshotError {
+        error as? EarshotError ?? EarshotError(name: "org.freedesktop.DBus.Error.Failed", message: "\(error)")
     }
 
     /// Reports `service` leaving the bus (at once if it is not on it now).

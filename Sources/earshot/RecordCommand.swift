@@ -1,5 +1,5 @@
 import ArgumentParser
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 
 /// `earshot record`: a whole recording through the orchestrator, followed to its end.
@@ -48,16 +48,14 @@ struct RecordCommand: ClientCommand {
     @Option(name: .customLong("description"), help: ArgumentHelp("The piece's description.", valueName: "text"))
     var pieceDescription: String?
 
-    var request: [String: DBusValue] {
-        var request: [String: DBusValue] = ["Title": .string(title)]
-        if let prompt { request["Prompt"] = .string(prompt) }
-        if let maxMs { request["MaxDuration"] = .uint32(maxMs) }
-        if let rate { request["SamplingRate"] = .uint32(rate) }
-        if let bits { request["BitsPerSample"] = .uint32(bits) }
-        if let endOnSilenceMs { request["EndOnSilenceMs"] = .uint32(endOnSilenceMs) }
-        if let displayText { request["DisplayText1"] = .string(displayText) }
-        if let tempo { request["Tempo"] = .double(tempo) }
-        if let pieceDescription { request["Description"] = .string(pieceDescription) }
+    var request: RecordPieceRequest {
+        var request = RecordPieceRequest(title: title, prompt: prompt, maxDurationMs: maxMs)
+        request.samplingRate = rate
+        request.bitsPerSample = bits
+        request.endOnSilenceMs = endOnSilenceMs
+        request.displayText = displayText
+        request.tempo = tempo
+        request.description = pieceDescription
         return request
     }
 
@@ -65,65 +63,53 @@ struct RecordCommand: ClientCommand {
         try await client.require(.orchestrator)
         let events = ClientEvents()
         defer { events.stop() }
-        // One subscription for the job's PropertiesChanged and Finished keeps them in order.
-        do {
-            events.forward(try await client.connection.subscribe(MatchRule(sender: BusService.orchestrator.name,
-                                                                           pathNamespace: BusService.orchestrator.path)))
-        } catch {
-            throw ClientFailure.from(error)
-        }
         try await events.watch(.orchestrator, on: client)
         // From here Ctrl-C is an event: one that comes during the call cancels the job once
         // its path is known.
         events.catchInterrupts()
-        let reply = try await client.call(.orchestrator, OrchestratorContract.Manager.recordPiece.name, [.vardict(request)])
-        guard let job = reply.first?.objectPathValue else { throw .failed("RecordPiece replied \(reply)") }
+        let job = try await client.with(.orchestrator) { [request] in try await $0.orchestrator.recordPiece(request) }
+        events.forward(job)
 
-        var states = ["preparing"]
+        var states = [JobState.preparing]
         if !options.json { Terminal.line("preparing…") }
         var cancelled = false
         while let event = await events.next() {
             switch event {
-            case .signal(let message):
-                guard message.path == job else { continue }
-                if message.member == "PropertiesChanged", message.body.count >= 2,
-                   let state = message.body[1].stringKeyedValue?["State"]?.stringValue, state != states.last {
-                    states.append(state)
-                    if !options.json && state != "finished" { Terminal.line("\(state)…") }
-                } else if message.member == OrchestratorContract.Job.finished.name, message.interface == RequestInterface.job,
-                          message.body.count == 3 {
-                    let code = message.body[0].stringValue ?? ""
-                    report(job: job, code: code, pieceID: message.body[1].stringValue ?? "",
-                           info: message.body[2].stringKeyedValue ?? [:], states: states)
-                    return ClientExit.isSuccessful(code) ? ClientExit.success : ClientExit.unsuccessful
-                }
+            case .jobState(let state):
+                states.append(state)
+                if !options.json { Terminal.line("\(state.rawValue)…") }
+            case .jobFinished(.success(let result)):
+                report(job: job.path, result, states: states + [.finished])
+                return ClientExit.isSuccessful(result.resultCode.rawValue) ? ClientExit.success : ClientExit.unsuccessful
+            case .jobFinished(.failure(let error)):
+                throw ClientFailure.from(error, service: BusService.orchestrator.name)
             case .interrupted:
                 if cancelled { return ClientExit.interrupted }
                 cancelled = true
-                Terminal.error("earshot: cancelling \(job.rawValue) (Ctrl-C again to quit at once)")
-                _ = try? await client.call(.orchestrator, OrchestratorContract.Job.cancel.name, path: job, interface: RequestInterface.job)
-            case .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished:
+                Terminal.error("earshot: cancelling \(job.path.rawValue) (Ctrl-C again to quit at once)")
+                try? await job.cancel()
+            case .signal, .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished:
                 continue
             case .serviceGone(let name):
                 throw .notRunning(name)
             }
         }
-        throw .failed("the wait for \(job.rawValue) ended without its Finished")
+        throw .failed("the wait for \(job.path.rawValue) ended without its Finished")
     }
 
-    func report(job: ObjectPath, code: String, pieceID: String, info: [String: DBusValue], states: [String]) {
-        let reason = info["Reason"]?.stringValue
-        let frames = info["FramesCaptured"]?.uint64Value
+    func report(job: ObjectPath, _ result: JobResult, states: [JobState]) {
+        let code = result.resultCode.rawValue
+        let reason = result.reason.isEmpty ? nil : result.reason
         if options.json {
             printJSON(.object([
-                ("job", .string(job.rawValue)), ("resultCode", .string(code)), ("pieceId", .string(pieceID)),
-                ("reason", reason.map(JSONValue.string) ?? .null), ("framesCaptured", frames.map(JSONValue.uint) ?? .null),
-                ("states", .array(states.map(JSONValue.string))),
+                ("job", .string(job.rawValue)), ("resultCode", .string(code)), ("pieceId", .string(result.pieceId)),
+                ("reason", reason.map(JSONValue.string) ?? .null), ("framesCaptured", result.framesCaptured.map(JSONValue.uint) ?? .null),
+                ("states", .array(states.map { .string($0.rawValue) })),
             ]))
             return
         }
         Terminal.line(code + (reason.map { " (\($0))" } ?? ""))
-        if !pieceID.isEmpty { Terminal.line("piece: \(pieceID)") }
-        if let frames { Terminal.line("frames: \(frames)") }
+        if !result.pieceId.isEmpty { Terminal.line("piece: \(result.pieceId)") }
+        if let frames = result.framesCaptured { Terminal.line("frames: \(frames)") }
     }
 }

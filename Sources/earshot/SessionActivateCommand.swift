@@ -96,7 +96,7 @@ struct SessionActivateCommand: ClientCommand {
             case .serviceGone(let name):
                 Terminal.error("earshot: \(name) left the bus; the activation ended with it")
                 return ClientExit.notRunning
-            case .key, .inputClosed, .alertCompleted, .chunk, .passThruFinished:
+            case .key, .inputClosed, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
                 continue
             }
         }

@@ -43,7 +43,7 @@ struct SessionWatchCommand: ClientCommand {
                 }
             case .interrupted:
                 return ClientExit.success
-            case .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished:
+            case .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
                 continue
             case .serviceGone(let name):
                 Terminal.error("earshot: \(name) left the bus; still watching")
