@@ -201,7 +201,7 @@ let package = Package(
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
-            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
+            "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

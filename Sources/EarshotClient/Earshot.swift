@@ -46,6 +46,9 @@ public struct EarshotError: Error, Sendable, Equatable, CustomStringConvertible 
         self.message = message
     }
 
+    /// Any error as an `EarshotError`: replies keep their name; anything else is `Failed`.
+    public init(describing error: any Error) { self.init(error) }
+
     init(_ error: any Error) {
         if let error = error as? EarshotError {
             self = error

@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 
@@ -49,4 +50,18 @@ extension EarshotError {
 
     /// What kind of error this is, for a `switch`.
     public var code: Code { Code(errorName: name) }
+
+    /// SmartDeviceLink's result code for a refusal of this kind, as a pass-thru or alert
+    /// would report it; nil for errors SDL has no code for.
+    public var resultCode: ResultCode? {
+        switch code {
+        case .rejected: .rejected
+        case .invalidData: .invalidData
+        case .disallowed: .disallowed
+        case .unsupportedResource: .unsupportedResource
+        case .fileNotFound: .fileNotFound
+        case .genericError: .genericError
+        default: nil
+        }
+    }
 }

@@ -3,19 +3,55 @@ import EarshotDBus
 
 private typealias PieceKeys = PiecesContract.Manager.PieceKeys
 
-/// A piece for `Drop` (org.earshot.Pieces1), after Allihoopa's model.
-public struct PieceDrop: Sendable {
-    public var title: String
+/// A piece's metadata, after Allihoopa's model: what `Drop` takes besides its title,
+/// length and assets (and what `RecordPiece` passes on to it). Absent values take the
+/// contract's defaults; the rules are the store's (`Drop`'s errors).
+public struct PieceMetadata: Sendable {
     public var description: String?
     public var tempo: Double?
-    public var timeSignature: (upper: UInt8, lower: UInt8)?
+    public var loopStartMicroseconds: UInt64?
+    public var loopEndMicroseconds: UInt64?
+    public var timeSignatureUpper: UInt8?
+    public var timeSignatureLower: UInt8?
     public var basedOn: [String] = []
     public var tonality: PieceTonality?
     /// For a tonal piece: 12 values, C to B.
     public var scale: [Bool]?
     /// For a tonal piece: 0 (C) to 11 (B).
     public var root: UInt8?
-    public var listed = true
+    public var listed: Bool?
+
+    public init() {}
+
+    /// Both halves of the time signature, when both are set.
+    public var timeSignature: (upper: UInt8, lower: UInt8)? {
+        get { timeSignatureUpper.flatMap { upper in timeSignatureLower.map { (upper, $0) } } }
+        set {
+            timeSignatureUpper = newValue?.upper
+            timeSignatureLower = newValue?.lower
+        }
+    }
+
+    func add(to values: inout [String: DBusValue]) {
+        values[PieceKeys.description] = description.map(DBusValue.string)
+        values[PieceKeys.tempo] = tempo.map(DBusValue.double)
+        values[PieceKeys.loopStartMicroseconds] = loopStartMicroseconds.map(DBusValue.uint64)
+        values[PieceKeys.loopEndMicroseconds] = loopEndMicroseconds.map(DBusValue.uint64)
+        values[PieceKeys.timeSignatureUpper] = timeSignatureUpper.map(DBusValue.byte)
+        values[PieceKeys.timeSignatureLower] = timeSignatureLower.map(DBusValue.byte)
+        if !basedOn.isEmpty { values[PieceKeys.basedOn] = .strings(basedOn) }
+        values[PieceKeys.tonality] = tonality.map { .string($0.rawValue) }
+        values[PieceKeys.scale] = scale.map { .array(.boolean, $0.map(DBusValue.boolean)) }
+        values[PieceKeys.root] = root.map(DBusValue.byte)
+        values[PieceKeys.listed] = listed.map(DBusValue.boolean)
+    }
+}
+
+/// A piece for `Drop` (org.earshot.Pieces1), after Allihoopa's model.
+@dynamicMemberLookup
+public struct PieceDrop: Sendable {
+    public var title: String
+    public var metadata = PieceMetadata()
     /// The mix stem: a WAV, Ogg Vorbis or FLAC file.
     public var mixStem: Asset
     public var preview: Asset?
@@ -23,6 +59,9 @@ public struct PieceDrop: Sendable {
     public var coverImage: Asset?
     /// Any file of at most 30 MiB, with its MIME type.
     public var attachment: (asset: Asset, mimeType: String)?
+    /// Whose piece it is, for a service dropping on a user's behalf (uid 0 or the store's
+    /// own user only; others are refused).
+    public var authorUid: UInt32?
 
     /// A file handed over: by descriptor (the service needs no access to its path), or by
     /// path (read with the caller's permissions).
@@ -38,17 +77,25 @@ public struct PieceDrop: Sendable {
         }
     }
 
-    public init(title: String, mixStem: Asset) {
+    public init(title: String, mixStem: Asset, metadata: PieceMetadata = PieceMetadata()) {
         self.title = title
         self.mixStem = mixStem
+        self.metadata = metadata
     }
 
     public init(title: String, mixStemPath: String) {
         self.init(title: title, mixStem: .path(mixStemPath))
     }
 
+    /// The metadata's fields, as `piece.tempo = 120`.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<PieceMetadata, Value>) -> Value {
+        get { metadata[keyPath: field] }
+        set { metadata[keyPath: field] = newValue }
+    }
+
     var values: [String: DBusValue] {
-        var values: [String: DBusValue] = [PieceKeys.title.name: .string(title), PieceKeys.listed.name: .boolean(listed)]
+        var values: [String: DBusValue] = [PieceKeys.title.name: .string(title)]
+        metadata.add(to: &values)
         mixStem.add(to: &values, as: PieceKeys.mixStem)
         preview?.add(to: &values, as: PieceKeys.preview)
         coverImage?.add(to: &values, as: PieceKeys.coverImage)
@@ -56,16 +103,7 @@ public struct PieceDrop: Sendable {
             attachment.asset.add(to: &values, as: PieceKeys.attachment)
             values[PieceKeys.attachmentMimeType] = .string(attachment.mimeType)
         }
-        values[PieceKeys.description] = description.map(DBusValue.string)
-        values[PieceKeys.tempo] = tempo.map(DBusValue.double)
-        if let timeSignature {
-            values[PieceKeys.timeSignatureUpper] = .byte(timeSignature.upper)
-            values[PieceKeys.timeSignatureLower] = .byte(timeSignature.lower)
-        }
-        if !basedOn.isEmpty { values[PieceKeys.basedOn] = .strings(basedOn) }
-        values[PieceKeys.tonality] = tonality.map { .string($0.rawValue) }
-        values[PieceKeys.scale] = scale.map { .array(.boolean, $0.map(DBusValue.boolean)) }
-        values[PieceKeys.root] = root.map(DBusValue.byte)
+        values[PieceKeys.authorUid] = authorUid.map(DBusValue.uint32)
         return values
     }
 }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotService
@@ -15,11 +16,6 @@ final class JobRunner: Sendable {
     /// The job object's declared members.
     private typealias Members = OrchestratorContract.Job
 
-    static let capture = CaptureContract.busName
-    static let passThru = CaptureContract.PassThru.interface.name
-    static let alerts = AlertsContract.busName
-    static let pieces = PiecesContract.busName
-
     let id: UInt64
     let path: ObjectPath
     let plan: RecordPlan
@@ -31,8 +27,8 @@ final class JobRunner: Sendable {
     private let object = Locked<ExportedObject?>(nil)
     private let events: AsyncStream<JobEvent>.Continuation
     private let stream: AsyncStream<JobEvent>
-    /// The pass-thru's object, once PerformAudioPassThru has replied.
-    private let passThruPath = Locked<ObjectPath?>(nil)
+    /// The pass-thru, once PerformAudioPassThru has replied.
+    private let passThru = Locked<PassThru?>(nil)
     private let activation = Locked<ObjectPath?>(nil)
     /// The pass-thru's channel count.
     private let channels = Locked<UInt32>(1)
@@ -46,6 +42,8 @@ final class JobRunner: Sendable {
     /// Whether the job has finished, and who waits for that.
     private let completion = Locked<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     private var connection: DBusConnection { service.connection }
+    /// The other services, typed, on the service's connection.
+    private var earshot: Earshot { Earshot(connection: service.connection) }
     private var logger: Logger { service.logger }
 
     init(id: UInt64, plan: RecordPlan, owner: String, ownerUID: UInt32, service: OrchestratorService) throws(DBusError) {
@@ -58,7 +56,7 @@ final class JobRunner: Sendable {
         audioFile = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-job-\(getpid())-\(id).raw").path
         (stream, events) = AsyncStream<JobEvent>.makeStream()
         let exported = try service.connection.export(path, interfaces: [OrchestratorInterfaces.jobInterface(self)], values: [
-            (Members.state, .string(JobState.preparing.rawValue)), (Members.pieceId, .string("")), (Members.resultCode, .string("")),
+            (Members.state, .string(OrchestratorCore.JobState.preparing.rawValue)), (Members.pieceId, .string("")), (Members.resultCode, .string("")),
             (Members.framesCaptured, .uint64(0)), (Members.title, .string(plan.title)), (Members.owner, .string(owner)),
         ])
         object.withLock { $0 = exported }
@@ -177,66 +175,46 @@ final class JobRunner: Sendable {
     }
 
     private func runPassThru() async {
-        let subscription: SignalSubscription
-        let passThru: ObjectPath
+        let passThru: PassThru
         do {
-            subscription = try await connection.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
-            let reply = try await connection.call(destination: Self.capture, path: ObjectPath(declared: CaptureContract.managerPath),
-                                                  interface: CaptureContract.Manager.interface.name,
-                                                  member: CaptureContract.Manager.performAudioPassThru.name, [plan.passThruRequest])
-            guard let replied = reply.first?.objectPathValue else { throw DBusError.failed("PerformAudioPassThru replied \(reply)") }
-            passThru = replied
+            passThru = try await earshot.capture.perform(plan.passThruRequest)
         } catch {
-            let dbusError = error as? DBusError
-            let code: ResultCode = switch dbusError?.name {
-            case "org.earshot.Error.Rejected"?: .rejected
-            case "org.earshot.Error.UnsupportedResource"?: .unsupportedResource
-            case "org.earshot.Error.InvalidData"?: .invalidData
-            default: .genericError
-            }
+            let error = EarshotError(describing: error)
+            let code = error.resultCode ?? .genericError
             let tryAgainMs: UInt32? = code == .rejected ? await activePassThruRemainingMs() ?? 100 : nil
-            events.yield(.passThruRefused(code, dbusError.map { "\($0.name): \($0.message)" } ?? String(describing: error),
-                                          tryAgainMs: tryAgainMs))
+            events.yield(.passThruRefused(code, error.description, tryAgainMs: tryAgainMs))
             return
         }
-        defer { subscription.cancel() }
-        passThruPath.withLock { $0 = passThru }
+        self.passThru.withLock { $0 = passThru }
         let output = open(audioFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard output >= 0 else {
             events.yield(.passThruRefused(.genericError, "cannot create \(audioFile): \(String(cString: strerror(errno)))"))
+            try? await passThru.cancel()
             return
         }
         defer { close(output) }
-        let properties = try? await connection.call(destination: Self.capture, path: passThru,
-                                                    interface: "org.freedesktop.DBus.Properties", member: "GetAll",
-                                                    [.string(Self.passThru)]).first?.stringKeyedValue
         // The session may have asked for stereo: the pass-thru says how many channels it records.
-        let channels = max(1, properties?[CaptureContract.PassThru.channels.name]?.uint32Value ?? 1)
+        let channels = max(1, (try? await passThru.channels()) ?? 1)
         self.channels.withLock { $0 = channels }
-        events.yield(.passThruStarted(prompting: properties?[CaptureContract.PassThru.state.name]?.stringValue == "prompting"))
+        events.yield(.passThruStarted(prompting: (try? await passThru.state()) == .prompting))
         let bytesPerFrame = UInt64(plan.bitsPerSample / 8) * UInt64(channels)
         var bytes: UInt64 = 0
-        for await signal in subscription where signal.path == passThru {
-            switch signal.member {
-            case CaptureContract.PassThru.audioPassThru.name:
-                guard let chunk = signal.body.first?.bytesValue else { continue }
-                if bytes == 0 { events.yield(.recordingStarted) }
-                let failure = chunk.withUnsafeBytes { FileOutput.writeAll($0, to: output) }
-                guard failure == 0 else {
-                    events.yield(.passThruFinished(.genericError, reason: "cannot write \(audioFile): \(String(cString: strerror(failure)))"))
-                    await cancelPassThru()
-                    return
-                }
-                bytes += UInt64(chunk.count)
-                events.yield(.framesCaptured(bytes / max(1, bytesPerFrame)))
-            case CaptureContract.PassThru.finished.name:
-                let code = signal.body.first?.stringValue.flatMap(ResultCode.init(rawValue:)) ?? .genericError
-                let reason = signal.body.count > 2 ? signal.body[2].stringKeyedValue?["Reason"]?.stringValue ?? "" : ""
-                events.yield(.passThruFinished(code, reason: reason))
+        for await chunk in passThru {
+            if bytes == 0 { events.yield(.recordingStarted) }
+            let failure = chunk.data.withUnsafeBytes { FileOutput.writeAll($0, to: output) }
+            guard failure == 0 else {
+                events.yield(.passThruFinished(.genericError, reason: "cannot write \(audioFile): \(String(cString: strerror(failure)))"))
+                await cancelPassThru()
                 return
-            default:
-                continue
             }
+            bytes += UInt64(chunk.data.count)
+            events.yield(.framesCaptured(bytes / max(1, bytesPerFrame)))
+        }
+        do {
+            let result = try await passThru.result
+            events.yield(.passThruFinished(result.resultCode, reason: result.reason))
+        } catch {
+            events.yield(.passThruFinished(.genericError, reason: "\(EarshotError(describing: error))"))
         }
     }
 
@@ -244,20 +222,14 @@ final class JobRunner: Sendable {
     /// capture's `EndsAtMonotonicUs` (the same clock as ours); nil when capture is idle, has
     /// no end yet (it is still prompting) or cannot be asked.
     private func activePassThruRemainingMs() async -> UInt32? {
-        let reply = try? await connection.call(destination: Self.capture, path: ObjectPath(declared: CaptureContract.managerPath),
-                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                               [.string(CaptureContract.Manager.interface.name),
-                                                .string(CaptureContract.Manager.endsAtMonotonicUs.name)])
-        guard let endsAt = reply?.first?.variantValue?.uint64Value, endsAt > 0 else { return nil }
+        guard let endsAt = try? await earshot.capture.endsAtMonotonicUs() else { return nil }
         let now = monotonicMicroseconds()
         guard endsAt > now else { return nil }
         return UInt32(clamping: (endsAt - now + 999) / 1000)
     }
 
     private func cancelPassThru() async {
-        guard let passThru = passThruPath.withLock({ $0 }) else { return }
-        _ = try? await connection.call(destination: Self.capture, path: passThru, interface: Self.passThru,
-                                       member: CaptureContract.PassThru.cancel.name)
+        try? await passThru.withLock({ $0 })?.cancel()
     }
 
     private func store() async {
@@ -277,52 +249,28 @@ final class JobRunner: Sendable {
             defer { unlink(wav) }
             let fd = open(wav, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw DBusError.failed("cannot open \(wav)") }
-            var piece = plan.metadata
-            piece[PiecesContract.Manager.PieceKeys.title.name] = .string(plan.title)
-            piece[PiecesContract.Manager.PieceKeys.mixStem.fd.name] = .unixFD(UnixFD(taking: fd))
-            piece[PiecesContract.Manager.PieceKeys.authorUid.name] = .uint32(ownerUID)
-            let reply = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
-                                                  interface: PiecesContract.Manager.interface.name,
-                                                  member: PiecesContract.Manager.drop.name, [.vardict(piece)], timeout: .seconds(120))
-            guard let pieceID = reply.first?.stringValue else { throw DBusError.failed("Drop replied \(reply)") }
-            events.yield(.stored(pieceID: pieceID))
+            var piece = PieceDrop(title: plan.title, mixStem: .descriptor(UnixFD(taking: fd)), metadata: plan.metadata)
+            piece.authorUid = ownerUID
+            events.yield(.stored(pieceID: try await earshot.pieces.drop(piece)))
         } catch {
-            let message = (error as? DBusError).map { "\($0.name): \($0.message)" } ?? String(describing: error)
-            events.yield(.storeFailed(message))
+            events.yield(.storeFailed(EarshotError(describing: error).description))
         }
     }
 
     private func confirm() async {
         do {
-            let completions = try await connection.subscribe(MatchRule(sender: Self.alerts, interface: AlertsContract.Alert.interface.name,
-                                                                       member: AlertsContract.Alert.completed.name))
-            defer { completions.cancel() }
-            let reply = try await connection.call(destination: Self.alerts, path: ObjectPath(declared: AlertsContract.managerPath),
-                                                  interface: AlertsContract.Manager.interface.name,
-                                                  member: AlertsContract.Manager.presentAlert.name, [.vardict([
-                                                      "Text": .string("Recording saved"), "SecondaryText": .string(plan.title),
-                                                      "Audio": .array(.structure([.string, .string]),
-                                                                      [.structure([.string("TEXT"), .string("Recording saved")])]),
-                                                      "Timeout": .double(3),
-                                                  ])])
-            guard let alert = reply.first?.objectPathValue else { throw DBusError.failed("PresentAlert replied \(reply)") }
-            for await signal in completions where signal.path == alert {
-                let code = signal.body.count > 1 ? signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)) ?? .genericError : .genericError
-                let tryAgain = signal.body.count > 2 ? signal.body[2].stringKeyedValue?["TryAgainTimeMs"]?.uint32Value : nil
-                events.yield(.confirmationCompleted(code, tryAgainMs: tryAgain))
-                return
-            }
+            var alert = Alert(text: "Recording saved", secondaryText: plan.title, audio: [.text("Recording saved")])
+            alert.timeout = 3
+            let result = try await earshot.alerts.present(alert)
+            events.yield(.confirmationCompleted(result.resultCode, tryAgainMs: result.tryAgainTimeMs))
         } catch {
-            let message = (error as? DBusError).map { "\($0.name): \($0.message)" } ?? String(describing: error)
-            events.yield(.confirmationFailed(message))
+            events.yield(.confirmationFailed(EarshotError(describing: error).description))
         }
     }
 
     private func delete(_ pieceID: String) async {
         do {
-            _ = try await connection.call(destination: Self.pieces, path: ObjectPath(declared: PiecesContract.managerPath),
-                                          interface: PiecesContract.Manager.interface.name,
-                                          member: PiecesContract.Manager.delete.name, [.string(pieceID)])
+            try await earshot.pieces.delete(pieceID)
             logger.info("job \(id): piece \(pieceID) deleted (the job was cancelled)")
         } catch {
             logger.error("job \(id): cannot delete piece \(pieceID) of the cancelled job: \(error)")

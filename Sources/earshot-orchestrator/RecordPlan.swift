@@ -1,5 +1,6 @@
 import CaptureCore
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotService
@@ -17,7 +18,7 @@ struct RecordPlan: Sendable {
     var endOnSilenceMs: UInt32?
     var outliveOwner: Bool
     /// The Pieces1 keys given, passed on to `Drop` as they came.
-    var metadata: [String: DBusValue]
+    var metadata: PieceMetadata
 
     typealias Keys = OrchestratorContract.Manager.Keys
     typealias CaptureKeys = CaptureContract.Manager.Keys
@@ -35,7 +36,19 @@ struct RecordPlan: Sendable {
         let silence: UInt32? = try given(Keys.endOnSilenceMs)
         let outlive: Bool = try options.require(Keys.outliveOwner)
         // The piece's keys go on to Drop as they were read (in Drop's types).
-        let metadata = options.given(PiecesContract.Manager.metadataKeys)
+        typealias PieceKeys = PiecesContract.Manager.PieceKeys
+        var metadata = PieceMetadata()
+        metadata.description = try given(PieceKeys.description)
+        metadata.tempo = try given(PieceKeys.tempo)
+        metadata.loopStartMicroseconds = try given(PieceKeys.loopStartMicroseconds)
+        metadata.loopEndMicroseconds = try given(PieceKeys.loopEndMicroseconds)
+        metadata.timeSignatureUpper = try given(PieceKeys.timeSignatureUpper)
+        metadata.timeSignatureLower = try given(PieceKeys.timeSignatureLower)
+        metadata.basedOn = try given(PieceKeys.basedOn) ?? []
+        metadata.tonality = try (given(PieceKeys.tonality) as String?).flatMap(PieceTonality.init(rawValue:))
+        metadata.scale = try given(PieceKeys.scale)
+        metadata.root = try given(PieceKeys.root)
+        metadata.listed = try given(PieceKeys.listed)
         return try DBusError.readingRequest {
             _ = try PassThruRules.samplingRate(rate)
             _ = try PassThruRules.bitsPerSample(bits)
@@ -48,19 +61,14 @@ struct RecordPlan: Sendable {
     }
 
     /// The `PerformAudioPassThru` request.
-    var passThruRequest: DBusValue {
-        var request: [String: DBusValue] = [
-            CaptureKeys.samplingRate.name: .uint32(samplingRate), CaptureKeys.bitsPerSample.name: .uint32(bitsPerSample),
-            CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(maxDurationMs),
-            // The job holds the session's recording claim itself.
-            CaptureKeys.muteAudio.name: .boolean(false),
-        ]
-        if let prompt, !prompt.isEmpty {
-            request[CaptureKeys.initialPrompt.name] = .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string(prompt)])])
-        }
-        if let displayText1 { request[CaptureKeys.displayText1.name] = .string(displayText1) }
-        if let displayText2 { request[CaptureKeys.displayText2.name] = .string(displayText2) }
-        if let endOnSilenceMs { request[CaptureKeys.endOnSilenceMs.name] = .uint32(endOnSilenceMs) }
-        return .vardict(request)
+    var passThruRequest: AudioPassThruRequest {
+        var request = AudioPassThruRequest(samplingRate: samplingRate, bitsPerSample: bitsPerSample, maxDurationMs: maxDurationMs)
+        // The job holds the session's recording claim itself.
+        request.muteAudio = false
+        if let prompt, !prompt.isEmpty { request.initialPrompt = [.text(prompt)] }
+        request.displayText1 = displayText1
+        request.displayText2 = displayText2
+        request.endOnSilenceMs = endOnSilenceMs
+        return request
     }
 }

@@ -85,7 +85,7 @@ struct PiecesDropCommand: ClientCommand {
         piece.tonality = tonality
         piece.scale = scale.flatMap { try? Self.scale($0) }
         piece.root = root
-        piece.listed = !unlisted
+        if unlisted { piece.listed = false }
 
         let id = try await client.with(.pieces) { [piece] in try await $0.pieces.drop(piece) }
         if options.json {

@@ -1,5 +1,5 @@
 import ContractCore
-import EarshotClient
+@testable import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -21,6 +21,26 @@ import Testing
         for name in declared { #expect(EarshotError(name: name, message: "").code.errorName == name) }
         #expect(EarshotError(name: DBusError.prefix + "ServiceUnknown", message: "").code == .serviceMissing)
         #expect(EarshotError(name: "org.example.Unheard", message: "").code == .other)
+    }
+
+    /// PieceMetadata has a field for every metadata key of the contract (which RecordPiece
+    /// passes on to Drop): a key added there and not here fails.
+    @Test func pieceMetadataCoversEveryMetadataKey() {
+        var metadata = PieceMetadata()
+        metadata.description = "d"
+        metadata.tempo = 1
+        metadata.loopStartMicroseconds = 1
+        metadata.loopEndMicroseconds = 2
+        metadata.timeSignature = (3, 4)
+        metadata.basedOn = ["p"]
+        metadata.tonality = .tonal
+        metadata.scale = [Bool](repeating: true, count: 12)
+        metadata.root = 0
+        metadata.listed = false
+        let piece = PieceDrop(title: "t", mixStem: .path("/m.wav"), metadata: metadata)
+        let sent = Set(piece.values.keys)
+        let keys = PiecesContract.Manager.self
+        #expect(sent == Set(keys.metadataKeys.map(\.name) + [keys.PieceKeys.title.name, keys.PieceKeys.mixStem.path.name]))
     }
 
     @Test func aStreamedPassThruIsReadFromItsPipeAndEndedByTheUser() async throws {
