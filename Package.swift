@@ -162,7 +162,7 @@ let package = Package(
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
-            "AlertsCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
+            "AlertsCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
             "CSndFileLoader", "CTunablesAtStart", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

@@ -124,6 +124,19 @@ extension CaptureProxy {
         return path == .root ? nil : path
     }
 
+    /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs), now and after
+    /// every change; nil while none records or the capture service is not on the bus.
+    public func observeEndsAtMonotonicUs() async throws -> AsyncStream<UInt64?> {
+        let values = try await calls.observe(managerPath, Manager.interface, Manager.endsAtMonotonicUs)
+        return AsyncStream { continuation in
+            let forwarding = Task {
+                for await value in values { continuation.yield(value?.uint64Value.flatMap { $0 == 0 ? nil : $0 }) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in forwarding.cancel() }
+        }
+    }
+
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs); nil when idle.
     public func endsAtMonotonicUs() async throws -> UInt64? {
         let value = try await calls.property(managerPath, Manager.interface, Manager.endsAtMonotonicUs).uint64Value ?? 0

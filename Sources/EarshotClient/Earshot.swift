@@ -104,6 +104,46 @@ struct ServiceCalls: Sendable {
         }
     }
 
+    /// A property's value now and after every change: read when the service appears on the
+    /// bus, then from its `PropertiesChanged`; nil while the service is not on the bus. Ends
+    /// when the connection closes or the stream is dropped.
+    func observe(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError)
+        -> AsyncStream<DBusValue?> {
+        let changes: SignalSubscription
+        let owners: AsyncStream<String?>
+        do {
+            changes = try await connection.subscribe(MatchRule(sender: busName, interface: "org.freedesktop.DBus.Properties",
+                                                               member: "PropertiesChanged", path: path))
+            owners = try await connection.watchNameOwner(busName)
+        } catch {
+            throw EarshotError(error)
+        }
+        let (values, continuation) = AsyncStream<DBusValue?>.makeStream()
+        let following = Task {
+            for await signal in changes {
+                guard signal.body.count >= 2, signal.body[0].stringValue == interface.name,
+                      let value = signal.body[1].stringKeyedValue?[property] else { continue }
+                continuation.yield(value)
+            }
+            continuation.finish()
+        }
+        let reading = Task {
+            for await owner in owners {
+                if owner == nil {
+                    continuation.yield(nil)
+                } else if let value = try? await self.property(path, interface, property) {
+                    continuation.yield(value)
+                }
+            }
+        }
+        continuation.onTermination = { _ in
+            changes.cancel()
+            following.cancel()
+            reading.cancel()
+        }
+        return values
+    }
+
     /// Subscribes to `signal` of `interface` from this service (unicast ones with `addMatch` false).
     func subscribe(_ interface: InterfaceDeclaration, _ signal: SignalDeclaration, addMatch: Bool = true) async throws(EarshotError) -> SignalSubscription {
         do {

@@ -1,4 +1,4 @@
-import EarshotContract
+import EarshotClient
 import EarshotDBus
 import EarshotService
 import Logging
@@ -8,11 +8,6 @@ import Logging
 /// The time left is then exact, whenever it is asked, however late the signals arrive: a
 /// request made at that time or after finds no capture in the way.
 final class CaptureWatch: Sendable {
-    static let busName = CaptureContract.busName
-    static let managerPath = ObjectPath(declared: CaptureContract.managerPath)
-    static let properties = "org.freedesktop.DBus.Properties"
-    static let property = CaptureContract.Manager.endsAtMonotonicUs.name
-
     private let connection: DBusConnection
     private let logger: Logger
     /// µs; 0 when nothing records (or the capture service is absent).
@@ -25,21 +20,9 @@ final class CaptureWatch: Sendable {
     }
 
     func start() async throws {
-        let changes = try await connection.subscribe(MatchRule(sender: Self.busName, interface: Self.properties,
-                                                               member: "PropertiesChanged", path: Self.managerPath))
-        let owners = try await connection.watchNameOwner(Self.busName)
+        let ends = try await Earshot(connection: connection).capture.observeEndsAtMonotonicUs()
         tasks.run { [weak self] in
-            for await signal in changes {
-                guard let values = signal.body.dropFirst().first?.stringKeyedValue, let end = values[Self.property]?.uint64Value else { continue }
-                self?.update(end)
-            }
-        }
-        tasks.run { [weak self] in
-            for await owner in owners {
-                guard let self else { return }
-                self.endsAtUs.withLock { $0 = 0 }
-                if owner != nil { await self.read() }
-            }
+            for await end in ends { self?.update(end ?? 0) }
         }
     }
 
@@ -59,12 +42,5 @@ final class CaptureWatch: Sendable {
     private func update(_ end: UInt64) {
         endsAtUs.withLock { $0 = end }
         if end > 0 { logger.info("a capture pass-thru records until \(end) µs (monotonic), \((end - min(end, monotonicMicroseconds())) / 1000) ms from now") }
-    }
-
-    private func read() async {
-        guard let reply = try? await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                                     member: "Get", [.string(CaptureContract.Manager.interface.name), .string(Self.property)]),
-              let end = reply.first?.variantValue?.uint64Value else { return }
-        update(end)
     }
 }
