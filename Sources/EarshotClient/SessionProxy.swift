@@ -69,6 +69,20 @@ public struct SessionState: Sendable, Equatable {
     }
 }
 
+/// A capture device the session can route, as `ListInputs` gives it.
+public struct SessionInput: Sendable, Equatable {
+    public let name: String
+    public let description: String
+    /// Every field (Channels, SampleRates, DataSources, PolarPatterns, …), by the contract's names.
+    public let values: [String: DBusValue]
+
+    init(_ values: [String: DBusValue]) {
+        name = values["Name"]?.stringValue ?? ""
+        description = values["Description"]?.stringValue ?? ""
+        self.values = values
+    }
+}
+
 /// A claim on audio made with `Activate`; `deactivate()` gives it up.
 public struct SessionActivation: Sendable {
     public let path: ObjectPath
@@ -118,6 +132,15 @@ public struct SessionProxy: Sendable {
             throw EarshotError(name: DBusError.prefix + "Failed", message: "GetState replied \(reply)")
         }
         return SessionState(values)
+    }
+
+    /// The capture devices, with their channels, rates, data sources and polar patterns.
+    public func inputs() async throws -> [SessionInput] {
+        let reply = try await calls.call(path, Manager.interface, Manager.listInputs)
+        guard let inputs = reply.first?.arrayValue?.compactMap(\.stringKeyedValue) else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Manager.listInputs.name) replied \(reply)")
+        }
+        return inputs.map(SessionInput.init)
     }
 
     /// Claims audio for the caller (`Activate`).

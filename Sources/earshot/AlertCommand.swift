@@ -96,7 +96,7 @@ struct AlertCommand: ClientCommand {
                 cancelled = true
                 Terminal.error("earshot: cancelling \(presented.path.rawValue) (Ctrl-C again to quit at once)")
                 try? await presented.cancel()
-            case .signal, .key, .inputClosed, .tick, .chunk, .passThruFinished, .jobState, .jobFinished:
+            case .signal, .key, .inputClosed, .tick, .chunk, .passThruFinished, .jobState, .jobFinished, .session:
                 continue
             case .serviceGone(let name):
                 throw .notRunning(name)

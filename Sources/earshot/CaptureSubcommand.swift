@@ -117,7 +117,7 @@ struct CaptureSubcommand: ClientCommand {
                 cancelled = true
                 Terminal.error("earshot: cancelling \(path.rawValue) (Ctrl-C again to quit at once)")
                 try? await passThru.cancel()
-            case .signal, .key, .inputClosed, .tick, .alertCompleted, .jobState, .jobFinished:
+            case .signal, .key, .inputClosed, .tick, .alertCompleted, .jobState, .jobFinished, .session:
                 continue
             case .serviceGone(let name):
                 if meter != nil { Terminal.status(LevelMeter.clear + "\n") }

@@ -27,6 +27,8 @@ enum ClientEvent: Sendable {
     case jobState(JobState)
     /// That job finished (or its wait failed); every step came before.
     case jobFinished(Result<JobResult, EarshotError>)
+    /// A signal of the session service.
+    case session(SessionEvent)
 }
 
 /// One queue of events for a command that waits: the signals it subscribed to, Ctrl-C,
@@ -70,6 +72,14 @@ final class ClientEvents: Sendable {
             } catch {
                 queue.push(.passThruFinished(.failure(Self.earshotError(error))))
             }
+        })
+    }
+
+    /// Forwards the session service's `events`.
+    func forward(_ events: AsyncStream<SessionEvent>) {
+        let queue = self.queue
+        track(Task {
+            for await event in events { queue.push(.session(event)) }
         })
     }
 

@@ -55,7 +55,7 @@ struct HMICommand: ClientCommand {
                 if let result = await act(on: key, snapshot: snapshot, client: client) { message = result }
             case .interrupted:
                 return ClientExit.success
-            case .signal, .tick, .serviceGone, .inputClosed, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
+            case .signal, .tick, .serviceGone, .inputClosed, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished, .session:
                 break
             }
             snapshot = await HMISnapshot.read(client)

@@ -88,7 +88,7 @@ struct RecordCommand: ClientCommand {
                 cancelled = true
                 Terminal.error("earshot: cancelling \(job.path.rawValue) (Ctrl-C again to quit at once)")
                 try? await job.cancel()
-            case .signal, .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished:
+            case .signal, .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished, .session:
                 continue
             case .serviceGone(let name):
                 throw .notRunning(name)

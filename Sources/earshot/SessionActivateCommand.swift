@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -51,38 +52,29 @@ struct SessionActivateCommand: ClientCommand {
         if let seconds, !(seconds > 0 && seconds.isFinite) { throw ValidationError("--seconds must be more than 0") }
     }
 
-    var request: [String: DBusValue] {
-        var request: [String: DBusValue] = ["Category": .string(category)]
-        let all = (duckOthers ? ["duckOthers"] : []) + (mixWithOthers ? ["mixWithOthers"] : []) + categoryOptions
-        if !all.isEmpty { request["Options"] = .strings(all) }
-        if let mode { request["Mode"] = .string(mode) }
-        if let audioStream { request["AudioStream"] = .string(audioStream) }
-        return request
-    }
+    var allOptions: [String] { (duckOthers ? ["duckOthers"] : []) + (mixWithOthers ? ["mixWithOthers"] : []) + categoryOptions }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
         try await client.require(.session)
         let events = ClientEvents()
         defer { events.stop() }
         // Subscribed first: an interruption may come with the reply.
-        events.forward(try await client.subscribe(.session, interface: SessionContract.Manager.interface.name,
-                                                  member: SessionContract.Manager.interruption.name))
+        events.forward(try await client.with(.session) { try await $0.session.events() })
         try await events.watch(.session, on: client)
         events.catchInterrupts()
-        let reply = try await client.call(.session, SessionContract.Manager.activate.name, [.vardict(request)])
-        guard let activation = reply.first?.objectPathValue else { throw .failed("Activate replied \(reply)") }
-        if options.json {
-            printJSON(.object([("activation", .string(activation.rawValue))]))
-        } else {
-            Terminal.line(activation.rawValue)
+        let activation = try await client.with(.session) { [category, allOptions, mode, audioStream] in
+            try await $0.session.activate(category: category, options: allOptions, mode: mode, audioStream: audioStream)
         }
-        Terminal.error("holding \(activation.rawValue) (Ctrl-C to end it)")
+        if options.json {
+            printJSON(.object([("activation", .string(activation.path.rawValue))]))
+        } else {
+            Terminal.line(activation.path.rawValue)
+        }
+        Terminal.error("holding \(activation.path.rawValue) (Ctrl-C to end it)")
         if let seconds { events.tick(every: .milliseconds(Int(seconds * 1000))) }
         while let event = await events.next() {
             switch event {
-            case .signal(let message):
-                guard let type = message.body.first?.stringValue else { continue }
-                let details = message.body.count > 1 ? message.body[1].stringKeyedValue ?? [:] : [:]
+            case .session(.interruption(let type, let details)):
                 if options.json {
                     printJSON(.object([("interruption", .string(type))] + details.keys.sorted().map { ($0, JSONValue(details[$0]!)) }))
                 } else {
@@ -90,13 +82,12 @@ struct SessionActivateCommand: ClientCommand {
                     Terminal.line("Interruption \(type)" + (text.isEmpty ? "" : " (\(text))"))
                 }
             case .interrupted, .tick:
-                _ = try? await client.call(.session, SessionContract.Activation.deactivate.name, path: activation,
-                                           interface: SessionContract.Activation.interface.name)
+                try? await activation.deactivate()
                 return ClientExit.success
             case .serviceGone(let name):
                 Terminal.error("earshot: \(name) left the bus; the activation ended with it")
                 return ClientExit.notRunning
-            case .key, .inputClosed, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
+            case .session, .signal, .key, .inputClosed, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
                 continue
             }
         }

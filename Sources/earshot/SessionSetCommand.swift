@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -51,22 +52,20 @@ struct SessionSetCommand: ClientCommand {
     @Option(help: ArgumentHelp("Input orientation, e.g. portrait, landscapeLeft, none.", valueName: "orientation"))
     var orientation: String?
 
-    var desired: [String: DBusValue] {
-        var desired: [String: DBusValue] = ["Category": .string(category)]
-        if !categoryOptions.isEmpty { desired["Options"] = .strings(categoryOptions) }
-        if let mode { desired["Mode"] = .string(mode) }
-        if let active { desired["Active"] = .boolean(active) }
-        if let sampleRate { desired["SampleRate"] = .double(sampleRate) }
-        if let ioBufferDuration { desired["IOBufferDuration"] = .double(ioBufferDuration) }
-        if let preferredInput { desired["PreferredInput"] = .string(preferredInput) }
-        if let dataSource { desired["DataSourceName"] = .string(dataSource) }
-        if let polarPattern { desired["PolarPattern"] = .string(polarPattern) }
-        if let orientation { desired["InputOrientation"] = .string(orientation) }
+    var desired: DesiredSessionState {
+        var desired = DesiredSessionState(category: category, options: categoryOptions, active: active)
+        desired.mode = mode
+        desired.sampleRate = sampleRate
+        desired.ioBufferDuration = ioBufferDuration
+        desired.preferredInput = preferredInput
+        desired.dataSourceName = dataSource
+        desired.polarPattern = polarPattern
+        desired.inputOrientation = orientation
         return desired
     }
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        _ = try await client.call(.session, SessionContract.Manager.setDesiredState.name, [.vardict(desired)])
+        try await client.with(.session) { [desired] in try await $0.session.setDesiredState(desired) }
         SessionSubcommand.printState(try await SessionSubcommand.state(client), json: options.json)
         return ClientExit.success
     }

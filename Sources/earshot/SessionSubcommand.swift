@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -21,9 +22,7 @@ struct SessionSubcommand: AsyncParsableCommand {
     }
 
     static func state(_ client: BusClient) async throws(ClientFailure) -> [String: DBusValue] {
-        let reply = try await client.call(.session, SessionContract.Manager.getState.name)
-        guard let state = reply.first?.stringKeyedValue else { throw .failed("GetState replied \(reply)") }
-        return state
+        try await client.with(.session) { try await $0.session.state().values }
     }
 }
 
@@ -55,18 +54,17 @@ struct SessionInputsCommand: ClientCommand {
     @OptionGroup var options: ClientOptions
 
     func execute(_ client: BusClient) async throws(ClientFailure) -> Int32 {
-        let reply = try await client.call(.session, SessionContract.Manager.listInputs.name)
-        guard let inputs = reply.first?.arrayValue?.compactMap(\.stringKeyedValue) else { throw .failed("ListInputs replied \(reply)") }
+        let inputs = try await client.with(.session) { try await $0.session.inputs() }
         if options.json {
-            printJSON(.array(inputs.map(JSONValue.dictionary)))
+            printJSON(.array(inputs.map { JSONValue.dictionary($0.values) }))
             return ClientExit.success
         }
         func list(_ value: DBusValue?) -> String {
             value?.arrayValue?.map(ValueText.describe).joined(separator: ",") ?? ""
         }
         TextTable.print(header: ["NAME", "CHANNELS", "RATES", "POLAR PATTERNS", "DESCRIPTION"], rows: inputs.map { input in
-            [input["Name"]?.stringValue ?? "?", list(input["Channels"]), list(input["SampleRates"]), list(input["PolarPatterns"]),
-             input["Description"]?.stringValue ?? ""]
+            [input.name, list(input.values["Channels"]), list(input.values["SampleRates"]), list(input.values["PolarPatterns"]),
+             input.description]
         })
         return ClientExit.success
     }

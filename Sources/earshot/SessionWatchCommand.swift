@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -26,24 +27,23 @@ struct SessionWatchCommand: ClientCommand {
         try await client.require(.session)
         let events = ClientEvents()
         defer { events.stop() }
-        events.forward(try await client.subscribe(.session, interface: BusService.session.interface))
+        events.forward(try await client.with(.session) { try await $0.session.events() })
         try await events.watch(.session, on: client)
         events.catchInterrupts()
         Terminal.error("watching \(BusService.session.name) (Ctrl-C to stop)")
         var seen = 0
         while count.map({ seen < $0 }) ?? true, let event = await events.next() {
             switch event {
-            case .signal(let message):
-                guard let member = message.member else { continue }
+            case .session(let signal):
                 seen += 1
                 if options.json {
-                    printJSON(Self.json(member, message.body))
+                    printJSON(Self.json(signal.signal.name, signal.arguments))
                 } else {
-                    Terminal.line(Self.text(member, message.body))
+                    Terminal.line(Self.text(signal.signal.name, signal.arguments))
                 }
             case .interrupted:
                 return ClientExit.success
-            case .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
+            case .signal, .key, .inputClosed, .tick, .alertCompleted, .chunk, .passThruFinished, .jobState, .jobFinished:
                 continue
             case .serviceGone(let name):
                 Terminal.error("earshot: \(name) left the bus; still watching")

@@ -52,4 +52,17 @@ import Testing
             #expect((signal["previousRoute"] as? [String: Any])?["Input"] as? String == "mic", "\(result)")
         }
     }
+
+    @Test func activateHoldsAClaimUntilItsTimeIsUp() async throws {
+        try await ClientFixture.with(["earshot-session"], stereoMicrophone: true) { fixture in
+            let held = try await fixture.earshot(["session", "activate", "--category", "playback", "--duck-others", "--seconds", "0.5",
+                                                  "--json"])
+            #expect(held.status == 0, "\(held)")
+            let path = try #require(try held.object()["activation"] as? String)
+            #expect(path.hasPrefix("/org/earshot/Session1/Activation/"), "\(held)")
+            #expect(held.stderr.contains("holding \(path)"), "\(held)")
+            let refused = try await fixture.earshot(["session", "activate", "--category", "karaoke", "--seconds", "0.5"])
+            #expect(refused.status == 1 && refused.stderr.hasPrefix("earshot: org.earshot.Error.InvalidCategory"), "\(refused)")
+        }
+    }
 }
