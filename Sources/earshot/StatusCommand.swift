@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -76,25 +77,28 @@ struct StatusCommand: ClientCommand {
 
     /// The properties worth a status line, by service.
     static func state(_ service: BusService, _ properties: [String: DBusValue]) -> [(String, JSONValue)] {
-        func pick(_ key: String, as name: String? = nil) -> (String, JSONValue)? {
-            properties[key].map { (name ?? key, JSONValue($0)) }
+        func pick(_ property: PropertyDeclaration) -> (String, JSONValue)? {
+            properties[property].map { (property.name, JSONValue($0)) }
         }
         switch service {
         case .capture:
-            return [pick("Active"), pick("Device")].compactMap { $0 }
+            return [pick(CaptureContract.Manager.active), pick(CaptureContract.Manager.device)].compactMap { $0 }
         case .alerts:
-            return [pick("Current"), pick("QueueLength")].compactMap { $0 }
+            return [pick(AlertsContract.Manager.current), pick(AlertsContract.Manager.queueLength)].compactMap { $0 }
         case .session:
-            var state = [pick("Category"), pick("Mode"), pick("Active")].compactMap { $0 }
-            if let route = properties["Route"]?.stringKeyedValue {
-                if let input = route["Input"] { state.append(("Input", JSONValue(input))) }
-                if let output = route["Output"] { state.append(("Output", JSONValue(output))) }
+            typealias Session = SessionContract.Manager
+            var state = [pick(Session.category), pick(Session.mode), pick(Session.active)].compactMap { $0 }
+            if let route = properties[Session.route]?.stringKeyedValue {
+                // The route's two fields, as GetState names them.
+                for field in ["Input", "Output"] {
+                    if let value = route[field] { state.append((field, JSONValue(value))) }
+                }
             }
             return state
         case .pieces:
-            return [pick("Count")].compactMap { $0 }
+            return [pick(PiecesContract.Manager.count)].compactMap { $0 }
         case .orchestrator:
-            guard let services = properties["Services"]?.stringKeyedValue else { return [] }
+            guard let services = properties[OrchestratorContract.Manager.services]?.stringKeyedValue else { return [] }
             let running = services.values.filter { entry in
                 if case .structure(let fields) = entry, fields.count == 2, fields[1] == .boolean(true) { true } else { false }
             }.count
