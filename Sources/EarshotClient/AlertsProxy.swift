@@ -190,6 +190,25 @@ public final class PresentedAlert: Sendable {
     }
 
     /// The user presses soft button `id`: SUCCESS with that button.
+    public func pressButton(_ id: UInt16) async throws { try await control.pressButton(id) }
+
+    /// The user dismisses it: SUCCESS.
+    public func dismiss() async throws { try await control.dismiss() }
+
+    /// The owner withdraws it: ABORTED.
+    public func cancel() async throws { try await control.cancel() }
+
+    private var control: AlertControl { AlertControl(path: path, calls: calls) }
+}
+
+/// The user's and the owner's actions on any alert, by its object (an HMI acting on the
+/// alert being presented, whoever presented it).
+public struct AlertControl: Sendable {
+    private typealias Members = AlertsContract.Alert
+    public let path: ObjectPath
+    let calls: ServiceCalls
+
+    /// The user presses soft button `id`: SUCCESS with that button.
     public func pressButton(_ id: UInt16) async throws {
         _ = try await calls.call(path, Members.interface, Members.pressButton, [.uint16(id)])
     }
@@ -203,4 +222,9 @@ public final class PresentedAlert: Sendable {
     public func cancel() async throws {
         _ = try await calls.call(path, Members.interface, Members.cancel)
     }
+}
+
+extension AlertsProxy {
+    /// Actions on the alert at `path`.
+    public func alert(at path: ObjectPath) -> AlertControl { AlertControl(path: path, calls: calls) }
 }

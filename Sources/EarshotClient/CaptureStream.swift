@@ -45,14 +45,10 @@ extension PassThru {
     private typealias Members = CaptureContract.PassThru
 
     /// The user ends it with SUCCESS (the HMI's Done).
-    public func done() async throws {
-        _ = try await calls.call(path, Members.interface, Members.done)
-    }
+    public func done() async throws { try await PassThruControl(path: path, calls: calls).done() }
 
     /// The user asks to record again: it ends with RETRY.
-    public func retry() async throws {
-        _ = try await calls.call(path, Members.interface, Members.retry)
-    }
+    public func retry() async throws { try await PassThruControl(path: path, calls: calls).retry() }
 
     /// A pipe with its PCM from now to the end (owner only).
     public func openStream() async throws -> PCMStream {
@@ -88,6 +84,29 @@ extension PassThru {
     }
 }
 
+/// The user's actions on any pass-thru, by its object (an HMI acting on the pass-thru
+/// that records, whoever started it).
+public struct PassThruControl: Sendable {
+    private typealias Members = CaptureContract.PassThru
+    public let path: ObjectPath
+    let calls: ServiceCalls
+
+    /// The user ends it with SUCCESS (Done).
+    public func done() async throws {
+        _ = try await calls.call(path, Members.interface, Members.done)
+    }
+
+    /// The user cancels it: ABORTED.
+    public func cancel() async throws {
+        _ = try await calls.call(path, Members.interface, Members.cancel)
+    }
+
+    /// The user asks to record again: RETRY.
+    public func retry() async throws {
+        _ = try await calls.call(path, Members.interface, Members.retry)
+    }
+}
+
 /// Where a pass-thru is.
 public enum PassThruState: String, Sendable {
     case prompting, recording, finished
@@ -96,6 +115,9 @@ public enum PassThruState: String, Sendable {
 extension CaptureProxy {
     private typealias Manager = CaptureContract.Manager
     private var managerPath: ObjectPath { ObjectPath(declared: CaptureContract.managerPath) }
+
+    /// The user's actions on the pass-thru at `path`.
+    public func passThru(at path: ObjectPath) -> PassThruControl { PassThruControl(path: path, calls: calls) }
 
     /// Ends the caller's active pass-thru with SUCCESS (`EndAudioPassThru`).
     public func endActive() async throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -79,20 +80,24 @@ struct HMICommand: ClientCommand {
             default: ""
             }
             return await perform("pressed [\(character)] \(button.text)\(outcome)") {
-                _ = try await client.call(.alerts, AlertsContract.Alert.pressButton.name, [.uint16(button.id)], path: alert.path,
-                                          interface: RequestInterface.alert)
+                try await client.earshot.alerts.alert(at: alert.path).pressButton(button.id)
             }
         case "x":
             guard let alert = snapshot.alert else { return "no alert to dismiss" }
             return await perform("dismissed \(alert.path.rawValue)") {
-                _ = try await client.call(.alerts, AlertsContract.Alert.dismiss.name, path: alert.path, interface: RequestInterface.alert)
+                try await client.earshot.alerts.alert(at: alert.path).dismiss()
             }
         case "d", "c", "r":
             guard let passThru = snapshot.passThru else { return "no pass-thru to end" }
             let member = (character == "d" ? CaptureContract.PassThru.done : character == "c" ? CaptureContract.PassThru.cancel
                 : CaptureContract.PassThru.retry).name
+            let control = client.earshot.capture.passThru(at: passThru.path)
             return await perform("\(member) \(passThru.path.rawValue)") {
-                _ = try await client.call(.capture, member, path: passThru.path, interface: RequestInterface.passThru)
+                switch character {
+                case "d": try await control.done()
+                case "c": try await control.cancel()
+                default: try await control.retry()
+                }
             }
         default:
             return nil
