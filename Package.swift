@@ -216,7 +216,7 @@ let package = Package(
         // Interfaces as data (members, signatures, documentation) and their introspection XML.
         .target(name: "DBusDeclarations"),
         // Every Earshot service's bus name, paths and interfaces, declared once.
-        .target(name: "EarshotContract", dependencies: ["DBusDeclarations"]),
+        .target(name: "EarshotContract", dependencies: ["ContractCore", "DBusDeclarations"]),
         // Typed async proxies of the services for applications, built on the contract.
         .target(name: "EarshotClient", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),
         // A voice memo in twenty lines, on EarshotClient.
@@ -240,7 +240,7 @@ let package = Package(
 
         // A small service that exercises every part of the binding; used by the tests and
         // as the peer of the D-Bus benchmark.
-        .target(name: "EarshotEcho", dependencies: ["EarshotDBus"]),
+        .target(name: "EarshotEcho", dependencies: ["ContractCore", "EarshotDBus"]),
         .executableTarget(name: "earshot-echo", dependencies: [
             "EarshotEcho", "EarshotService", "CTunablesAtStart",
         ]),

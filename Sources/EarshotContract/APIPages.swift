@@ -1,3 +1,4 @@
+import ContractCore
 /// The API reference in `docs/api/`, rendered from the contract: an index with the
 /// conventions every service follows, and one page per interface in BlueZ's manner (each
 /// method with its arguments, its request's keys and its errors; signals; properties).

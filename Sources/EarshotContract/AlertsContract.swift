@@ -1,3 +1,4 @@
+import ContractCore
 /// `org.earshot.Alerts1`: the HMI's alert presenter and voice, after SDL-0282.
 public enum AlertsContract {
     public static let busName = "org.earshot.Alerts1"
@@ -54,13 +55,13 @@ public enum AlertsContract {
             "PresentAlert", doc: "Copies the alert and queues it; replies at once with its object.",
             in: [ArgumentDeclaration("alert", "a{sv}", doc: "the alert's keys", keys: alertKeys)],
             out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidData))
         public static let speak = MethodDeclaration(
             "Speak", doc: "Queues speech without display; it completes like an alert.",
             in: [ArgumentDeclaration("chunks", "a(ss)", doc: "(type, text) speech chunks"),
                  ArgumentDeclaration("options", "a{sv}", doc: "the alert's keys that apply to audio", keys: speechKeys)],
             out: [ArgumentDeclaration("alert", "o", doc: "the alert object")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData"))
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidData))
 
         public static let defaultTimeout = PropertyDeclaration(
             "DefaultTimeout", "d", doc: "Seconds an alert without buttons stays when it gives no Timeout (3..10, default 5).",
@@ -96,13 +97,13 @@ public enum AlertsContract {
         }
 
         public static let cancel = MethodDeclaration(
-            "Cancel", doc: "The owner withdraws the alert: ABORTED.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+            "Cancel", doc: "The owner withdraws the alert: ABORTED.", errors: EarshotContract.errors(.disallowed, .rejected))
         public static let pressButton = MethodDeclaration(
             "PressButton", doc: "The user presses a soft button: SUCCESS with PressedButton.",
             in: [ArgumentDeclaration("id", "q", doc: "the button's Id")],
-            errors: EarshotContract.errors("InvalidData", "Disallowed", "Rejected"))
+            errors: EarshotContract.errors(.invalidData, .disallowed, .rejected))
         public static let dismiss = MethodDeclaration(
-            "Dismiss", doc: "The user dismisses the alert: SUCCESS.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+            "Dismiss", doc: "The user dismisses the alert: SUCCESS.", errors: EarshotContract.errors(.disallowed, .rejected))
 
         public static let completed = SignalDeclaration(
             "Completed", doc: "The alert ended (broadcast).",

@@ -1,3 +1,4 @@
+import ContractCore
 /// `org.earshot.Capture1`: microphone pass-thru in the manner of SmartDeviceLink's
 /// PerformAudioPassThru, captured with ALSA.
 public enum CaptureContract {
@@ -52,10 +53,10 @@ public enum CaptureContract {
             in: [ArgumentDeclaration("request", "a{sv}", doc: "the pass-thru's keys", keys: requestKeys)],
             out: [ArgumentDeclaration("passthru", "o", doc: "the pass-thru object")],
             errors: [EarshotContract.invalidArgs, EarshotContract.accessDenied]
-                + EarshotContract.errors("InvalidData", "Rejected", "UnsupportedResource", "FileNotFound", "GenericError"))
+                + EarshotContract.errors(.invalidData, .rejected, .unsupportedResource, .fileNotFound, .genericError))
         public static let endAudioPassThru = MethodDeclaration(
             "EndAudioPassThru", doc: "Ends the caller's active pass-thru with SUCCESS.",
-            errors: EarshotContract.errors("Rejected"))
+            errors: EarshotContract.errors(.rejected))
 
         public static let capabilities = PropertyDeclaration(
             "Capabilities", "aa{sv}", doc: "What the input in use accepts: SamplingRate u, BitsPerSample u, AudioType s.")
@@ -74,17 +75,17 @@ public enum CaptureContract {
     /// HMI's user actions.
     public enum PassThru {
         public static let end = MethodDeclaration(
-            "End", doc: "The owner ends the pass-thru with SUCCESS.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+            "End", doc: "The owner ends the pass-thru with SUCCESS.", errors: EarshotContract.errors(.disallowed, .rejected))
         public static let done = MethodDeclaration("Done", doc: "The user ends the pass-thru with SUCCESS.",
-                                                     errors: EarshotContract.errors("Disallowed", "Rejected"))
+                                                     errors: EarshotContract.errors(.disallowed, .rejected))
         public static let cancel = MethodDeclaration("Cancel", doc: "The user cancels the pass-thru: ABORTED.",
-                                                       errors: EarshotContract.errors("Disallowed", "Rejected"))
+                                                       errors: EarshotContract.errors(.disallowed, .rejected))
         public static let retry = MethodDeclaration("Retry", doc: "The user asks to record again: RETRY.",
-                                                      errors: EarshotContract.errors("Disallowed", "Rejected"))
+                                                      errors: EarshotContract.errors(.disallowed, .rejected))
         public static let openStream = MethodDeclaration(
             "OpenStream", doc: "A pipe carrying the same PCM as the chunks, from now until the end (owner only).",
             out: [ArgumentDeclaration("fd", "h", doc: "the pipe's read end")],
-            errors: EarshotContract.errors("Disallowed", "Rejected"))
+            errors: EarshotContract.errors(.disallowed, .rejected))
 
         public static let audioPassThru = SignalDeclaration(
             "AudioPassThru", doc: "A chunk of raw interleaved PCM, ChunkMs long, unicast to the owner.",

@@ -1,6 +1,7 @@
+import ContractCore
 /// Keys and rules several requests share.
 enum CommonKeys {
-    static let invalidData = EarshotContract.errorPrefix + "InvalidData"
+    static let invalidData = EarshotErrorName.invalidData.name
     static let textRule = OptionKey.Rule.described("no tab or newline, not whitespace only")
 
     static func text(_ name: String, doc: String, maxLength: Int = 500) -> OptionKey {

@@ -1,4 +1,5 @@
 @_exported import DBusDeclarations
+import ContractCore
 
 /// Earshot's D-Bus contract as data: every service's bus name, object paths and interfaces,
 /// each member with its signature, documentation and named errors. The services bind their
@@ -11,10 +12,10 @@ public enum EarshotContract {
     ]
 
     /// The prefix of Earshot's own error names.
-    public static let errorPrefix = "org.earshot.Error."
+    public static let errorPrefix = EarshotErrorName.prefix
 
-    /// The full names of Earshot errors given by their last component.
-    static func errors(_ names: String...) -> [String] { names.map { errorPrefix + $0 } }
+    /// The full names of Earshot errors.
+    static func errors(_ names: EarshotErrorName...) -> [String] { names.map(\.name) }
 
     /// `org.freedesktop.DBus.Error.InvalidArgs`: a wrong type, an unknown or missing key.
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"

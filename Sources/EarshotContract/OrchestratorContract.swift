@@ -1,3 +1,4 @@
+import ContractCore
 /// `org.earshot.Orchestrator1`: whole tasks across the services, and their health.
 public enum OrchestratorContract {
     public static let busName = "org.earshot.Orchestrator1"
@@ -5,14 +6,14 @@ public enum OrchestratorContract {
 
     /// The manager: starts jobs and watches the other services.
     public enum Manager {
-        static let invalidData = EarshotContract.errorPrefix + "InvalidData"
+        static let invalidData = EarshotErrorName.invalidData.name
         /// The keys of `RecordPiece`'s request besides the piece's metadata
         /// (`PiecesContract.Manager.metadataKeys`), which it passes on to `Drop`.
         public enum Keys {
             public static let title = OptionKey(
                 "Title", "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
                 rules: [.range(1...50, unit: "scalars")],
-                errors: [EarshotContract.errorPrefix + "TitleTooShort", EarshotContract.errorPrefix + "TitleTooLong"])
+                errors: [EarshotErrorName.titleTooShort.name, EarshotErrorName.titleTooLong.name])
             public static let prompt = CommonKeys.text("Prompt", doc: "Spoken before recording.")
             public static let displayText1 = CaptureContract.Manager.Keys.displayText1
             public static let displayText2 = CaptureContract.Manager.Keys.displayText2
@@ -36,7 +37,7 @@ public enum OrchestratorContract {
             in: [ArgumentDeclaration("request", "a{sv}", doc: "Title, the prompt, the capture's keys and the piece's metadata",
                                      keys: requestKeys)],
             out: [ArgumentDeclaration("job", "o", doc: "the job object")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "Rejected"))
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidData, .rejected))
 
         public static let serviceChanged = SignalDeclaration(
             "ServiceChanged", doc: "A watched service came or went.",
@@ -53,7 +54,7 @@ public enum OrchestratorContract {
     /// One job, at `/org/earshot/Orchestrator1/Job/N`.
     public enum Job {
         public static let cancel = MethodDeclaration(
-            "Cancel", doc: "The owner cancels the job: ABORTED.", errors: EarshotContract.errors("Disallowed", "Rejected"))
+            "Cancel", doc: "The owner cancels the job: ABORTED.", errors: EarshotContract.errors(.disallowed, .rejected))
 
         public static let finished = SignalDeclaration(
             "Finished", doc: "The job ended.",

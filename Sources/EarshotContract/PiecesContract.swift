@@ -1,3 +1,4 @@
+import ContractCore
 /// `org.earshot.Pieces1`: a store of audio pieces with musical metadata, after the
 /// Allihoopa SDK.
 public enum PiecesContract {
@@ -11,44 +12,44 @@ public enum PiecesContract {
         static let path = ArgumentDeclaration("path", "s", doc: "where to write, with the caller's permissions")
         static let fd = ArgumentDeclaration("fd", "h", doc: "a descriptor open for reading")
         static let mimeType = ArgumentDeclaration("mimeType", "s", doc: "the attachment's MIME type")
-        static let reading = [EarshotContract.invalidArgs] + EarshotContract.errors("PieceNotFound", "AssetNotFound", "InvalidData",
-                                                                                      "StorageUnavailable", "DamagedObject", "NoSpace")
-        static let exporting = reading + EarshotContract.errors("FileNotFound", "Disallowed")
+        static let reading = [EarshotContract.invalidArgs] + EarshotContract.errors(.pieceNotFound, .assetNotFound, .invalidData,
+                                                                                      .storageUnavailable, .damagedObject, .noSpace)
+        static let exporting = reading + EarshotContract.errors(.fileNotFound, .disallowed)
 
-        static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
+        static func error(_ name: EarshotErrorName) -> String { name.name }
 
         /// The keys of `Drop`'s piece.
         public enum PieceKeys {
             public static let title = OptionKey(
                 "Title", "s", doc: "Its title, 1 to 50 Unicode scalars.", required: true, rules: [.range(1...50, unit: "scalars")],
-                errors: [error("TitleTooShort"), error("TitleTooLong")])
+                errors: [error(.titleTooShort), error(.titleTooLong)])
             public static let lengthMicroseconds = OptionKey(
                 "LengthMicroseconds", "t", doc: "Its length; measured from the mix stem when absent, within 1% of it when given.",
-                rules: [.range(1...1_200_000_000, unit: "µs")], errors: [error("PieceTooShort"), error("PieceTooLong")])
+                rules: [.range(1...1_200_000_000, unit: "µs")], errors: [error(.pieceTooShort), error(.pieceTooLong)])
             public static let description = OptionKey("Description", "s", doc: "What the piece is.", default: "\"\"",
-                                                      rules: [.maxLength(140)], error: error("InvalidData"))
+                                                      rules: [.maxLength(140)], error: error(.invalidData))
             public static let tempo = OptionKey("Tempo", "d", doc: "Beats per minute.", rules: [.range(1...999.999, unit: "BPM")],
-                                                errors: [error("TempoTooLow"), error("TempoTooHigh")])
+                                                errors: [error(.tempoTooLow), error(.tempoTooHigh)])
             public static let loopStartMicroseconds = OptionKey(
                 "LoopStartMicroseconds", "t", doc: "Where its loop starts; with LoopEndMicroseconds.",
-                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers"))
+                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error(.invalidLoopMarkers))
             public static let loopEndMicroseconds = OptionKey(
                 "LoopEndMicroseconds", "t", doc: "Where its loop ends; with LoopStartMicroseconds.",
-                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error("InvalidLoopMarkers"))
+                rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error(.invalidLoopMarkers))
             public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar; with TimeSignatureLower.",
                                                              rules: [.described("1..16; checked as a pair with TimeSignatureLower")],
-                                                             error: error("InvalidTimeSignature"))
+                                                             error: error(.invalidTimeSignature))
             public static let timeSignatureLower = OptionKey(
                 "TimeSignatureLower", "y", doc: "The beat's note value; with TimeSignatureUpper.",
-                rules: [.described("2, 4, 8 or 16; checked as a pair with TimeSignatureUpper")], error: error("InvalidTimeSignature"))
+                rules: [.described("2, 4, 8 or 16; checked as a pair with TimeSignatureUpper")], error: error(.invalidTimeSignature))
             public static let basedOn = OptionKey("BasedOn", "as", doc: "The pieces it is based on, each once.",
-                                                  rules: [.described("each must exist")], error: error("BasedOnNotFound"))
+                                                  rules: [.described("each must exist")], error: error(.basedOnNotFound))
             public static let tonality = OptionKey("Tonality", "s", doc: "Its tonality.", default: "unknown",
-                                                   rules: [.oneOf(["unknown", "atonal", "tonal"])], error: error("InvalidTonality"))
+                                                   rules: [.oneOf(["unknown", "atonal", "tonal"])], error: error(.invalidTonality))
             public static let scale = OptionKey("Scale", "ab", doc: "For tonal: 12 values, C to B, at least one true.",
-                                                error: error("InvalidTonality"))
+                                                error: error(.invalidTonality))
             public static let root = OptionKey("Root", "y", doc: "For tonal: the root, 0 (C) to 11 (B), in the scale.",
-                                               rules: [.range(0...11)], error: error("InvalidTonality"))
+                                               rules: [.range(0...11)], error: error(.invalidTonality))
             public static let listed = OptionKey("Listed", "b", doc: "Whether List shows it to others.", default: "true")
             public static let mixStem = asset("MixStem", "The audio: WAV, Ogg Vorbis or FLAC, checked by decoding", required: true)
             public static let preview = asset("Preview", "A shorter audio preview")
@@ -61,7 +62,7 @@ public enum PiecesContract {
                 "AuthorUid", "u",
                 doc: "Drops on behalf of this user, who becomes the author and whose rights open the …Path keys: for a "
                     + "service that drops what a user made (the orchestrator). Only root and the service's own user may give it.",
-                error: error("Disallowed"))
+                error: error(.disallowed))
         }
 
         /// An asset's two keys: a descriptor, or a path.
@@ -97,7 +98,7 @@ public enum PiecesContract {
             public static let titleContains = OptionKey("TitleContains", "s", doc: "Titles containing this text, ignoring case.",
                                                         rules: [.maxLength(200)], error: EarshotContract.invalidArgs)
             public static let tempoMin = OptionKey("TempoMin", "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
-                                                   rules: [.described("not above TempoMax")], error: error("InvalidData"))
+                                                   rules: [.described("not above TempoMax")], error: error(.invalidData))
             public static let tempoMax = OptionKey("TempoMax", "d", doc: "Tempo at most this many BPM.")
             public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar.")
             public static let timeSignatureLower = OptionKey("TimeSignatureLower", "y", doc: "The beat's note value.")
@@ -130,23 +131,23 @@ public enum PiecesContract {
             "Drop", doc: "Validates and stores a piece; replies with its new id.",
             in: [ArgumentDeclaration("piece", "a{sv}", doc: "the piece's metadata and assets", keys: pieceKeys)], out: [id],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors(
-                "TitleTooShort", "TitleTooLong", "PieceTooShort", "PieceTooLong", "TempoTooLow", "TempoTooHigh",
-                "InvalidLoopMarkers", "InvalidTimeSignature", "InvalidTonality", "BasedOnNotFound", "InvalidAudio",
-                "InvalidCoverImage", "AttachmentTooLarge", "InvalidData", "FileNotFound", "Disallowed", "NoSpace", "StorageUnavailable"))
+                .titleTooShort, .titleTooLong, .pieceTooShort, .pieceTooLong, .tempoTooLow, .tempoTooHigh,
+                .invalidLoopMarkers, .invalidTimeSignature, .invalidTonality, .basedOnNotFound, .invalidAudio,
+                .invalidCoverImage, .attachmentTooLarge, .invalidData, .fileNotFound, .disallowed, .noSpace, .storageUnavailable))
         public static let get = MethodDeclaration(
             "Get", doc: "Everything dropped with a piece, and what the store measured.",
             in: [id], out: [ArgumentDeclaration("piece", "a{sv}", doc: "the piece")],
-            errors: EarshotContract.errors("PieceNotFound", "StorageUnavailable"))
+            errors: EarshotContract.errors(.pieceNotFound, .storageUnavailable))
         public static let list = MethodDeclaration(
             "List", doc: "A page of the pieces a query matches, and how many match in all.",
             in: [ArgumentDeclaration("query", "a{sv}", doc: "filters, order and page", keys: queryKeys)],
             out: [ArgumentDeclaration("pieces", "aa{sv}", doc: "the page"), ArgumentDeclaration("total", "u", doc: "all matches")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidData", "StorageUnavailable"))
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidData, .storageUnavailable))
         public static let lineage = MethodDeclaration(
             "Lineage", doc: "The pieces a piece is based on and those based on it, transitively, nearest first.",
             in: [id], out: [ArgumentDeclaration("ancestors", "as", doc: "what it is based on"),
                             ArgumentDeclaration("descendants", "as", doc: "what is based on it")],
-            errors: EarshotContract.errors("PieceNotFound", "StorageUnavailable"))
+            errors: EarshotContract.errors(.pieceNotFound, .storageUnavailable))
         public static let openMixStem = MethodDeclaration(
             "OpenMixStem", doc: "The mix stem in a format, transcoded on first request and kept.",
             in: [id, format], out: [fd], errors: reading)
@@ -168,7 +169,7 @@ public enum PiecesContract {
             in: [id, path], out: [mimeType], errors: exporting)
         public static let delete = MethodDeclaration(
             "Delete", doc: "Deletes a piece (its author, root or the service's user).",
-            in: [id], errors: EarshotContract.errors("PieceNotFound", "Disallowed", "StorageUnavailable", "NoSpace"))
+            in: [id], errors: EarshotContract.errors(.pieceNotFound, .disallowed, .storageUnavailable, .noSpace))
 
         public static let pieceDropped = SignalDeclaration(
             "PieceDropped", doc: "A piece was dropped, on this host or another sharing the catalogue (broadcast).",

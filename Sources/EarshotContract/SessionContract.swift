@@ -1,3 +1,4 @@
+import ContractCore
 /// `org.earshot.Session1`: the system's audio session and focus policy, after
 /// AVAudioSession as the expo-audiocake reference configures it.
 public enum SessionContract {
@@ -7,10 +8,10 @@ public enum SessionContract {
     /// The session: its desired and current state, inputs, and clients' claims on audio.
     public enum Manager {
         static let applying = [EarshotContract.invalidArgs] + EarshotContract.errors(
-            "InvalidCategory", "InvalidMode", "InvalidOption", "InvalidOrientation", "InvalidPolarPattern", "InvalidInputType",
-            "NoInputDevice", "DataSourceNotFound", "PolarPatternNotSupported", "IncompatibleOption")
+            .invalidCategory, .invalidMode, .invalidOption, .invalidOrientation, .invalidPolarPattern, .invalidInputType,
+            .noInputDevice, .dataSourceNotFound, .polarPatternNotSupported, .incompatibleOption)
 
-        static func error(_ name: String) -> String { EarshotContract.errorPrefix + name }
+        static func error(_ name: EarshotErrorName) -> String { name.name }
 
         /// The keys of `SetDesiredState` and `Activate` requests.
         public enum Keys {
@@ -19,7 +20,7 @@ public enum SessionContract {
                 rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
                                aliases: ["solo-ambient": "soloAmbient", "recording": "record", "play-and-record": "playAndRecord",
                                          "play_record": "playAndRecord", "multi-route": "multiRoute"], anyCase: true)],
-                error: error("InvalidCategory"))
+                error: error(.invalidCategory))
             public static let options = OptionKey(
                 "Options", "as", doc: "Category options (any case); each must suit the category.",
                 rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
@@ -31,21 +32,21 @@ public enum SessionContract {
                                          "interruptspokes": "interruptSpokenAudioAndMixWithOthers",
                                          "interrupt-spoken-audio-and-mix-with-others": "interruptSpokenAudioAndMixWithOthers",
                                          "airplay": "allowAirPlay", "allow-airplay": "allowAirPlay"], anyCase: true)],
-                errors: [error("InvalidOption"), error("IncompatibleOption")])
+                errors: [error(.invalidOption), error(.incompatibleOption)])
             public static let mode = OptionKey(
                 "Mode", "s", doc: "The session's mode (any case); it must suit the category.", default: "default",
                 rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"],
                                aliases: ["voice-chat": "voiceChat", "video-recording": "videoRecording",
                                          "movie-playback": "moviePlayback", "spoken-audio": "spokenAudio", "game-chat": "gameChat"],
                                anyCase: true)],
-                errors: [error("InvalidMode"), error("IncompatibleOption")])
+                errors: [error(.invalidMode), error(.incompatibleOption)])
             public static let active = OptionKey(
                 "Active", "b", doc: "Activate or deactivate the session, last, after everything else applied; absent leaves it as it is.")
             public static let sampleRate = OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
-                                                     rules: [.described("a positive number of Hz")], error: error("InvalidData"))
+                                                     rules: [.described("a positive number of Hz")], error: error(.invalidData))
             public static let ioBufferDuration = OptionKey(
                 "IOBufferDuration", "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
-                rules: [.described("a positive number of seconds")], error: error("InvalidData"))
+                rules: [.described("a positive number of seconds")], error: error(.invalidData))
             public static let inputOrientation = OptionKey(
                 "InputOrientation", "s", doc: "The input's orientation, as in the reference (any case).",
                 rules: [.oneOf(["none", "portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight",
@@ -53,16 +54,16 @@ public enum SessionContract {
                                aliases: ["portrait-upside-down": "portraitUpsideDown", "landscape-left": "landscapeLeft",
                                          "landscape-right": "landscapeRight", "face-up": "faceUp", "face-down": "faceDown"],
                                anyCase: true)],
-                error: error("InvalidOrientation"))
+                error: error(.invalidOrientation))
             public static let preferredInput = OptionKey(
                 "PreferredInput", "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
-                errors: [error("InvalidInputType"), error("NoInputDevice")])
+                errors: [error(.invalidInputType), error(.noInputDevice)])
             public static let dataSourceName = OptionKey("DataSourceName", "s", doc: "One of the input's DataSources.",
-                                                         error: error("DataSourceNotFound"))
+                                                         error: error(.dataSourceNotFound))
             public static let polarPattern = OptionKey(
                 "PolarPattern", "s", doc: "A polar pattern the input offers (any case).",
                 rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"], anyCase: true)],
-                errors: [error("InvalidPolarPattern"), error("PolarPatternNotSupported")])
+                errors: [error(.invalidPolarPattern), error(.polarPatternNotSupported)])
             public static let audioStream = OptionKey(
                 "AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it).",
                 rules: [.described("1..256 bytes")], error: EarshotContract.invalidArgs)
@@ -87,8 +88,8 @@ public enum SessionContract {
             "Activate", doc: "The caller's claim on audio; interrupts or ducks others as its category says.",
             in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream", keys: activationKeys)],
             out: [ArgumentDeclaration("activation", "o", doc: "the activation object")],
-            errors: [EarshotContract.invalidArgs] + EarshotContract.errors("InvalidCategory", "InvalidMode", "InvalidOption",
-                                                                             "IncompatibleOption", "Rejected")
+            errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidCategory, .invalidMode, .invalidOption,
+                                                                             .incompatibleOption, .rejected)
                 + [EarshotContract.limitsExceeded])
 
         public static let routeChanged = SignalDeclaration(
@@ -142,7 +143,7 @@ public enum SessionContract {
     public enum Activation {
         public static let deactivate = MethodDeclaration(
             "Deactivate", doc: "The owner gives up the claim; those it interrupted may resume.",
-            errors: EarshotContract.errors("Disallowed", "Rejected"))
+            errors: EarshotContract.errors(.disallowed, .rejected))
 
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that claimed.", emitsChangedSignal: .const)
         public static let category = PropertyDeclaration("Category", "s", doc: "The claim's category.", emitsChangedSignal: .const)

@@ -34,16 +34,9 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func disconnected(_ message: String) -> DBusError { standard("Disconnected", message) }
     public static func noMemory(_ message: String) -> DBusError { standard("NoMemory", message) }
 
-    // MARK: Earshot's own error names
+    // MARK: The binding's own
 
-    /// Prefix of every error name the Earshot services define.
-    public static let earshotPrefix = "org.earshot.Error."
-
-    /// `org.earshot.Error.<suffix>`, e.g. `.earshot("InvalidData", "MaxDuration: 0 is outside 1..1000000 ms")`.
-    public static func earshot(_ suffix: String, _ message: String) -> DBusError {
-        DBusError(name: earshotPrefix + suffix, message: message)
-    }
-
-    /// The well-known name asked for is owned by another connection.
-    public static func nameTaken(_ message: String) -> DBusError { earshot("NameTaken", message) }
+    /// The well-known name asked for is owned by another connection (`requestName`'s
+    /// outcome, never a reply on the bus).
+    public static func nameTaken(_ message: String) -> DBusError { DBusError(name: "org.earshot.Error.NameTaken", message: message) }
 }

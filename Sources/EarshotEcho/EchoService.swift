@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotDBus
 import Foundation
 import Glibc
@@ -5,7 +6,7 @@ import Glibc
 /// `org.earshot.Echo1`: a small service that exercises every part of the D-Bus binding.
 /// The binding's tests drive it on a private bus, and the D-Bus benchmark measures it.
 public final class EchoService: Sendable {
-    static let invalidData = DBusError.earshotPrefix + "InvalidData"
+    static let invalidData = EarshotErrorName.invalidData.name
     /// The keys of `Options`: Mode, Count, Ratio and Name.
     static let optionKeys = [
         OptionKey("Mode", "s", doc: "How fast.", required: true, rules: [.oneOf(["fast", "slow"])], error: invalidData),
@@ -126,7 +127,7 @@ public final class EchoService: Sendable {
             DBusProperty("Counter", "u"),
             DBusProperty("Label", "s", access: .readwrite) { value, _ in
                 guard let text = value.stringValue, !text.isEmpty else {
-                    throw DBusError.earshot("InvalidData", "Label: must not be empty")
+                    throw DBusError(name: Self.invalidData, message: "Label: must not be empty")
                 }
                 return .string(text)
             },

@@ -3,11 +3,15 @@ import ContractCore
 import EarshotDBus
 
 extension DBusError {
+    /// One of Earshot's errors: `.earshot(.invalidData, "MaxDuration: 0 is outside 1..1000000 ms")`.
+    public static func earshot(_ error: EarshotErrorName, _ message: String) -> DBusError {
+        DBusError(name: error.name, message: message)
+    }
+
     /// A broken contract rule as its named error: `org.earshot.Error.<name>` (or the
     /// standard `InvalidArgs` for a value out of range), `Field: rule`.
     public init(_ violation: RuleViolation) {
-        self = violation.errorName == "InvalidArgs" ? .invalidArgs(violation.message)
-            : .earshot(violation.errorName, violation.message)
+        self = violation.error.map { .earshot($0, violation.message) } ?? .invalidArgs(violation.message)
     }
 
     /// Runs `body`, which reads a request: rule violations become their named errors,

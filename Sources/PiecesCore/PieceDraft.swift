@@ -10,7 +10,7 @@ public struct TimeSignature: Sendable, Hashable {
 
     public init(upper: UInt8, lower: UInt8) throws(RuleViolation) {
         guard Self.uppers.contains(upper), Self.lowers.contains(lower) else {
-            throw RuleViolation("InvalidTimeSignature", field: "TimeSignatureUpper",
+            throw RuleViolation(.invalidTimeSignature, field: "TimeSignatureUpper",
                                 "\(upper)/\(lower) is not a time signature (upper 1..16, lower 2, 4, 8 or 16)")
         }
         self.upper = upper
@@ -39,25 +39,25 @@ public enum Tonality: Sendable, Hashable {
         switch name {
         case "unknown", "atonal":
             guard scale == nil, root == nil else {
-                throw RuleViolation("InvalidTonality", field: "Tonality", "\(name) takes neither Scale nor Root")
+                throw RuleViolation(.invalidTonality, field: "Tonality", "\(name) takes neither Scale nor Root")
             }
             self = name == "unknown" ? .unknown : .atonal
         case "tonal":
             guard let scale, scale.count == 12 else {
-                throw RuleViolation("InvalidTonality", field: "Scale", "tonal needs 12 values (C..B), got \(scale?.count ?? 0)")
+                throw RuleViolation(.invalidTonality, field: "Scale", "tonal needs 12 values (C..B), got \(scale?.count ?? 0)")
             }
             guard scale.contains(true) else {
-                throw RuleViolation("InvalidTonality", field: "Scale", "tonal needs at least one pitch class in the scale")
+                throw RuleViolation(.invalidTonality, field: "Scale", "tonal needs at least one pitch class in the scale")
             }
             guard let root, root < 12 else {
-                throw RuleViolation("InvalidTonality", field: "Root", "tonal needs a Root of 0..11, got \(root.map(String.init) ?? "none")")
+                throw RuleViolation(.invalidTonality, field: "Root", "tonal needs a Root of 0..11, got \(root.map(String.init) ?? "none")")
             }
             guard scale[Int(root)] else {
-                throw RuleViolation("InvalidTonality", field: "Root", "\(root) is not in the scale")
+                throw RuleViolation(.invalidTonality, field: "Root", "\(root) is not in the scale")
             }
             self = .tonal(scale: scale, root: root)
         default:
-            throw RuleViolation("InvalidTonality", field: "Tonality", "'\(name)' is not one of unknown, atonal, tonal")
+            throw RuleViolation(.invalidTonality, field: "Tonality", "'\(name)' is not one of unknown, atonal, tonal")
         }
     }
 
@@ -131,10 +131,10 @@ public struct PieceDraft: Sendable, Hashable {
     public func validate() throws(RuleViolation) {
         let titleScalars = title.unicodeScalars.count
         if titleScalars < Self.titleLength.lowerBound {
-            throw RuleViolation("TitleTooShort", field: "Title", "must have at least 1 character")
+            throw RuleViolation(.titleTooShort, field: "Title", "must have at least 1 character")
         }
         if titleScalars > Self.titleLength.upperBound {
-            throw RuleViolation("TitleTooLong", field: "Title", "\(titleScalars) characters, at most 50 allowed")
+            throw RuleViolation(.titleTooLong, field: "Title", "\(titleScalars) characters, at most 50 allowed")
         }
         let descriptionScalars = description.unicodeScalars.count
         if descriptionScalars > Self.descriptionMaxLength {
@@ -143,23 +143,23 @@ public struct PieceDraft: Sendable, Hashable {
         if let lengthMicroseconds { try Self.checkLength(lengthMicroseconds, field: "LengthMicroseconds") }
         if let tempo {
             if !(tempo >= Self.tempos.lowerBound) {
-                throw RuleViolation("TempoTooLow", field: "Tempo", "\(tempo) BPM is below 1")
+                throw RuleViolation(.tempoTooLow, field: "Tempo", "\(tempo) BPM is below 1")
             }
             if !(tempo <= Self.tempos.upperBound) {
-                throw RuleViolation("TempoTooHigh", field: "Tempo", "\(tempo) BPM is above 999.999")
+                throw RuleViolation(.tempoTooHigh, field: "Tempo", "\(tempo) BPM is above 999.999")
             }
         }
         if (loopStart == nil) != (loopEnd == nil) {
-            throw RuleViolation("InvalidLoopMarkers", field: loopStart == nil ? "LoopStartMicroseconds" : "LoopEndMicroseconds",
+            throw RuleViolation(.invalidLoopMarkers, field: loopStart == nil ? "LoopStartMicroseconds" : "LoopEndMicroseconds",
                                 "give both loop markers or neither")
         }
         if let loop {
             guard loop.start < loop.end else {
-                throw RuleViolation("InvalidLoopMarkers", field: "LoopStartMicroseconds",
+                throw RuleViolation(.invalidLoopMarkers, field: "LoopStartMicroseconds",
                                     "start \(loop.start) must be before end \(loop.end)")
             }
             if let lengthMicroseconds, loop.end > lengthMicroseconds {
-                throw RuleViolation("InvalidLoopMarkers", field: "LoopEndMicroseconds",
+                throw RuleViolation(.invalidLoopMarkers, field: "LoopEndMicroseconds",
                                     "end \(loop.end) is past the piece's length \(lengthMicroseconds)")
             }
         }
@@ -170,10 +170,10 @@ public struct PieceDraft: Sendable, Hashable {
 
     static func checkLength(_ length: UInt64, field: String) throws(RuleViolation) {
         if length < lengths.lowerBound {
-            throw RuleViolation("PieceTooShort", field: field, "\(length) µs is shorter than 1 µs")
+            throw RuleViolation(.pieceTooShort, field: field, "\(length) µs is shorter than 1 µs")
         }
         if length > lengths.upperBound {
-            throw RuleViolation("PieceTooLong", field: field, "\(length) µs is longer than 1200000000 µs (20 minutes)")
+            throw RuleViolation(.pieceTooLong, field: field, "\(length) µs is longer than 1200000000 µs (20 minutes)")
         }
     }
 
@@ -189,7 +189,7 @@ public struct PieceDraft: Sendable, Hashable {
             }
         }
         if let loop, loop.end > length {
-            throw RuleViolation("InvalidLoopMarkers", field: "LoopEndMicroseconds", "end \(loop.end) is past the piece's length \(length)")
+            throw RuleViolation(.invalidLoopMarkers, field: "LoopEndMicroseconds", "end \(loop.end) is past the piece's length \(length)")
         }
         return length
     }

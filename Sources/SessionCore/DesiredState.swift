@@ -43,17 +43,10 @@ public struct DesiredState: Sendable, Hashable, Codable {
             throw .invalidArgs("IOBufferDuration", "\(ioBufferDuration) is outside 0.001..1 s")
         }
         if let preferredInput, preferredInput.isEmpty || preferredInput.utf8.count > 256 {
-            throw RuleViolation("InvalidInputType", field: "PreferredInput", "must be 1..256 bytes, an input from ListInputs or builtInMic")
+            throw RuleViolation(.invalidInputType, field: "PreferredInput", "must be 1..256 bytes, an input from ListInputs or builtInMic")
         }
         if let dataSourceName, dataSourceName.isEmpty || dataSourceName.utf8.count > 256 {
-            throw RuleViolation("DataSourceNotFound", field: "DataSourceName", "must be 1..256 bytes, a data source of the input")
+            throw RuleViolation(.dataSourceNotFound, field: "DataSourceName", "must be 1..256 bytes, a data source of the input")
         }
-    }
-}
-
-extension RuleViolation {
-    /// A value out of range for its key: `org.freedesktop.DBus.Error.InvalidArgs`.
-    public static func invalidArgs(_ field: String, _ rule: String) -> RuleViolation {
-        RuleViolation("InvalidArgs", field: field, rule)
     }
 }

@@ -6,7 +6,7 @@ public protocol SessionWord: RawRepresentable, CaseIterable, Sendable, Hashable,
     /// The key the word arrives under, e.g. `Category`.
     static var field: String { get }
     /// The contract's error name for a word that is none of these.
-    static var errorName: String { get }
+    static var errorName: EarshotErrorName { get }
     /// Spellings accepted besides the canonical one.
     var aliases: [String] { get }
 }
@@ -37,7 +37,7 @@ public enum SessionCategory: String, SessionWord {
     case ambient, soloAmbient, playback, record, playAndRecord, multiRoute
 
     public static let field = "Category"
-    public static let errorName = "InvalidCategory"
+    public static let errorName = EarshotErrorName.invalidCategory
 
     public var aliases: [String] {
         switch self {
@@ -58,7 +58,7 @@ public enum SessionMode: String, SessionWord {
     case `default`, voiceChat, videoRecording, measurement, moviePlayback, spokenAudio, gameChat
 
     public static let field = "Mode"
-    public static let errorName = "InvalidMode"
+    public static let errorName = EarshotErrorName.invalidMode
 
     public var aliases: [String] {
         switch self {
@@ -79,7 +79,7 @@ public enum SessionOption: String, SessionWord, Comparable {
     case interruptSpokenAudioAndMixWithOthers, allowAirPlay
 
     public static let field = "Options"
-    public static let errorName = "InvalidOption"
+    public static let errorName = EarshotErrorName.invalidOption
 
     public var aliases: [String] {
         switch self {
@@ -106,7 +106,7 @@ public enum InputOrientation: String, SessionWord {
     case front, back, top, bottom, left, right, faceUp, faceDown
 
     public static let field = "InputOrientation"
-    public static let errorName = "InvalidOrientation"
+    public static let errorName = EarshotErrorName.invalidOrientation
 
     public var aliases: [String] {
         switch self {
@@ -125,7 +125,7 @@ public enum PolarPattern: String, SessionWord {
     case stereo, cardioid, omnidirectional, subcardioid
 
     public static let field = "PolarPattern"
-    public static let errorName = "InvalidPolarPattern"
+    public static let errorName = EarshotErrorName.invalidPolarPattern
 
     /// Channels a capture with this pattern records.
     public var channels: UInt32 { self == .stereo ? 2 : 1 }

@@ -135,7 +135,7 @@ final class AlertObject: Sendable {
         let button = try call.argument(0).uint16Value ?? 0
         try await authorize(call, ownerOnly: false)
         guard request.softButtons.contains(where: { $0.id == button }) else {
-            throw DBusError.earshot("InvalidData", "id: the alert has no button \(button) (it has \(request.softButtons.map { String($0.id) }.joined(separator: ", ").nonEmpty ?? "none"))")
+            throw DBusError.earshot(.invalidData, "id: the alert has no button \(button) (it has \(request.softButtons.map { String($0.id) }.joined(separator: ", ").nonEmpty ?? "none"))")
         }
         let action = request.softButtons.first { $0.id == button }?.systemAction ?? .defaultAction
         try service.act(on: self, call: AlertsContract.Alert.pressButton.name, presentedOnly: true) { queue, now in
@@ -156,7 +156,7 @@ final class AlertObject: Sendable {
         let caller = try await call.caller()
         let privileged = caller.uid == 0 || caller.uid == getuid()
         guard privileged && (!ownerOnly || service.settings.systemBus) else {
-            throw DBusError.earshot("Disallowed", "\(call.message.member ?? "this"): only the owner \(owner) may act on this alert")
+            throw DBusError.earshot(.disallowed, "\(call.message.member ?? "this"): only the owner \(owner) may act on this alert")
         }
     }
 

@@ -196,10 +196,10 @@ final class AlertsService: Sendable {
              _ body: @escaping (inout AlertQueue, UInt64) -> [AlertQueue.Event]) throws(DBusError) {
         try state.withLock { s throws(DBusError) in
             guard let placement = s.queue.placement(of: alert.id) else {
-                throw .earshot("Rejected", "\(call): the alert has already finished")
+                throw .earshot(.rejected, "\(call): the alert has already finished")
             }
             if presentedOnly && placement != .presenting {
-                throw .earshot("Rejected", "\(call): the alert is queued, not presented")
+                throw .earshot(.rejected, "\(call): the alert is queued, not presented")
             }
             let events = body(&s.queue, Self.now())
             apply(events, to: &s)
@@ -210,7 +210,7 @@ final class AlertsService: Sendable {
 
     func setDefaultTimeout(_ value: DBusValue) throws -> DBusValue {
         guard case .double(let seconds) = value, seconds.isFinite else {
-            throw DBusError.earshot("InvalidData", "DefaultTimeout: wanted a finite number of seconds")
+            throw DBusError.earshot(.invalidData, "DefaultTimeout: wanted a finite number of seconds")
         }
         let clamped = AlertTimeouts.clamped(seconds)
         state.withLock { $0.defaultTimeout = clamped }
@@ -220,7 +220,7 @@ final class AlertsService: Sendable {
     func setButtonTimeout(_ value: DBusValue) throws -> DBusValue {
         let range = AlertTimeouts.buttonTimeoutRange
         guard case .double(let seconds) = value, range.contains(seconds) else {
-            throw DBusError.earshot("InvalidData", "ButtonTimeout: \(value) is outside \(range.lowerBound)..\(range.upperBound) s")
+            throw DBusError.earshot(.invalidData, "ButtonTimeout: \(value) is outside \(range.lowerBound)..\(range.upperBound) s")
         }
         state.withLock { $0.buttonTimeout = seconds }
         return .double(seconds)
@@ -228,7 +228,7 @@ final class AlertsService: Sendable {
 
     func setDisplayLines(_ value: DBusValue) throws -> DBusValue {
         guard case .uint32(let lines) = value, lines <= 3 else {
-            throw DBusError.earshot("InvalidData", "DisplayLines: \(value) is outside 0..3")
+            throw DBusError.earshot(.invalidData, "DisplayLines: \(value) is outside 0..3")
         }
         state.withLock { $0.displayLines = lines }
         try? manager.withLock { try $0?.set(Manager.capabilities, Self.capabilities(displayLines: lines)) }

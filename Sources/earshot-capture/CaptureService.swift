@@ -148,9 +148,9 @@ final class CaptureService: Sendable {
         var request = try RequestReader.read(call)
         let id = try state.withLock { s throws(DBusError) -> UInt64 in
             if let active = s.active {
-                throw .earshot("Rejected", "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")
+                throw .earshot(.rejected, "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")
             }
-            if s.starting { throw .earshot("Rejected", "another pass-thru is starting") }
+            if s.starting { throw .earshot(.rejected, "another pass-thru is starting") }
             s.starting = true
             defer { s.nextID += 1 }
             return s.nextID
@@ -213,7 +213,7 @@ final class CaptureService: Sendable {
 
     func endCallersPassThru(_ call: MethodCall) throws(DBusError) {
         guard let session = state.withLock({ $0.active }), session.owner == call.sender else {
-            throw .earshot("Rejected", "\(call.sender) has no active pass-thru")
+            throw .earshot(.rejected, "\(call.sender) has no active pass-thru")
         }
         session.end(.end)
     }

@@ -57,8 +57,8 @@ final class PassThruSession: DirectCaptureConsumer {
                                        pacing: service.settings.pacing)
         } catch {
             switch error {
-            case .unsupported(_, let message): throw .earshot("UnsupportedResource", message)
-            default: throw .earshot("GenericError", error.description)
+            case .unsupported(_, let message): throw .earshot(.unsupportedResource, message)
+            default: throw .earshot(.genericError, error.description)
             }
         }
         let phase = request.initialPrompt.isEmpty ? PassThru.Phase.recording : .prompting
@@ -234,18 +234,18 @@ final class PassThruSession: DirectCaptureConsumer {
             let caller = try await call.caller()
             let privileged = caller.uid == 0 || caller.uid == getuid()
             guard privileged && (!ownerOnly || service.settings.systemBus) else {
-                throw DBusError.earshot("Disallowed", "\(call.message.member ?? "this"): only the owner \(owner) may end this pass-thru")
+                throw DBusError.earshot(.disallowed, "\(call.message.member ?? "this"): only the owner \(owner) may end this pass-thru")
             }
         }
         guard core.withLock({ $0.phase }) != .finished else {
-            throw DBusError.earshot("Rejected", "the pass-thru has already finished")
+            throw DBusError.earshot(.rejected, "the pass-thru has already finished")
         }
         end(reason)
     }
 
     /// A pipe carrying the PCM from now on (owner only).
     func openStream(_ call: MethodCall) throws(DBusError) -> UnixFD {
-        guard call.sender == owner else { throw .earshot("Disallowed", "OpenStream: only the owner \(owner) may open the stream") }
+        guard call.sender == owner else { throw .earshot(.disallowed, "OpenStream: only the owner \(owner) may open the stream") }
         let (reader, pipe) = try StreamPipe.make()
         let open = core.withLock { state -> Bool in
             guard state.phase != .finished else { return false }
@@ -257,7 +257,7 @@ final class PassThruSession: DirectCaptureConsumer {
         guard open else {
             var unused = pipe
             unused.close()
-            throw .earshot("Rejected", "the pass-thru has already finished")
+            throw .earshot(.rejected, "the pass-thru has already finished")
         }
         return reader
     }

@@ -30,7 +30,7 @@ enum RequestReader {
             }
             for (index, chunk) in request.initialPrompt.enumerated() where chunk.kind == .file {
                 guard FileManager.default.isReadableFile(atPath: chunk.text) else {
-                    throw RuleViolation("FileNotFound", field: "\(Keys.initialPrompt.name)[\(index)]", "cannot read \(chunk.text)")
+                    throw RuleViolation(.fileNotFound, field: "\(Keys.initialPrompt.name)[\(index)]", "cannot read \(chunk.text)")
                 }
             }
             return request

@@ -35,7 +35,7 @@ final class WaveOutput: Sendable {
         case .failure(let error) where error.isDenied:
             throw .accessDenied("OutputPath: uid \(uid) may not write \(path): \(error)")
         case .failure(let error):
-            throw .earshot("InvalidData", "OutputPath: cannot create \(path): \(error)")
+            throw .earshot(.invalidData, "OutputPath: cannot create \(path): \(error)")
         }
         self.created = created
     }

@@ -99,10 +99,10 @@ final class JobRunner: Sendable {
         if call.sender != owner {
             let caller = try await call.caller()
             guard (caller.uid == 0 || caller.uid == getuid()) && service.settings.systemBus else {
-                throw DBusError.earshot("Disallowed", "Cancel: only the owner \(owner) may cancel this job")
+                throw DBusError.earshot(.disallowed, "Cancel: only the owner \(owner) may cancel this job")
             }
         }
-        guard core.withLock({ $0.state }) != .finished else { throw DBusError.earshot("Rejected", "the job has already finished") }
+        guard core.withLock({ $0.state }) != .finished else { throw DBusError.earshot(.rejected, "the job has already finished") }
         logger.info("job \(id): cancelled by \(call.sender)")
         events.yield(.cancel)
     }

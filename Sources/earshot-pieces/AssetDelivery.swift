@@ -54,7 +54,7 @@ extension PiecesService {
         let piece = try await piece(id)
         guard kind.isAudio else {
             guard let asset = piece.dropped(kind) else {
-                throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(id) has none")
+                throw DBusError.earshot(.assetNotFound, "\(kind.key): piece \(id) has none")
             }
             return asset
         }
@@ -81,13 +81,13 @@ extension PiecesService {
     /// Transcodes on the disk queue and records the result. Like a drop, a transcode keeps
     /// clear of the store's reserved free space; one that cannot be kept leaves nothing.
     private func produce(_ piece: StoredPiece, kind: AssetKind, format: MediaFormat) async throws -> StoredAsset {
-        guard let source = piece.dropped(kind) else { throw DBusError.earshot("AssetNotFound", "\(kind.key): piece \(piece.id) has none") }
+        guard let source = piece.dropped(kind) else { throw DBusError.earshot(.assetNotFound, "\(kind.key): piece \(piece.id) has none") }
         let started = ContinuousClock.now
         let input = try await inStore { try await self.store.localPath(of: source) }
         let staged = try await onDisk { try self.transcode(input, of: piece, kind: kind, to: format) }
         let asset = StoredAsset(kind: kind, format: format.rawValue, hash: staged.hash, size: staged.size, dropped: false)
         guard try await inStore({ try await self.store.addTranscode(asset, object: staged, of: piece.id) }) else {
-            throw DBusError.earshot("PieceNotFound", "Id: piece \(piece.id) was deleted")
+            throw DBusError.earshot(.pieceNotFound, "Id: piece \(piece.id) was deleted")
         }
         logger.info("piece \(piece.id): \(kind.rawValue) transcoded to \(format.rawValue) in \(started.duration(to: .now)) (\(asset.size) B)")
         return asset

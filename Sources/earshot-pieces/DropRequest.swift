@@ -74,7 +74,7 @@ struct DropRequest: Sendable {
         }
         return try DBusError.readingRequest {
             if (upper == nil) != (lower == nil) {
-                throw RuleViolation("InvalidTimeSignature", field: upper == nil ? Keys.timeSignatureUpper.name : Keys.timeSignatureLower.name,
+                throw RuleViolation(.invalidTimeSignature, field: upper == nil ? Keys.timeSignatureUpper.name : Keys.timeSignatureLower.name,
                                     "give both TimeSignatureUpper and TimeSignatureLower or neither")
             }
             var draft = PieceDraft(title: title, description: description, lengthMicroseconds: length, tempo: tempo,

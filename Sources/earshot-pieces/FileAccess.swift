@@ -14,9 +14,9 @@ enum FileAccess {
         case .failure(let error) where error.code == EINVAL:
             throw .invalidArgs("\(field): \(path) is not a regular file")
         case .failure(let error) where error.isDenied:
-            throw .earshot("Disallowed", "\(field): \(caller.userName) may not read \(path): \(error)")
+            throw .earshot(.disallowed, "\(field): \(caller.userName) may not read \(path): \(error)")
         case .failure(let error):
-            throw .earshot("FileNotFound", "\(field): cannot open \(path): \(error)")
+            throw .earshot(.fileNotFound, "\(field): cannot open \(path): \(error)")
         }
     }
 
@@ -28,7 +28,7 @@ enum FileAccess {
         case .success(let fd):
             return fd
         case .failure(let error) where error.isDenied:
-            throw .earshot("Disallowed", "path: \(caller.userName) may not write \(path): \(error)")
+            throw .earshot(.disallowed, "path: \(caller.userName) may not write \(path): \(error)")
         case .failure(let error):
             throw .failed("path: cannot create \(path): \(error)")
         }

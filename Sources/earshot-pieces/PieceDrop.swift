@@ -16,7 +16,7 @@ extension PiecesService {
         let caller = try await Self.author(of: request, call: call)
         let missing = try await inStore { try await self.store.missing(request.draft.basedOn) }
         if let first = missing.first {
-            throw DBusError.earshot("BasedOnNotFound", "BasedOn: no piece \(first)")
+            throw DBusError.earshot(.basedOnNotFound, "BasedOn: no piece \(first)")
         }
         let started = ContinuousClock.now
         let (piece, staged) = try await onDisk { try self.assemble(request, caller: caller) }
@@ -35,7 +35,7 @@ extension PiecesService {
         let caller = try await call.caller()
         guard let uid = request.authorUID, uid != caller.uid else { return caller }
         guard caller.uid == 0 || caller.uid == getuid() else {
-            throw DBusError.earshot("Disallowed", "AuthorUid: \(caller.userName) may not drop on behalf of uid \(uid)")
+            throw DBusError.earshot(.disallowed, "AuthorUid: \(caller.userName) may not drop on behalf of uid \(uid)")
         }
         return CallerIdentity(uniqueName: caller.uniqueName, uid: uid, userName: DBusConnection.userName(for: uid))
     }
@@ -61,10 +61,10 @@ extension PiecesService {
             } catch {
                 let message = error.message.replacingOccurrences(of: "'\(cover.path)' is ", with: "")
                     .replacingOccurrences(of: cover.path, with: "the file")
-                throw DBusError.earshot("InvalidCoverImage", "CoverImage: \(message)")
+                throw DBusError.earshot(.invalidCoverImage, "CoverImage: \(message)")
             }
             guard image.width == CoverImageRule.width, image.height == CoverImageRule.height else {
-                throw DBusError.earshot("InvalidCoverImage", "CoverImage: \(image.width)×\(image.height), must be 640×640")
+                throw DBusError.earshot(.invalidCoverImage, "CoverImage: \(image.width)×\(image.height), must be 640×640")
             }
             formats[.coverImage] = image.kind.rawValue
         }
@@ -102,9 +102,9 @@ extension PiecesService {
         } catch {
             switch error {
             case .tooLarge(let limit) where kind == .attachment:
-                throw DBusError.earshot("AttachmentTooLarge", "Attachment: larger than \(limit / 1024 / 1024) MiB")
+                throw DBusError.earshot(.attachmentTooLarge, "Attachment: larger than \(limit / 1024 / 1024) MiB")
             case .tooLarge(let limit):
-                throw DBusError.earshot("InvalidData", "\(kind.key): larger than \(limit) bytes")
+                throw DBusError.earshot(.invalidData, "\(kind.key): larger than \(limit) bytes")
             case .noSpace(let message):
                 throw Self.noSpace("\(kind.key): the piece store is out of space (\(message))")
             case .io(let message):
@@ -120,7 +120,7 @@ extension PiecesService {
             // The staged file's name means nothing to the client.
             let message = error.message.replacingOccurrences(of: "'\(staged.path)' is ", with: "")
                 .replacingOccurrences(of: staged.path, with: field)
-            throw DBusError.earshot("InvalidAudio", "\(field): \(message)")
+            throw DBusError.earshot(.invalidAudio, "\(field): \(message)")
         }
     }
 }

@@ -106,10 +106,10 @@ final class PiecesService: Sendable {
             throw Self.noSpace(error.description)
         } catch let error as StorageUnavailable {
             logger.warning("\(error.description)")
-            throw DBusError(name: DBusError.earshotPrefix + "StorageUnavailable", message: error.description)
+            throw DBusError.earshot(.storageUnavailable, error.description)
         } catch let error as DamagedAsset {
             logger.error("\(error.description)")
-            throw DBusError(name: DBusError.earshotPrefix + "DamagedObject", message: error.description)
+            throw DBusError.earshot(.damagedObject, error.description)
         } catch let error as StoreFailure {
             logger.error("store failure: \(error.description)")
             throw DBusError.failed(error.description)
@@ -119,7 +119,7 @@ final class PiecesService: Sendable {
         }
     }
 
-    static let noSpaceError = DBusError.earshotPrefix + "NoSpace"
+    static let noSpaceError = EarshotErrorName.noSpace.name
 
     /// `org.earshot.Error.NoSpace`: the store has no room for what was asked.
     static func noSpace(_ message: String) -> DBusError { DBusError(name: noSpaceError, message: message) }
@@ -157,7 +157,7 @@ final class PiecesService: Sendable {
 
     func piece(_ id: String) async throws -> StoredPiece {
         guard let piece = try await inStore({ try await self.store.piece(id) }) else {
-            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+            throw DBusError.earshot(.pieceNotFound, "Id: no piece \(id)")
         }
         return piece
     }
@@ -176,7 +176,7 @@ final class PiecesService: Sendable {
     func lineage(_ call: MethodCall) async throws -> [DBusValue] {
         let id = try call.string(0)
         guard let lineage = try await inStore({ try await self.store.lineage(id) }) else {
-            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+            throw DBusError.earshot(.pieceNotFound, "Id: no piece \(id)")
         }
         return [.strings(lineage.ancestors), .strings(lineage.descendants)]
     }
@@ -193,10 +193,10 @@ final class PiecesService: Sendable {
         let caller = try await call.caller()
         let existing = try await piece(id)
         guard store.mayDelete(existing, by: Viewer(uid: caller.uid, userName: caller.userName)) else {
-            throw DBusError.earshot("Disallowed", "Delete: \(caller.userName) may not delete \(id): only its author \(existing.author), root or the service's user (of the host it was dropped on) may")
+            throw DBusError.earshot(.disallowed, "Delete: \(caller.userName) may not delete \(id): only its author \(existing.author), root or the service's user (of the host it was dropped on) may")
         }
         guard try await inStore({ try await self.store.delete(id) }) != nil else {
-            throw DBusError.earshot("PieceNotFound", "Id: no piece \(id)")
+            throw DBusError.earshot(.pieceNotFound, "Id: no piece \(id)")
         }
         logger.info("piece \(id) deleted by \(caller.userName) (\(call.sender))", metadata: ["piece": "\(id)"])
         emit(Manager.pieceDeleted, [.string(id)])

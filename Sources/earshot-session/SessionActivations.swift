@@ -70,13 +70,13 @@ extension SessionService {
     /// `Deactivate`: the owner's, or (on the system bus) uid 0's or the service user's.
     func deactivate(id: UInt64, call: MethodCall) async throws {
         guard let owner = state.withLock({ $0.handles[id]?.owner }) else {
-            throw DBusError.earshot("Rejected", "the activation has already ended")
+            throw DBusError.earshot(.rejected, "the activation has already ended")
         }
         if call.sender != owner {
             let caller = try await call.caller()
             let privileged = caller.uid == 0 || caller.uid == getuid()
             guard privileged, settings.systemBus else {
-                throw DBusError.earshot("Disallowed", "Deactivate: only the owner \(owner) may end this activation")
+                throw DBusError.earshot(.disallowed, "Deactivate: only the owner \(owner) may end this activation")
             }
         }
         await worker.run { self.end(id, because: "deactivated by \(call.sender)") }

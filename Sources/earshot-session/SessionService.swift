@@ -290,7 +290,7 @@ final class SessionService: Sendable {
             return outcome.failure?.violation
         }
         if let failure {
-            throw DBusError(RuleViolation(failure.errorName, field: failure.field,
+            throw DBusError(RuleViolation(copying: failure,
                                           failure.rule + " (the desired state is kept and re-applied when routes change)"))
         }
         logger.info("desired state set by \(call.sender): \(desired.configuration.category.rawValue)")

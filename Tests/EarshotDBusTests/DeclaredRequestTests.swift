@@ -2,7 +2,7 @@ import EarshotDBus
 import Testing
 
 @Suite struct DeclaredRequestTests {
-    static let invalidData = DBusError.earshotPrefix + "InvalidData"
+    static let invalidData = "org.earshot.Error." + "InvalidData"
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
 
     static let maxDuration = OptionKey("MaxDuration", "u", doc: "ms", required: true, rules: [.range(1...1_000_000, unit: "ms")],
@@ -15,9 +15,9 @@ import Testing
     static let priority = OptionKey("Priority", "s", doc: "p", default: "NORMAL", rules: [.oneOf(["NORMAL", "EMERGENCY"])],
                                     error: invalidData)
     static let category = OptionKey("Category", "s", doc: "c", rules: [.oneOf(["playAndRecord"], aliases: ["play-and-record": "playAndRecord"],
-                                                                                anyCase: true)], error: DBusError.earshotPrefix + "InvalidCategory")
+                                                                                anyCase: true)], error: "org.earshot.Error." + "InvalidCategory")
     static let named = OptionKey("Name", "s", doc: "n", rules: [.range(1...3, unit: "scalars")],
-                                 errors: [DBusError.earshotPrefix + "TooShort", DBusError.earshotPrefix + "TooLong"])
+                                 errors: ["org.earshot.Error." + "TooShort", "org.earshot.Error." + "TooLong"])
     static let buttons = OptionKey("SoftButtons", "aa{sv}", doc: "b", keys: [
         OptionKey("Id", "q", doc: "id", required: true, error: invalidData),
         OptionKey("Text", "s", doc: "t", default: "\"\""),
@@ -86,7 +86,7 @@ import Testing
         let error = refusal(["MaxDuration": .uint32(5), "Priority": .string("normal")])
         #expect(error?.name == Self.invalidData)
         #expect(error?.message == "Priority: 'normal' is not NORMAL or EMERGENCY")
-        #expect(refusal(["MaxDuration": .uint32(5), "Category": .string("loud")])?.name == DBusError.earshotPrefix + "InvalidCategory")
+        #expect(refusal(["MaxDuration": .uint32(5), "Category": .string("loud")])?.name == "org.earshot.Error." + "InvalidCategory")
     }
 
     @Test func textLongerThanAllowed() {

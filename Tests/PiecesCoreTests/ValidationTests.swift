@@ -35,7 +35,7 @@ import Testing
         #expect(try PieceDraft(title: "t").validate(measuredMicroseconds: 4_000_000) == 4_000_000)
         #expect(try PieceDraft(title: "t", lengthMicroseconds: 4_040_000).validate(measuredMicroseconds: 4_000_000) == 4_040_000)
         #expect(throws: RuleViolation.self) { try PieceDraft(title: "t", lengthMicroseconds: 4_040_001).validate(measuredMicroseconds: 4_000_000) }
-        #expect(throws: RuleViolation("PieceTooLong", field: "MixStem", "1200000001 µs is longer than 1200000000 µs (20 minutes)")) {
+        #expect(throws: RuleViolation(.pieceTooLong, field: "MixStem", "1200000001 µs is longer than 1200000000 µs (20 minutes)")) {
             try PieceDraft(title: "t").validate(measuredMicroseconds: 1_200_000_001)
         }
     }

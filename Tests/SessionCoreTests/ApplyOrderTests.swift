@@ -11,7 +11,7 @@ final class RecordingSystem: AudioSystem {
 
     private func step(_ step: ApplyStep) throws(RuleViolation) {
         calls.append(step)
-        if step == failAt { throw RuleViolation("Injected", field: step.rawValue, "failed on purpose") }
+        if step == failAt { throw RuleViolation(.genericError, field: step.rawValue, "failed on purpose") }
     }
 
     func setCategory(_ configuration: CategoryConfiguration) throws(RuleViolation) { try step(.category) }
@@ -71,7 +71,7 @@ final class RecordingSystem: AudioSystem {
         #expect(system.calls == Array(ApplyStep.allCases[...index]))
         #expect(outcome.applied == Array(ApplyStep.allCases[..<index]))
         #expect(outcome.failure?.step == failing)
-        #expect(outcome.failure?.violation.errorName == "Injected")
+        #expect(outcome.failure?.violation.error == .genericError)
         // Nothing from the failed step on is in the state.
         let state = outcome.state
         #expect((state.configuration.category == .playAndRecord) == (index > 0))

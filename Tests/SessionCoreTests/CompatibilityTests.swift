@@ -60,11 +60,11 @@ import Testing
     }
 
     @Test func messagesReadAsSentences() {
-        #expect(throws: RuleViolation("IncompatibleOption", field: "Options",
+        #expect(throws: RuleViolation(.incompatibleOption, field: "Options",
                                       "defaultToSpeaker needs category playAndRecord, not playback")) {
             try CategoryConfiguration(category: .playback, options: [.defaultToSpeaker])
         }
-        #expect(throws: RuleViolation("IncompatibleOption", field: "Mode",
+        #expect(throws: RuleViolation(.incompatibleOption, field: "Mode",
                                       "measurement needs category playback, record or playAndRecord, not ambient")) {
             try CategoryConfiguration(category: .ambient, mode: .measurement)
         }

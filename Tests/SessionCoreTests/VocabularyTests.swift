@@ -17,7 +17,7 @@ import Testing
             #expect(try SessionCategory.parse(text) == category, "\(text)")
         }
         for bad in ["", "solo_ambient", "play", "records", "playAndRecord ", "multi_route"] {
-            #expect(throws: RuleViolation("InvalidCategory", field: "Category",
+            #expect(throws: RuleViolation(.invalidCategory, field: "Category",
                                           "'\(bad)' is not one of ambient, soloAmbient, playback, record, playAndRecord, multiRoute")) {
                 try SessionCategory.parse(bad)
             }
