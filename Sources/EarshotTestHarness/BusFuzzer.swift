@@ -210,8 +210,9 @@ public final class BusFuzzer {
             let path = values.chance(50) ? root : values.objectPath()
             let member = values.pick(["Frobnicate", PiecesContract.Manager.drop.name, AlertsContract.Manager.presentAlert.name, AlertsContract.Alert.cancel.name,
                                   "Introspect", "Ping", "GetMachineId"])
+            let declared = EarshotContract.services.first { $0.busName == destination }?.interfaces.map(\.name) ?? []
             let interface = values.pick([destination, "org.freedesktop.DBus.Introspectable", "org.freedesktop.DBus.Peer",
-                                         "org.earshot.Nonexistent1", destination + ".PassThru"])
+                                         "org.example.Nonexistent1"] + declared)
             let arguments = values.chance(50) ? [] : [values.value(values.randomType())]
             return FuzzCall(path, interface, member, arguments)
         }
@@ -254,7 +255,7 @@ public final class BusFuzzer {
                     connection.close()
                     connection = fresh
                 }
-            case let name where name.hasPrefix("org.earshot.Error.") || name.hasPrefix("org.freedesktop.DBus.Error."):
+            case let name where name.hasPrefix(EarshotContract.errorPrefix) || name.hasPrefix("org.freedesktop.DBus.Error."):
                 report.errors[name, default: 0] += 1
                 if error.message.isEmpty { report.failures.append("\(name) without a message for \(call)") }
             default:

@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -19,7 +20,7 @@ public enum LoadScenarios {
             // Presenting and cancelling alerts. Most are refused by the rate limit or a
             // full queue (they complete at once with REJECTED); cancelling one that has
             // completed is `Rejected`.
-            return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
+            return LoadRunner.Scenario(busName: busName, allowedErrors: [EarshotErrorName.rejected.name]) { client in
                 guard let path = await client.call(ObjectPath(declared: AlertsContract.managerPath), busName, AlertsContract.Manager.presentAlert.name, [.vardict([
                     "Text": .string("Load \(client.index)"), "Timeout": .double(3),
                 ])])?.first?.objectPathValue else { return }
@@ -42,7 +43,7 @@ public enum LoadScenarios {
         case CaptureContract.busName:
             // Starting and ending pass-thrus in turn: one runs at a time, the others are
             // `Rejected` with the time left.
-            return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
+            return LoadRunner.Scenario(busName: busName, allowedErrors: [EarshotErrorName.rejected.name]) { client in
                 let started = await client.call(ObjectPath(declared: CaptureContract.managerPath), busName, CaptureContract.Manager.performAudioPassThru.name, [.vardict([
                     "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
                     "MaxDuration": .uint32(2000),
@@ -56,7 +57,7 @@ public enum LoadScenarios {
             }
         case OrchestratorContract.busName:
             // Reading the services' health, starting a job and cancelling it.
-            return LoadRunner.Scenario(busName: busName, allowedErrors: ["org.earshot.Error.Rejected"]) { client in
+            return LoadRunner.Scenario(busName: busName, allowedErrors: [EarshotErrorName.rejected.name]) { client in
                 let manager: ObjectPath = "/org/earshot/Orchestrator1"
                 await client.call(manager, "org.freedesktop.DBus.Properties", "Get", [.string(busName), .string(OrchestratorContract.Manager.services.name)])
                 guard let job = await client.call(manager, busName, OrchestratorContract.Manager.recordPiece.name, [.vardict([

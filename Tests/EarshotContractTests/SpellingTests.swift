@@ -1,17 +1,20 @@
+import ContractCore
 import EarshotContract
 import Foundation
 import Testing
 
-/// Earshot's names are spelled once, in EarshotContract: no other source (the services, the
-/// client library, the CLI, the shared libraries, the test harness, the benchmarks and the
-/// example) writes a bus name, interface name, method name or signal name of Earshot's as a
-/// string literal. `Get` is left out: it is also `org.freedesktop.DBus.Properties.Get`,
-/// which clients spell. Tests are left out on purpose: they call the services as a user's
-/// script would, by the names on the wire, so that renaming a member in the contract
-/// breaks them.
+/// Earshot's names are spelled once, in EarshotContract (and the errors in ContractCore's
+/// EarshotErrorName): no other source (the services, the domain cores, the client library,
+/// the CLI, the shared libraries, the test harness, the benchmarks and the example) writes
+/// a bus name, interface name, method name, signal name or error name (whole, or the part
+/// after `org.earshot.Error.`) of Earshot's as a string literal, nor builds one from pieces.
+/// `Get` is left out: it is also `org.freedesktop.DBus.Properties.Get`, which clients
+/// spell. Property names and request keys, and Tests/, are not covered yet.
 @Suite struct SpellingTests {
     static let root = InterfaceFileTests.packageRoot
-    static let unchecked = ["Sources/EarshotContract"]
+    /// Where the names are spelled: the contract, and the errors' one spelling (ContractCore,
+    /// which the domain cores share).
+    static let unchecked = ["Sources/EarshotContract", "Sources/ContractCore/EarshotErrorName.swift"]
 
     static let names: Set<String> = {
         var names = Set<String>()
@@ -23,6 +26,7 @@ import Testing
                 names.formUnion(interface.signals.map(\.name))
             }
         }
+        for error in EarshotErrorName.allCases { names.formUnion([error.name, error.shortName]) }
         names.remove("Get")
         return names
     }()
@@ -34,10 +38,58 @@ import Testing
             for case let file as String in FileManager.default.enumerator(atPath: directory.path) ?? NSEnumerator()
             where file.hasSuffix(".swift") {
                 let path = "\(top)/\(file)"
-                if !unchecked.contains(where: { path.hasPrefix($0 + "/") }) { files.append(path) }
+                if !unchecked.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) { files.append(path) }
             }
         }
         return files
+    }
+
+    /// The last parts of the interface names (`PassThru`, `Alert`, …), which a name built as
+    /// `destination + ".PassThru"` would spell.
+    static let nameParts: Set<String> = Set(EarshotContract.services.flatMap { service in
+        service.interfaces.map { String($0.name.split(separator: ".").last ?? "") }
+    })
+
+    /// Names of Earshot's that are not the contract's: the binding's test service and the
+    /// binding's own `NameTaken` (configuration.md), each spelled once.
+    static func isOutsideTheContract(_ literal: String) -> Bool {
+        literal.hasPrefix("org.earshot.Echo1") || literal == "org.earshot.Error.NameTaken"
+    }
+
+    /// String literals that build an Earshot name rather than spell it whole: a piece of a
+    /// name with `org.earshot` in it (not prose), or `.` and the last part of an interface's
+    /// name.
+    static func built(in text: String) -> [(line: Int, literal: String)] {
+        var found: [(line: Int, literal: String)] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let parts = line.split(separator: "\"", omittingEmptySubsequences: false)
+            // Every other piece between quotes is a literal (escaped quotes do not occur in these names).
+            for index in stride(from: 1, to: parts.count - 1, by: 2) {
+                let literal = String(parts[index])
+                // Prose that mentions a name (help texts) has spaces; a piece of a name has none.
+                let partial = literal.contains("org.earshot") && !literal.contains(" ") && !names.contains(literal)
+                    && !isOutsideTheContract(literal)
+                let suffix = literal.hasPrefix(".") && nameParts.contains(String(literal.dropFirst()))
+                if partial || suffix { found.append((number + 1, literal)) }
+            }
+        }
+        return found
+    }
+
+    @Test func noEarshotNameIsBuiltFromPieces() throws {
+        var found: [String] = []
+        for file in try Self.sources() {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            found += Self.built(in: text).map { "\(file):\($0.line): \"\($0.literal)\"" }
+        }
+        #expect(found == [], "spell these through EarshotContract")
+        let sample = """
+            let interface = destination + ".PassThru"
+            let error = "org.earshot.Error." + name
+            let whole = "org.earshot.Capture1.PassThru"
+            let echo = "org.earshot.Echo1"
+            """
+        #expect(Self.built(in: sample).map(\.line) == [1, 2])
     }
 
     @Test func earshotNamesAreSpelledOnlyInTheContract() throws {
