@@ -42,9 +42,10 @@ public struct Alert: Sendable {
         }
 
         var value: [String: DBusValue] {
-            var value: [String: DBusValue] = ["Id": .uint16(id), "Text": .string(text), "Highlighted": .boolean(highlighted),
-                                              "SystemAction": .string(systemAction.rawValue)]
-            value["Image"] = image.map(DBusValue.string)
+            typealias Keys = AlertsContract.Manager.SoftButtonKeys
+            var value: [String: DBusValue] = [Keys.id.name: .uint16(id), Keys.text.name: .string(text),
+                                              Keys.highlighted.name: .boolean(highlighted), Keys.systemAction.name: .string(systemAction.rawValue)]
+            value[Keys.image] = image.map(DBusValue.string)
             return value
         }
     }
@@ -114,7 +115,7 @@ public struct AlertsProxy: Sendable {
 
     /// Speaks `chunks` without display and returns once they have been spoken.
     public func speak(_ chunks: [SpeechChunk], priority: Alert.Priority = .normal) async throws -> AlertResult {
-        let options: [String: DBusValue] = ["Priority": .string(priority.rawValue)]
+        let options: [String: DBusValue] = [AlertKeys.priority.name: .string(priority.rawValue)]
         try RequestCheck.check(options, against: AlertsContract.Manager.speechKeys)
         return try await completed(AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(options)])
     }

@@ -149,9 +149,10 @@ public struct CaptureProxy: Sendable {
                 // Chunks come from the same sender before Finished: all of them are routed.
                 chunkSignals.cancel()
                 await forwarding.value
-                return PassThruResult(resultCode: code, success: success, reason: info["Reason"]?.stringValue ?? "",
-                                      framesCaptured: info["FramesCaptured"]?.uint64Value ?? 0,
-                                      durationMs: info["DurationMs"]?.uint32Value ?? 0)
+                let keys = CaptureContract.PassThru.FinishedKeys.self
+                return PassThruResult(resultCode: code, success: success, reason: info[keys.reason]?.stringValue ?? "",
+                                      framesCaptured: info[keys.framesCaptured]?.uint64Value ?? 0,
+                                      durationMs: info[keys.durationMs]?.uint32Value ?? 0)
             }
             chunkSignals.cancel()
             throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) finished")

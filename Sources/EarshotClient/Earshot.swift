@@ -64,8 +64,8 @@ public struct EarshotError: Error, Sendable, Equatable, CustomStringConvertible 
         name.hasPrefix(EarshotContract.errorPrefix) ? String(name.dropFirst(EarshotContract.errorPrefix.count)) : name
     }
 
-    public var isRejected: Bool { code == .rejected }
-    public var isInvalidData: Bool { code == .invalidData }
+    public var isRejected: Bool { code == .earshot(.rejected) }
+    public var isInvalidData: Bool { code == .earshot(.invalidData) }
     public var isInvalidArgs: Bool { code == .invalidArgs }
     /// The service is not on the bus (nothing owns its name).
     public var isServiceMissing: Bool { code == .serviceMissing }

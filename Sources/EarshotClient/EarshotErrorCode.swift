@@ -3,33 +3,31 @@ import EarshotContract
 import EarshotDBus
 
 extension EarshotError {
-    /// Every error the contract declares, one case each (`EarshotContract.errorMeanings`
-    /// lists the same names; a test keeps the two equal), and the standard errors any call
-    /// may meet. A name outside both is `.other`.
-    public enum Code: Sendable, Equatable, CaseIterable {
+    /// What kind of error a reply is: one of Earshot's own (`EarshotErrorName`, the names
+    /// the contract declares), a standard D-Bus error the contract or any call may give,
+    /// or `.other`.
+    public enum Code: Sendable, Equatable, Hashable, CaseIterable {
+        case earshot(EarshotErrorName)
         // The D-Bus standard errors the contract uses.
         case invalidArgs, accessDenied, limitsExceeded
-        // Earshot's own.
-        case invalidData, rejected, disallowed, unsupportedResource, fileNotFound, genericError
-        case pieceNotFound, assetNotFound, storageUnavailable, noSpace, damagedObject
-        case titleTooShort, titleTooLong, pieceTooShort, pieceTooLong, tempoTooLow, tempoTooHigh
-        case invalidLoopMarkers, invalidTimeSignature, invalidTonality, basedOnNotFound
-        case invalidAudio, invalidCoverImage, attachmentTooLarge
-        case invalidCategory, invalidMode, invalidOption, incompatibleOption, invalidOrientation
-        case invalidPolarPattern, polarPatternNotSupported, invalidInputType, noInputDevice, dataSourceNotFound
         // What any call may meet besides: the service failed, is not on the bus, or did not answer.
         case failed, serviceMissing, noReply, other
+
+        public static var allCases: [Code] {
+            EarshotErrorName.allCases.map(Code.earshot) + [.invalidArgs, .accessDenied, .limitsExceeded, .failed, .serviceMissing,
+                                                           .noReply, .other]
+        }
 
         /// The error name on the wire; nil for `.serviceMissing` (two names) and `.other`.
         public var errorName: String? {
             switch self {
+            case .earshot(let name): name.name
             case .invalidArgs: DBusError.prefix + "InvalidArgs"
             case .accessDenied: DBusError.prefix + "AccessDenied"
             case .limitsExceeded: DBusError.prefix + "LimitsExceeded"
             case .failed: DBusError.prefix + "Failed"
             case .noReply: DBusError.prefix + "NoReply"
             case .serviceMissing, .other: nil
-            default: EarshotContract.errorPrefix + Self.capitalised(String(describing: self))
             }
         }
 
@@ -37,15 +35,17 @@ extension EarshotError {
         public init(errorName name: String) {
             if name == DBusError.prefix + "ServiceUnknown" || name == DBusError.prefix + "NameHasNoOwner" {
                 self = .serviceMissing
+            } else if let earshot = EarshotErrorName(name: name) {
+                self = .earshot(earshot)
             } else {
-                self = Self.byName[name] ?? .other
+                self = Self.standard[name] ?? .other
             }
         }
 
-        private static let byName: [String: Code] = Dictionary(
-            uniqueKeysWithValues: allCases.compactMap { code in code.errorName.map { ($0, code) } })
-
-        private static func capitalised(_ name: String) -> String { name.prefix(1).uppercased() + name.dropFirst() }
+        private static let standard: [String: Code] = Dictionary(
+            uniqueKeysWithValues: [Code.invalidArgs, .accessDenied, .limitsExceeded, .failed, .noReply].compactMap { code in
+                code.errorName.map { ($0, code) }
+            })
     }
 
     /// What kind of error this is, for a `switch`.
@@ -55,12 +55,12 @@ extension EarshotError {
     /// would report it; nil for errors SDL has no code for.
     public var resultCode: ResultCode? {
         switch code {
-        case .rejected: .rejected
-        case .invalidData: .invalidData
-        case .disallowed: .disallowed
-        case .unsupportedResource: .unsupportedResource
-        case .fileNotFound: .fileNotFound
-        case .genericError: .genericError
+        case .earshot(.rejected): .rejected
+        case .earshot(.invalidData): .invalidData
+        case .earshot(.disallowed): .disallowed
+        case .earshot(.unsupportedResource): .unsupportedResource
+        case .earshot(.fileNotFound): .fileNotFound
+        case .earshot(.genericError): .genericError
         default: nil
         }
     }

@@ -130,8 +130,8 @@ public struct OrchestratorProxy: Sendable {
                 if signal.interface == Members.interface.name, signal.member == Members.finished.name {
                     guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
                           let piece = signal.body[1].stringValue, let info = signal.body[2].stringKeyedValue else { continue }
-                    return JobResult(resultCode: code, pieceId: piece, reason: info["Reason"]?.stringValue ?? "",
-                                     framesCaptured: info[Members.framesCaptured]?.uint64Value)
+                    return JobResult(resultCode: code, pieceId: piece, reason: info[Members.FinishedKeys.reason]?.stringValue ?? "",
+                                     framesCaptured: info[Members.FinishedKeys.framesCaptured]?.uint64Value)
                 }
                 // PropertiesChanged(interface, changed, invalidated)
                 guard signal.body.count >= 2, signal.body[0].stringValue == Members.interface.name,

@@ -55,14 +55,16 @@ public struct SessionState: Sendable, Equatable {
     public let values: [String: DBusValue]
 
     init(_ values: [String: DBusValue]) {
-        let route = values["Route"]?.stringKeyedValue ?? [:]
-        category = values["Category"]?.stringValue ?? ""
-        mode = values["Mode"]?.stringValue ?? ""
-        options = values["Options"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        active = values["Active"]?.boolValue ?? false
-        sampleRate = values["SampleRate"]?.doubleValue ?? 0
-        ioBufferDuration = values["IOBufferDuration"]?.doubleValue ?? 0
-        channels = values["Channels"]?.uint32Value ?? 0
+        // GetState's fields are the manager's properties of the same names.
+        typealias Fields = SessionContract.Manager
+        let route = values[Fields.route]?.stringKeyedValue ?? [:]
+        category = values[Fields.category]?.stringValue ?? ""
+        mode = values[Fields.mode]?.stringValue ?? ""
+        options = values[Fields.options]?.arrayValue?.compactMap(\.stringValue) ?? []
+        active = values[Fields.active]?.boolValue ?? false
+        sampleRate = values[Fields.sampleRate]?.doubleValue ?? 0
+        ioBufferDuration = values[Fields.ioBufferDuration]?.doubleValue ?? 0
+        channels = values[Fields.channels]?.uint32Value ?? 0
         input = route["Input"]?.stringValue ?? ""
         output = route["Output"]?.stringValue ?? ""
         self.values = values

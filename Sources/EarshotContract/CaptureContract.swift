@@ -74,6 +74,17 @@ public enum CaptureContract {
     /// One pass-thru, at `/org/earshot/Capture1/PassThru/N`: its audio, its end, and the
     /// HMI's user actions.
     public enum PassThru {
+        /// The keys of `Finished`'s info.
+        public enum FinishedKeys {
+            public static let framesCaptured = OptionKey("FramesCaptured", "t", doc: "Frames captured in all.")
+            public static let durationMs = OptionKey("DurationMs", "u", doc: "The audio's length in ms.")
+            public static let reason = OptionKey(
+                "Reason", "s", doc: "timeout, done, end, cancel, retry, silence, owner-vanished, interrupted or device-error.")
+            public static let monotonicUs = OptionKey("MonotonicUs", "t", doc: "When it ended (CLOCK_MONOTONIC µs).")
+            public static let outputError = OptionKey("OutputError", "s", doc: "Why OutputPath could not be completed, when it could not.")
+            static let all = [framesCaptured, durationMs, reason, monotonicUs, outputError]
+        }
+
         public static let end = MethodDeclaration(
             "End", doc: "The owner ends the pass-thru with SUCCESS.", errors: EarshotContract.errors(.disallowed, .rejected))
         public static let done = MethodDeclaration("Done", doc: "The user ends the pass-thru with SUCCESS.",
@@ -96,7 +107,7 @@ public enum CaptureContract {
             "Finished", doc: "The pass-thru ended, with its result code (broadcast).",
             [ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
              ArgumentDeclaration("success", "b", doc: "whether the result counts as success"),
-             ArgumentDeclaration("info", "a{sv}", doc: "FramesCaptured t, DurationMs u, Reason s, MonotonicUs t")])
+             ArgumentDeclaration("info", "a{sv}", doc: "FramesCaptured t, DurationMs u, Reason s, MonotonicUs t", keys: FinishedKeys.all)])
 
         public static let state = PropertyDeclaration("State", "s", doc: "prompting, recording or finished.")
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)

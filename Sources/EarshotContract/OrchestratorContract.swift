@@ -60,7 +60,15 @@ public enum OrchestratorContract {
             "Finished", doc: "The job ended.",
             [ArgumentDeclaration("resultCode", "s", doc: "SmartDeviceLink's result code"),
              ArgumentDeclaration("pieceId", "s", doc: "the stored piece, empty when none"),
-             ArgumentDeclaration("info", "a{sv}", doc: "Reason s and what each step reported")])
+             ArgumentDeclaration("info", "a{sv}", doc: "Reason s and what each step reported", keys: FinishedKeys.all)])
+
+        /// The keys of `Finished`'s info.
+        public enum FinishedKeys {
+            public static let reason = OptionKey("Reason", "s", doc: "Why it ended, in words.")
+            public static let title = OptionKey("Title", "s", doc: "The piece's title.")
+            public static let framesCaptured = OptionKey("FramesCaptured", "t", doc: "Frames the pass-thru captured.")
+            static let all = [reason, title, framesCaptured]
+        }
 
         public static let state = PropertyDeclaration(
             "State", "s", doc: "preparing, prompting, recording, storing, confirming or finished.")

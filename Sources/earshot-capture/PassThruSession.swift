@@ -316,10 +316,8 @@ final class PassThruSession: DirectCaptureConsumer {
                              (Members.resultCode, .string(outcome.resultCode.rawValue))])
             do {
                 try object.emit(Members.finished, [.string(outcome.resultCode.rawValue), .boolean(outcome.success),
-                                             .vardict(["FramesCaptured": .uint64(frames), "DurationMs": .uint32(durationMs),
-                                                       "Reason": .string(outcome.reason.rawValue),
-                                                       "MonotonicUs": .uint64(endedUs)]
-                                                 .merging(outputError.map { ["OutputError": .string($0)] } ?? [:]) { $1 })])
+                                             .vardict(finishedInfo(frames: frames, durationMs: durationMs, outcome: outcome,
+                                                                   endedUs: endedUs, outputError: outputError))])
             } catch {
                 logger.warning("pass-thru \(id): Finished not sent: \(error)")
             }
@@ -367,5 +365,17 @@ final class PassThruSession: DirectCaptureConsumer {
 
     private func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) {
         try? objectBox.withLock { try $0?.object.set(property, value) }
+    }
+}
+
+extension PassThruSession {
+    /// `Finished`'s info, by its declared keys.
+    func finishedInfo(frames: UInt64, durationMs: UInt32, outcome: PassThruOutcome, endedUs: UInt64,
+                      outputError: String?) -> [String: DBusValue] {
+        typealias Keys = CaptureContract.PassThru.FinishedKeys
+        var info: [String: DBusValue] = [Keys.framesCaptured.name: .uint64(frames), Keys.durationMs.name: .uint32(durationMs),
+                                         Keys.reason.name: .string(outcome.reason.rawValue), Keys.monotonicUs.name: .uint64(endedUs)]
+        info[Keys.outputError] = outputError.map(DBusValue.string)
+        return info
     }
 }

@@ -280,7 +280,9 @@ final class JobRunner: Sendable {
     private func finish(_ code: ResultCode, pieceID: String, reason: String) {
         unlink(audioFile)
         let frames = core.withLock { $0.framesCaptured }
-        let info: [String: DBusValue] = ["Reason": .string(reason), "Title": .string(plan.title), "FramesCaptured": .uint64(frames)]
+        typealias Keys = OrchestratorContract.Job.FinishedKeys
+        let info: [String: DBusValue] = [Keys.reason.name: .string(reason), Keys.title.name: .string(plan.title),
+                                         Keys.framesCaptured.name: .uint64(frames)]
         try? object.withLock { try $0?.emit(Members.finished, [.string(code.rawValue), .string(pieceID), .vardict(info)]) }
         logger.info("job \(id) finished: \(code.rawValue)\(pieceID.isEmpty ? "" : ", piece \(pieceID)") (\(reason))",
                     metadata: ["job": "\(id)", "result": "\(code.rawValue)", "piece": "\(pieceID)"])

@@ -83,7 +83,7 @@ import Testing
             try await earshot.capture.endActive()
             #expect(try await ended.result.reason == "end")
             let nothing = await #expect(throws: EarshotError.self) { try await earshot.capture.endActive() }
-            #expect(nothing?.code == .rejected)
+            #expect(nothing?.code == .earshot(.rejected))
         }
     }
 
@@ -105,11 +105,11 @@ import Testing
             let withdrawn = try await cancelled.result
             #expect(withdrawn.resultCode == .aborted && !withdrawn.success)
             let late = await #expect(throws: EarshotError.self) { try await cancelled.dismiss() }
-            #expect(late?.code == .rejected)
+            #expect(late?.code == .earshot(.rejected))
 
             let unknown = try await earshot.alerts.show(buttons)
             let noSuchButton = await #expect(throws: EarshotError.self) { try await unknown.pressButton(99) }
-            #expect(noSuchButton?.code == .invalidData)
+            #expect(noSuchButton?.code == .earshot(.invalidData))
             try await unknown.cancel()
         }
     }
@@ -139,11 +139,11 @@ import Testing
             try await earshot.pieces.exportMixStem(first, to: exported.path)
             #expect(try Array(Data(contentsOf: exported)) == file)
             let noCover = await #expect(throws: EarshotError.self) { _ = try await earshot.pieces.openCoverImage(first) }
-            #expect(noCover?.code == .assetNotFound)
+            #expect(noCover?.code == .earshot(.assetNotFound))
 
             try await earshot.pieces.delete(derived)
             let gone = await #expect(throws: EarshotError.self) { _ = try await earshot.pieces.get(derived) }
-            #expect(gone?.code == .pieceNotFound)
+            #expect(gone?.code == .earshot(.pieceNotFound))
 
             var seen: [PieceChange] = []
             for await change in changes {
