@@ -147,16 +147,20 @@ extension CaptureProxy {
     }
 
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs), now and after
-    /// every change; nil while none records or the capture service is not on the bus.
-    public func observeEndsAtMonotonicUs() async throws -> AsyncStream<UInt64?> {
-        let values = try await calls.observe(managerPath, Manager.interface, Manager.endsAtMonotonicUs)
-        return AsyncStream { continuation in
-            let forwarding = Task {
-                for await value in values { continuation.yield(value?.uint64Value.flatMap { $0 == 0 ? nil : $0 }) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in forwarding.cancel() }
+    /// every change, given to `onChange` as soon as the change is read; nil while none
+    /// records or the capture service is not on the bus.
+    public func followEndsAtMonotonicUs(_ onChange: @escaping @Sendable (UInt64?) -> Void) async throws -> PropertyFollowing {
+        try await calls.follow(managerPath, Manager.interface, Manager.endsAtMonotonicUs) { value in
+            onChange(value?.uint64Value.flatMap { $0 == 0 ? nil : $0 })
         }
+    }
+
+    /// The same as a sequence, until the connection closes or the sequence is dropped.
+    public func observeEndsAtMonotonicUs() async throws -> AsyncStream<UInt64?> {
+        let (values, continuation) = AsyncStream<UInt64?>.makeStream()
+        let following = try await followEndsAtMonotonicUs { continuation.yield($0) }
+        continuation.onTermination = { _ in following.cancel() }
+        return values
     }
 
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs); nil when idle.

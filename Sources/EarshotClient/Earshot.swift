@@ -104,11 +104,12 @@ struct ServiceCalls: Sendable {
         }
     }
 
-    /// A property's value now and after every change: read when the service appears on the
-    /// bus, then from its `PropertiesChanged`; nil while the service is not on the bus. Ends
-    /// when the connection closes or the stream is dropped.
-    func observe(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError)
-        -> AsyncStream<DBusValue?> {
+    /// Follows a property: `onChange` gets its value now and after every change, read when
+    /// the service appears on the bus, then from its `PropertiesChanged` (called in the task
+    /// that reads the signals, so a change is seen as soon as the signal is read); nil while
+    /// the service is not on the bus. Until the connection closes or `cancel()`.
+    func follow(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration,
+                _ onChange: @escaping @Sendable (DBusValue?) -> Void) async throws(EarshotError) -> PropertyFollowing {
         let changes: SignalSubscription
         let owners: AsyncStream<String?>
         do {
@@ -118,30 +119,23 @@ struct ServiceCalls: Sendable {
         } catch {
             throw EarshotError(error)
         }
-        let (values, continuation) = AsyncStream<DBusValue?>.makeStream()
         let following = Task {
             for await signal in changes {
                 guard signal.body.count >= 2, signal.body[0].stringValue == interface.name,
                       let value = signal.body[1].stringKeyedValue?[property] else { continue }
-                continuation.yield(value)
+                onChange(value)
             }
-            continuation.finish()
         }
         let reading = Task {
             for await owner in owners {
                 if owner == nil {
-                    continuation.yield(nil)
+                    onChange(nil)
                 } else if let value = try? await self.property(path, interface, property) {
-                    continuation.yield(value)
+                    onChange(value)
                 }
             }
         }
-        continuation.onTermination = { _ in
-            changes.cancel()
-            following.cancel()
-            reading.cancel()
-        }
-        return values
+        return PropertyFollowing(subscription: changes, tasks: [following, reading])
     }
 
     /// Subscribes to `signal` of `interface` from this service (unicast ones with `addMatch` false).
@@ -152,5 +146,21 @@ struct ServiceCalls: Sendable {
         } catch {
             throw EarshotError(error)
         }
+    }
+}
+
+/// A property being followed (`observe…`/`follow…`); `cancel()` stops it.
+public final class PropertyFollowing: Sendable {
+    private let subscription: SignalSubscription
+    private let tasks: [Task<Void, Never>]
+
+    init(subscription: SignalSubscription, tasks: [Task<Void, Never>]) {
+        self.subscription = subscription
+        self.tasks = tasks
+    }
+
+    public func cancel() {
+        subscription.cancel()
+        tasks.forEach { $0.cancel() }
     }
 }

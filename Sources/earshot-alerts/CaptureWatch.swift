@@ -12,7 +12,7 @@ final class CaptureWatch: Sendable {
     private let logger: Logger
     /// µs; 0 when nothing records (or the capture service is absent).
     private let endsAtUs = Locked<UInt64>(0)
-    private let tasks = BackgroundTasks()
+    private let following = Locked<PropertyFollowing?>(nil)
 
     init(connection: DBusConnection, logger: Logger) {
         self.connection = connection
@@ -20,14 +20,16 @@ final class CaptureWatch: Sendable {
     }
 
     func start() async throws {
-        let ends = try await Earshot(connection: connection).capture.observeEndsAtMonotonicUs()
-        tasks.run { [weak self] in
-            for await end in ends { self?.update(end ?? 0) }
+        // Updated where the signal is read: a request the alerts service reads after the
+        // change finds it made.
+        let handle = try await Earshot(connection: connection).capture.followEndsAtMonotonicUs { [weak self] end in
+            self?.update(end ?? 0)
         }
+        following.withLock { $0 = handle }
     }
 
     func stop() {
-        tasks.cancelAll()
+        following.withLock { $0 }?.cancel()
     }
 
     /// How much longer the current pass-thru records, in whole ms rounded up; nil when
