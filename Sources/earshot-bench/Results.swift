@@ -22,24 +22,25 @@ struct LatencySummary: Encodable {
 struct RoundTripResult: Encodable {
     let payload: String
     let bytes: Int
-    /// Calls run on the connection's I/O thread (its task executor).
-    let swift: LatencySummary
-    /// The same calls awaited from the cooperative pool (the default).
-    let swiftFromPool: LatencySummary
+    /// Calls awaited from a task on the cooperative pool, as every call through EarshotClient
+    /// is by default: the figure the goal is judged on.
+    let defaultPath: LatencySummary
+    /// The same calls run on the connection's I/O thread (its task executor, opted into with
+    /// `withTaskExecutorPreference`).
+    let ioThread: LatencySummary
     let c: LatencySummary
     /// The benchmark process's CPU time per call (every thread: for the Swift calls the
     /// caller, the I/O thread and the pool; for C the calling thread), in µs.
     let cpuMicrosecondsPerCall: ClientCPU
 
     struct ClientCPU: Encodable {
-        let swift: Double
-        let swiftFromPool: Double
+        let defaultPath: Double
+        let ioThread: Double
         let c: Double
     }
 
-    var poolP50Ratio: Double { swiftFromPool.p50Microseconds / c.p50Microseconds }
-    var p50Ratio: Double { swift.p50Microseconds / c.p50Microseconds }
-    var p99Ratio: Double { swift.p99Microseconds / c.p99Microseconds }
+    var p50Ratio: Double { defaultPath.p50Microseconds / c.p50Microseconds }
+    var ioThreadP50Ratio: Double { ioThread.p50Microseconds / c.p50Microseconds }
 }
 
 /// Signal throughput of one client over all its rounds.
@@ -76,6 +77,9 @@ struct SignalResult: Encodable {
 
 struct BenchmarkResults: BenchmarkReport {
     static let roundTripGoal = 1.10
+    /// The payloads the round-trip goal is judged at: the small calls, where the binding's
+    /// own cost shows (at 64 KiB and 1 MiB copying the bytes dominates both clients).
+    static let judgedPayloads: Set<Int> = [16, 3200]
     static let signalGoal = 0.8
 
     let libdbusVersion: String
@@ -89,8 +93,10 @@ struct BenchmarkResults: BenchmarkReport {
     let roundTrips: [RoundTripResult]
     let signals: SignalResult
 
-    var worstRoundTrip: RoundTripResult? { roundTrips.max { $0.p50Ratio < $1.p50Ratio } }
-    var roundTripGoalMet: Bool { roundTrips.allSatisfy { $0.p50Ratio <= Self.roundTripGoal } }
+    var judgedRoundTrips: [RoundTripResult] { roundTrips.filter { Self.judgedPayloads.contains($0.bytes) } }
+    var worstRoundTrip: RoundTripResult? { judgedRoundTrips.max { $0.p50Ratio < $1.p50Ratio } }
+    var worstIOThreadRoundTrip: RoundTripResult? { judgedRoundTrips.max { $0.ioThreadP50Ratio < $1.ioThreadP50Ratio } }
+    var roundTripGoalMet: Bool { !judgedRoundTrips.isEmpty && judgedRoundTrips.allSatisfy { $0.p50Ratio <= Self.roundTripGoal } }
     var signalGoalMet: Bool { signals.ratio >= Self.signalGoal }
 
     private enum CodingKeys: String, CodingKey {
@@ -99,8 +105,10 @@ struct BenchmarkResults: BenchmarkReport {
 
     private struct Goals: Encodable {
         let roundTripP50RatioMax: Double
+        let roundTripJudgedAt: [String]
         let roundTripP50Ratios: [String: Double]
         let roundTripMet: Bool
+        let ioThreadP50Ratios: [String: Double]
         let signalThroughputRatioMin: Double
         let signalThroughputRatio: Double
         let signalMet: Bool
@@ -116,8 +124,10 @@ struct BenchmarkResults: BenchmarkReport {
         try container.encode(signals, forKey: .signals)
         try container.encode(Goals(
             roundTripP50RatioMax: Self.roundTripGoal,
+            roundTripJudgedAt: judgedRoundTrips.map(\.payload),
             roundTripP50Ratios: Dictionary(uniqueKeysWithValues: roundTrips.map { ($0.payload, $0.p50Ratio) }),
             roundTripMet: roundTripGoalMet,
+            ioThreadP50Ratios: Dictionary(uniqueKeysWithValues: roundTrips.map { ($0.payload, $0.ioThreadP50Ratio) }),
             signalThroughputRatioMin: Self.signalGoal,
             signalThroughputRatio: signals.ratio,
             signalMet: signalGoalMet), forKey: .goals)
@@ -127,27 +137,28 @@ struct BenchmarkResults: BenchmarkReport {
 
     func table() -> String {
         var lines: [String] = []
-        lines.append("D-Bus round-trips, EchoBytes on a private bus (p50 / p99 µs); swift: calls on the connection's I/O thread "
-                     + "(withTaskExecutorPreference), pool: the same calls awaited from the cooperative pool")
-        let widths = [-8, 11, 11, 11, 11, 11, 11, 19, 12]
-        lines.append(row(["payload", "swift p50", "swift p99", "pool p50", "pool p99", "C p50", "C p99", "p50 ratio swift/C", "pool/C"],
+        lines.append("D-Bus round-trips, EchoBytes on a private bus (p50 / p99 µs); default: calls awaited from a task on the "
+                     + "cooperative pool (every EarshotClient call); I/O thread: the same calls on the connection's I/O thread "
+                     + "(withTaskExecutorPreference)")
+        let widths = [-8, 12, 12, 11, 11, 11, 11, 19, 13]
+        lines.append(row(["payload", "default p50", "default p99", "I/O p50", "I/O p99", "C p50", "C p99", "p50 default/C", "I/O thread/C"],
                          widths: widths))
         for result in roundTrips {
-            lines.append(row([result.payload, fixed(result.swift.p50Microseconds, 1), fixed(result.swift.p99Microseconds, 1),
-                              fixed(result.swiftFromPool.p50Microseconds, 1), fixed(result.swiftFromPool.p99Microseconds, 1),
+            lines.append(row([result.payload, fixed(result.defaultPath.p50Microseconds, 1), fixed(result.defaultPath.p99Microseconds, 1),
+                              fixed(result.ioThread.p50Microseconds, 1), fixed(result.ioThread.p99Microseconds, 1),
                               fixed(result.c.p50Microseconds, 1), fixed(result.c.p99Microseconds, 1), fixed(result.p50Ratio, 2),
-                              fixed(result.poolP50Ratio, 2)], widths: widths))
+                              fixed(result.ioThreadP50Ratio, 2)], widths: widths))
         }
-        let samples = roundTrips.map { "\($0.payload) \($0.swift.samples)" }.joined(separator: ", ")
+        let samples = roundTrips.map { "\($0.payload) \($0.defaultPath.samples)" }.joined(separator: ", ")
         lines.append("(samples per client: \(samples))")
         lines.append("")
         lines.append("Client CPU per round-trip (µs; this process's CPU time, all threads, while each client made its calls)")
         let cpuWidths = [-8, 11, 11, 11, 13]
-        lines.append(row(["payload", "swift", "pool", "C", "swift/C"], widths: cpuWidths))
+        lines.append(row(["payload", "default", "I/O thread", "C", "default/C"], widths: cpuWidths))
         for result in roundTrips {
             let cpu = result.cpuMicrosecondsPerCall
-            lines.append(row([result.payload, fixed(cpu.swift, 1), fixed(cpu.swiftFromPool, 1), fixed(cpu.c, 1),
-                              fixed(cpu.swift / cpu.c, 2)], widths: cpuWidths))
+            lines.append(row([result.payload, fixed(cpu.defaultPath, 1), fixed(cpu.ioThread, 1), fixed(cpu.c, 1),
+                              fixed(cpu.defaultPath / cpu.c, 2)], widths: cpuWidths))
         }
         lines.append("")
         lines.append("Unicast signals, \(sizeLabel(signals.bytes)) each (\(signals.swift.rounds) rounds × \(signals.count) per client)")
@@ -162,7 +173,10 @@ struct BenchmarkResults: BenchmarkReport {
         lines.append("")
         // Three decimals where two would round a miss onto the limit (1.104 is not ≤ 1.10).
         let worst = worstRoundTrip.map { "worst \(fixed($0.p50Ratio, 3)) at \($0.payload)" } ?? "no data"
-        lines.append("Goals: round-trip p50 ratio ≤ \(fixed(Self.roundTripGoal, 2)) (\(worst)): \(roundTripGoalMet ? "MET" : "NOT MET"); "
+        let judged = judgedRoundTrips.map(\.payload).joined(separator: " and ")
+        let ioWorst = worstIOThreadRoundTrip.map { "on the I/O thread: worst \(fixed($0.ioThreadP50Ratio, 3)) at \($0.payload)" } ?? ""
+        lines.append("Goals: round-trip p50 ratio default/C ≤ \(fixed(Self.roundTripGoal, 2)) at \(judged) (\(worst); \(ioWorst)): "
+                     + "\(roundTripGoalMet ? "MET" : "NOT MET"); "
                      + "signal throughput ratio ≥ \(fixed(Self.signalGoal, 2)) (\(fixed(signals.ratio, 3))): \(signalGoalMet ? "MET" : "NOT MET")")
         lines.append("(libdbus \(libdbusVersion), \(processors) CPUs, iterations scale \(iterationsScale), "
                      + "GLIBC_TUNABLES \(mallocTunables.map { "'\($0)'" } ?? "unset (glibc's malloc defaults)"))")
