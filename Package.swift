@@ -255,7 +255,7 @@ let package = Package(
         .executableTarget(name: "earshot-capture-loop", dependencies: ["CCaptureLoop"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
+            "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -265,7 +265,7 @@ let package = Package(
         .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cOnlyLinking),
 
         // Private bus daemons and service processes for tests and benchmarks.
-        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotContract", "EarshotDBus", "EarshotSync"]),
+        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync"]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 

@@ -31,16 +31,16 @@ public struct AlertRequest: Sendable, Equatable {
     /// The rules across fields: something to show or say, at most four buttons with
     /// distinct ids, text rules for every text, a timeout that is a number of seconds.
     public func validate() throws(RuleViolation) {
-        for (field, value) in [("Text", text), ("SecondaryText", secondaryText), ("TertiaryText", tertiaryText)] {
+        for (field, value) in [(EarshotField.text.name, text), (EarshotField.secondaryText.name, secondaryText), (EarshotField.tertiaryText.name, tertiaryText)] {
             try TextRules.check(value, field: field, allowEmpty: true)
         }
         if !icon.isEmpty {
-            guard icon.hasPrefix("/") else { throw .invalidData("Icon", "must be an absolute path") }
-            try TextRules.check(icon, field: "Icon", maxLength: 4096)
+            guard icon.hasPrefix("/") else { throw .invalidData(.icon, "must be an absolute path") }
+            try TextRules.check(icon, field: EarshotField.icon.name, maxLength: 4096)
         }
         if let timeoutSeconds {
             guard timeoutSeconds.isFinite, timeoutSeconds >= 0 else {
-                throw .invalidData("Timeout", "\(timeoutSeconds) is not a number of seconds ≥ 0")
+                throw .invalidData(.timeout, "\(timeoutSeconds) is not a number of seconds ≥ 0")
             }
         }
         if speechOnly {
@@ -48,10 +48,10 @@ public struct AlertRequest: Sendable, Equatable {
             return
         }
         guard hasText || !audio.isEmpty else {
-            throw .invalidData("Text", "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")
+            throw .invalidData(.text, "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")
         }
         guard softButtons.count <= Self.maxSoftButtons else {
-            throw .invalidData("SoftButtons", "\(softButtons.count) buttons, at most \(Self.maxSoftButtons) allowed")
+            throw .invalidData(.softButtons, "\(softButtons.count) buttons, at most \(Self.maxSoftButtons) allowed")
         }
         var seen = Set<UInt16>()
         for (index, button) in softButtons.enumerated() where !seen.insert(button.id).inserted {

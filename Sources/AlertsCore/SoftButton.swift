@@ -25,17 +25,17 @@ public struct SoftButton: Sendable, Equatable {
     /// IMAGE, else TEXT. `field` names the button in errors (e.g. `SoftButtons[1]`).
     public init(id: UInt16, text: String = "", image: String = "", kind: Kind? = nil, highlighted: Bool = false,
                 systemAction: SystemAction = .defaultAction, field: String) throws(RuleViolation) {
-        if !text.isEmpty { try TextRules.check(text, field: "\(field).Text") }
+        if !text.isEmpty { try TextRules.check(text, field: "\(field).\(EarshotField.text.name)") }
         if !image.isEmpty {
-            guard image.hasPrefix("/") else { throw .invalidData("\(field).Image", "must be an absolute path") }
-            try TextRules.check(image, field: "\(field).Image", maxLength: 4096)
+            guard image.hasPrefix("/") else { throw .invalidData("\(field).\(EarshotField.image.name)", "must be an absolute path") }
+            try TextRules.check(image, field: "\(field).\(EarshotField.image.name)", maxLength: 4096)
         }
         let resolved = kind ?? (text.isEmpty ? (image.isEmpty ? .text : .image) : (image.isEmpty ? .text : .both))
         switch resolved {
         case .text where text.isEmpty:
-            throw .invalidData("\(field).Text", "a TEXT button needs a text")
+            throw .invalidData("\(field).\(EarshotField.text.name)", "a TEXT button needs a text")
         case .image where image.isEmpty:
-            throw .invalidData("\(field).Image", "an IMAGE button needs an image path")
+            throw .invalidData("\(field).\(EarshotField.image.name)", "an IMAGE button needs an image path")
         case .both where text.isEmpty || image.isEmpty:
             throw .invalidData(field, "a BOTH button needs a text and an image path")
         default:

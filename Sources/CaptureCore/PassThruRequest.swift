@@ -59,49 +59,49 @@ public enum PassThruRules {
 
     public static func samplingRate(_ hz: UInt32) throws(RuleViolation) -> UInt32 {
         guard samplingRates.contains(hz) else {
-            throw .invalidData("SamplingRate", "\(hz) Hz is not one of \(samplingRates.map(String.init).joined(separator: ", "))")
+            throw .invalidData(.samplingRate, "\(hz) Hz is not one of \(samplingRates.map(String.init).joined(separator: ", "))")
         }
         return hz
     }
 
     public static func samplingRate(named name: String) throws(RuleViolation) -> UInt32 {
         guard let hz = samplingRateNames[name.uppercased()] else {
-            throw .invalidData("SamplingRate", "'\(name)' is not one of \(samplingRateNames.keys.sorted().joined(separator: ", "))")
+            throw .invalidData(.samplingRate, "'\(name)' is not one of \(samplingRateNames.keys.sorted().joined(separator: ", "))")
         }
         return hz
     }
 
     public static func bitsPerSample(_ bits: UInt32) throws(RuleViolation) -> UInt32 {
         guard bitsPerSampleValues.contains(bits) else {
-            throw .invalidData("BitsPerSample", "\(bits) is not 8 or 16")
+            throw .invalidData(.bitsPerSample, "\(bits) is not 8 or 16")
         }
         return bits
     }
 
     public static func bitsPerSample(named name: String) throws(RuleViolation) -> UInt32 {
         guard let bits = bitsPerSampleNames[name.uppercased()] else {
-            throw .invalidData("BitsPerSample", "'\(name)' is not 8_BIT or 16_BIT")
+            throw .invalidData(.bitsPerSample, "'\(name)' is not 8_BIT or 16_BIT")
         }
         return bits
     }
 
     public static func audioType(_ type: String) throws(RuleViolation) -> String {
-        guard audioTypes.contains(type) else { throw .invalidData("AudioType", "'\(type)' is not PCM") }
+        guard audioTypes.contains(type) else { throw .invalidData(.audioType, "'\(type)' is not PCM") }
         return type
     }
 
     /// An absolute path to a file (not a directory), at most `PATH_MAX` bytes.
     public static func outputPath(_ path: String) throws(RuleViolation) -> String {
-        guard path.hasPrefix("/") else { throw .invalidData("OutputPath", "'\(path)' is not an absolute path") }
-        guard !path.hasSuffix("/") else { throw .invalidData("OutputPath", "'\(path)' names a directory, not a file") }
-        guard !path.utf8.contains(0) else { throw .invalidData("OutputPath", "the path holds a NUL byte") }
-        guard path.utf8.count < 4096 else { throw .invalidData("OutputPath", "\(path.utf8.count) bytes, at most 4095") }
+        guard path.hasPrefix("/") else { throw .invalidData(.outputPath, "'\(path)' is not an absolute path") }
+        guard !path.hasSuffix("/") else { throw .invalidData(.outputPath, "'\(path)' names a directory, not a file") }
+        guard !path.utf8.contains(0) else { throw .invalidData(.outputPath, "the path holds a NUL byte") }
+        guard path.utf8.count < 4096 else { throw .invalidData(.outputPath, "\(path.utf8.count) bytes, at most 4095") }
         return path
     }
 
     public static func delivery(_ name: String) throws(RuleViolation) -> PassThruRequest.Delivery {
         guard let delivery = PassThruRequest.Delivery(rawValue: name) else {
-            throw .invalidData("Delivery", "'\(name)' is not one of \(PassThruRequest.Delivery.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw .invalidData(.delivery, "'\(name)' is not one of \(PassThruRequest.Delivery.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return delivery
     }
@@ -113,6 +113,6 @@ public enum PassThruRules {
 
     /// `InitialPrompt` entries, each checked as a speech chunk.
     public static func initialPrompt(_ pairs: [(type: String, text: String)]) throws(RuleViolation) -> [SpeechChunk] {
-        try SpeechChunk.parseAll(pairs, field: "InitialPrompt")
+        try SpeechChunk.parseAll(pairs, field: EarshotField.initialPrompt.name)
     }
 }

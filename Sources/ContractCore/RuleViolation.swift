@@ -24,6 +24,20 @@ public struct RuleViolation: Error, Sendable, Equatable, CustomStringConvertible
         self.rule = rule
     }
 
+    public init(_ error: EarshotErrorName, field: EarshotField, _ rule: String) {
+        self.init(error, field: field.name, rule)
+    }
+
+    /// `INVALID_DATA` for a named field.
+    public static func invalidData(_ field: EarshotField, _ rule: String) -> RuleViolation {
+        invalidData(field.name, rule)
+    }
+
+    /// The standard `InvalidArgs` for a named field.
+    public static func invalidArgs(_ field: EarshotField, _ rule: String) -> RuleViolation {
+        invalidArgs(field.name, rule)
+    }
+
     /// `INVALID_DATA`: the common case.
     public static func invalidData(_ field: String, _ rule: String) -> RuleViolation {
         RuleViolation(.invalidData, field: field, rule)

@@ -25,7 +25,8 @@ public struct InterfaceDeclaration: Sendable, Equatable {
 }
 
 /// One named argument of a method or signal; `signature` is a single complete D-Bus type.
-/// An `a{sv}` request argument lists the keys it takes.
+/// An `a{sv}` request argument lists the keys it takes; an `a{sv}` or `aa{sv}` result or
+/// signal argument, the keys it carries.
 public struct ArgumentDeclaration: Sendable, Equatable {
     public let name: String
     public let signature: String
@@ -110,15 +111,18 @@ public struct PropertyDeclaration: Sendable, Equatable {
     public let access: Access
     public let emitsChangedSignal: EmitsChangedSignal
     public let annotations: [DBusAnnotation]
+    /// The keys of an `a{sv}` or `aa{sv}` value.
+    public let keys: [OptionKey]
 
     public init(_ name: String, _ signature: String, doc: String = "", access: Access = .read,
-                emitsChangedSignal: EmitsChangedSignal = .true, annotations: [DBusAnnotation] = []) {
+                emitsChangedSignal: EmitsChangedSignal = .true, annotations: [DBusAnnotation] = [], keys: [OptionKey] = []) {
         self.name = name
         self.signature = signature
         self.doc = doc
         self.access = access
         self.emitsChangedSignal = emitsChangedSignal
         self.annotations = annotations
+        self.keys = keys
     }
 }
 

@@ -120,13 +120,15 @@ public struct Piece: Sendable, Equatable {
     public let values: [String: DBusValue]
 
     init?(_ values: [String: DBusValue]) {
-        guard let id = values["Id"]?.stringValue, let title = values["Title"]?.stringValue else { return nil }
+        typealias Stored = PiecesContract.Manager.StoredKeys
+        typealias Keys = PiecesContract.Manager.PieceKeys
+        guard let id = values[Stored.id.name]?.stringValue, let title = values[Keys.title.name]?.stringValue else { return nil }
         self.id = id
         self.title = title
-        author = values["Author"]?.stringValue ?? ""
-        createdAt = values["CreatedAt"]?.stringValue ?? ""
-        tempo = values["Tempo"]?.doubleValue
-        lengthMicroseconds = values["LengthMicroseconds"]?.uint64Value ?? 0
+        author = values[Stored.author.name]?.stringValue ?? ""
+        createdAt = values[Stored.createdAt.name]?.stringValue ?? ""
+        tempo = values[Keys.tempo.name]?.doubleValue
+        lengthMicroseconds = values[Keys.lengthMicroseconds.name]?.uint64Value ?? 0
         self.values = values
     }
 }

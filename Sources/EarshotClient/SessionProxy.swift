@@ -79,8 +79,8 @@ public struct SessionInput: Sendable, Equatable {
     public let values: [String: DBusValue]
 
     init(_ values: [String: DBusValue]) {
-        name = values["Name"]?.stringValue ?? ""
-        description = values["Description"]?.stringValue ?? ""
+        name = values[SessionContract.Manager.InputKeys.name.name]?.stringValue ?? ""
+        description = values[SessionContract.Manager.InputKeys.description.name]?.stringValue ?? ""
         self.values = values
     }
 }

@@ -62,6 +62,9 @@ public enum APIPages {
             for signal in interface.signals {
                 lines += ["", "### \(signal.name)(\(parameters(signal.arguments)))", "", signal.doc]
                 lines += argumentList(signal.arguments)
+                for argument in signal.arguments where !argument.keys.isEmpty {
+                    lines += ["", "Keys of `\(argument.name)`:", ""] + resultKeyTable(argument.keys)
+                }
             }
         }
         if !interface.properties.isEmpty {
@@ -69,6 +72,10 @@ public enum APIPages {
             for property in interface.properties {
                 lines.append("| `\(property.name)` | \(typeName(property.signature)) (`\(property.signature)`) | \(property.access.rawValue) | "
                              + "\(announced(property.emitsChangedSignal)) | \(escape(property.doc)) |")
+            }
+            for property in interface.properties where !property.keys.isEmpty {
+                lines += ["", "Keys of `\(property.name)`\(property.signature.hasPrefix("aa") ? " (each entry)" : ""):", ""]
+                    + resultKeyTable(property.keys)
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -84,6 +91,10 @@ public enum APIPages {
                 lines += ["", "Keys of each `\(key.name)` entry:", ""] + keyTable(key.keys)
             }
         }
+        for argument in method.outputs where !argument.keys.isEmpty {
+            lines += ["", "Keys of `\(argument.name)`\(argument.signature.hasPrefix("aa") ? " (each entry)" : ""):", ""]
+                + resultKeyTable(argument.keys)
+        }
         if !method.possibleErrors.isEmpty {
             lines += ["", "Possible errors: " + method.possibleErrors.map { "`\($0)`" }.joined(separator: ", ")]
         }
@@ -93,6 +104,12 @@ public enum APIPages {
     static func argumentList(_ arguments: [ArgumentDeclaration]) -> [String] {
         guard !arguments.isEmpty else { return [] }
         return [""] + arguments.map { "- `\($0.name)` (`\($0.signature)`): \($0.doc)" }
+    }
+
+    /// The keys a result, signal or property carries: name, type and meaning.
+    static func resultKeyTable(_ keys: [OptionKey]) -> [String] {
+        ["| Key | Type | Meaning |", "|---|---|---|"]
+            + keys.map { "| `\($0.name)` | \(typeName($0.signature)) (`\($0.signature)`) | \(escape($0.doc)) |" }
     }
 
     static func keyTable(_ keys: [OptionKey]) -> [String] {

@@ -8,11 +8,11 @@ public enum AlertsContract {
     public enum Manager {
         /// The keys of `PresentAlert`'s alert and of `Speak`'s options.
         public enum Keys {
-            public static let text = CommonKeys.text("Text", doc: "The first text line.")
-            public static let secondaryText = CommonKeys.text("SecondaryText", doc: "The second text line.")
-            public static let tertiaryText = CommonKeys.text("TertiaryText", doc: "The third text line (not enough on its own).")
+            public static let text = CommonKeys.text(EarshotField.text.name, doc: "The first text line.")
+            public static let secondaryText = CommonKeys.text(EarshotField.secondaryText.name, doc: "The second text line.")
+            public static let tertiaryText = CommonKeys.text(EarshotField.tertiaryText.name, doc: "The third text line (not enough on its own).")
             public static let timeout = OptionKey(
-                "Timeout", "d", doc: "Seconds it stays without buttons; 0 or absent is DefaultTimeout, others are held to 3..10.",
+                .timeout, "d", doc: "Seconds it stays without buttons; 0 or absent is DefaultTimeout, others are held to 3..10.",
                 rules: [.described("a finite number of seconds")], error: CommonKeys.invalidData)
             public static let audio = OptionKey("Audio", "a(ss)", doc: "What is spoken or played, in order.",
                                                 rules: [CommonKeys.speechRule], error: CommonKeys.invalidData)
@@ -20,10 +20,10 @@ public enum AlertsContract {
                 "PlayTone", "b", doc: "A tone before the audio (ignored, with a warning, without audio).", default: "false")
             public static let showWaitIndicator = OptionKey("ShowWaitIndicator", "b", doc: "Show a wait indicator.", default: "false")
             public static let softButtons = OptionKey(
-                "SoftButtons", "aa{sv}", doc: "At most 4 buttons, each with a unique Id.",
+                .softButtons, "aa{sv}", doc: "At most 4 buttons, each with a unique Id.",
                 rules: [.described("at most 4, ids unique, a TEXT button needs Text, an IMAGE button an Image")],
                 error: CommonKeys.invalidData, keys: SoftButtonKeys.all)
-            public static let icon = OptionKey("Icon", "s", doc: "The icon's path (a missing one is a warning).", default: "\"\"")
+            public static let icon = OptionKey(.icon, "s", doc: "The icon's path (a missing one is a warning).", default: "\"\"")
             public static let priority = CommonKeys.priority
             public static let outliveOwner = CommonKeys.outliveOwner
         }
@@ -32,8 +32,8 @@ public enum AlertsContract {
         public enum SoftButtonKeys {
             public static let id = OptionKey("Id", "q", doc: "The button's id, unique within the alert.", required: true,
                                              error: CommonKeys.invalidData)
-            public static let text = OptionKey("Text", "s", doc: "Its label.", default: "\"\"")
-            public static let image = OptionKey("Image", "s", doc: "Its image's path (a missing one is a warning).", default: "\"\"")
+            public static let text = OptionKey(.text, "s", doc: "Its label.", default: "\"\"")
+            public static let image = OptionKey(.image, "s", doc: "Its image's path (a missing one is a warning).", default: "\"\"")
             public static let type = OptionKey("Type", "s", doc: "What it shows; by default what is given.",
                                                rules: [.oneOf(["TEXT", "IMAGE", "BOTH"])], error: CommonKeys.invalidData)
             public static let highlighted = OptionKey("Highlighted", "b", doc: "Shown as the default choice.", default: "false")
@@ -72,8 +72,16 @@ public enum AlertsContract {
             "DisplayLines", "u", doc: "How many text lines the display has (0..3, default 3).", access: .readwrite)
         public static let current = PropertyDeclaration("Current", "o", doc: "The alert being presented, / when none.")
         public static let queueLength = PropertyDeclaration("QueueLength", "u", doc: "Alerts waiting to be presented.")
+        /// The keys of `Capabilities`.
+        public enum CapabilityKeys {
+            public static let maxSoftButtons = OptionKey("MaxSoftButtons", "u", doc: "The most soft buttons an alert may have.")
+            public static let speech = OptionKey("Speech", "as", doc: "The speech chunk types Audio and Speak take.")
+            public static let displayLines = OptionKey(Manager.displayLines.name, "u", doc: "The text lines the HMI shows (the property of that name).")
+            public static let all = [maxSoftButtons, speech, displayLines]
+        }
+
         public static let capabilities = PropertyDeclaration(
-            "Capabilities", "a{sv}", doc: "MaxSoftButtons u, Speech as (chunk types), DisplayLines u.")
+            "Capabilities", "a{sv}", doc: "What the presenter can do.", keys: CapabilityKeys.all)
 
         public static let interface = InterfaceDeclaration(
             busName, doc: "Queues alerts and speech, and holds the presenter's settings.",
@@ -119,13 +127,13 @@ public enum AlertsContract {
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that presented it.", emitsChangedSignal: .const)
         public static let lines = PropertyDeclaration("Lines", "as", doc: "The text as laid out for DisplayLines.",
                                                       emitsChangedSignal: .const)
-        public static let softButtons = PropertyDeclaration("SoftButtons", "aa{sv}", doc: "The buttons as given.",
-                                                            emitsChangedSignal: .const)
+        public static let softButtons = PropertyDeclaration(EarshotField.softButtons.name, "aa{sv}", doc: "The buttons as given.",
+                                                            emitsChangedSignal: .const, keys: Manager.SoftButtonKeys.all)
         public static let priority = PropertyDeclaration("Priority", "s", doc: "NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY.",
                                                          emitsChangedSignal: .const)
         public static let showWaitIndicator = PropertyDeclaration("ShowWaitIndicator", "b", doc: "Whether a wait indicator shows.",
                                                                   emitsChangedSignal: .const)
-        public static let icon = PropertyDeclaration("Icon", "s", doc: "The icon's path, empty when none.", emitsChangedSignal: .const)
+        public static let icon = PropertyDeclaration(EarshotField.icon.name, "s", doc: "The icon's path, empty when none.", emitsChangedSignal: .const)
         public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it completes.")
         public static let tryAgainTimeMs = PropertyDeclaration(
             "TryAgainTimeMs", "u", doc: "When refused, the ms after which the same request would be accepted; 0 when none.")

@@ -10,21 +10,21 @@ public enum CaptureContract {
         /// The keys of `PerformAudioPassThru`'s request.
         public enum Keys {
             public static let samplingRate = OptionKey(
-                "SamplingRate", "u", doc: "Frames per second; also given by name.", required: true,
+                .samplingRate, "u", doc: "Frames per second; also given by name.", required: true,
                 rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"],
                                aliases: ["8KHZ": "8000", "16KHZ": "16000", "22KHZ": "22050", "44KHZ": "44100"], unit: "Hz")],
                 error: CommonKeys.invalidData)
             public static let bitsPerSample = OptionKey(
-                "BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian); also given by name.", required: true,
+                .bitsPerSample, "u", doc: "8 (unsigned) or 16 (signed little-endian); also given by name.", required: true,
                 rules: [.oneOf(["8", "16"], aliases: ["8_BIT": "8", "16_BIT": "16"])], error: CommonKeys.invalidData)
-            public static let audioType = OptionKey("AudioType", "s", doc: "The encoding of the chunks.", required: true,
+            public static let audioType = OptionKey(.audioType, "s", doc: "The encoding of the chunks.", required: true,
                                                     rules: [.oneOf(["PCM"])], error: CommonKeys.invalidData)
             public static let maxDuration = OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", required: true,
                                                       rules: [.range(1...1_000_000, unit: "ms")], error: CommonKeys.invalidData)
             public static let muteAudio = OptionKey(
                 "MuteAudio", "b", doc: "Interrupt other audio (rather than mix with it) while capturing.", default: "true")
             public static let initialPrompt = OptionKey(
-                "InitialPrompt", "a(ss)", doc: "Spoken through org.earshot.Alerts1.Speak before recording starts.",
+                .initialPrompt, "a(ss)", doc: "Spoken through org.earshot.Alerts1.Speak before recording starts.",
                 rules: [CommonKeys.speechRule], error: CommonKeys.invalidData)
             public static let displayText1 = CommonKeys.text("DisplayText1", doc: "The HMI's first line while it records.")
             public static let displayText2 = CommonKeys.text("DisplayText2", doc: "The HMI's second line while it records.")
@@ -35,10 +35,10 @@ public enum CaptureContract {
                 default: "0", rules: [.range(0...1_000_000, unit: "ms")], error: CommonKeys.invalidData)
             public static let outliveOwner = CommonKeys.outliveOwner
             public static let outputPath = OptionKey(
-                "OutputPath", "s", doc: "Also write the audio there as a WAV file, with the caller's permissions.",
+                .outputPath, "s", doc: "Also write the audio there as a WAV file, with the caller's permissions.",
                 rules: [.described("an absolute path to a file")], error: CommonKeys.invalidData)
             public static let delivery = OptionKey(
-                "Delivery", "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
+                .delivery, "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
                 default: "signals", rules: [.oneOf(["signals", "stream", "both"])], error: CommonKeys.invalidData)
         }
 
@@ -58,8 +58,17 @@ public enum CaptureContract {
             "EndAudioPassThru", doc: "Ends the caller's active pass-thru with SUCCESS.",
             errors: EarshotContract.errors(.rejected))
 
+        /// The keys of each `Capabilities` entry: a combination the input accepts, by the
+        /// request keys' names.
+        public enum CapabilityKeys {
+            public static let samplingRate = OptionKey(.samplingRate, "u", doc: "Frames per second.")
+            public static let bitsPerSample = OptionKey(.bitsPerSample, "u", doc: "8 or 16.")
+            public static let audioType = OptionKey(.audioType, "s", doc: "PCM.")
+            public static let all = [samplingRate, bitsPerSample, audioType]
+        }
+
         public static let capabilities = PropertyDeclaration(
-            "Capabilities", "aa{sv}", doc: "What the input in use accepts: SamplingRate u, BitsPerSample u, AudioType s.")
+            "Capabilities", "aa{sv}", doc: "What the input in use accepts, one entry per combination.", keys: CapabilityKeys.all)
         public static let device = PropertyDeclaration("Device", "s", doc: "The ALSA PCM in use.")
         public static let active = PropertyDeclaration("Active", "o", doc: "The active pass-thru, / when idle.")
         public static let endsAtMonotonicUs = PropertyDeclaration(
@@ -111,8 +120,8 @@ public enum CaptureContract {
 
         public static let state = PropertyDeclaration("State", "s", doc: "prompting, recording or finished.")
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)
-        public static let samplingRate = PropertyDeclaration("SamplingRate", "u", doc: "Frames per second.", emitsChangedSignal: .const)
-        public static let bitsPerSample = PropertyDeclaration("BitsPerSample", "u", doc: "8 (unsigned) or 16 (signed little-endian).",
+        public static let samplingRate = PropertyDeclaration(EarshotField.samplingRate.name, "u", doc: "Frames per second.", emitsChangedSignal: .const)
+        public static let bitsPerSample = PropertyDeclaration(EarshotField.bitsPerSample.name, "u", doc: "8 (unsigned) or 16 (signed little-endian).",
                                                               emitsChangedSignal: .const)
         public static let channels = PropertyDeclaration("Channels", "u", doc: "Interleaved channels per frame.", emitsChangedSignal: .const)
         public static let maxDuration = PropertyDeclaration("MaxDuration", "u", doc: "The longest it records, in ms.",

@@ -20,3 +20,13 @@ enum CommonKeys {
         "Priority", "s", doc: "Which alerts it preempts and how many one caller may present a minute.", default: "NORMAL",
         rules: [.oneOf(["NORMAL", "COMMUNICATION", "NAVIGATION", "VOICECOM", "EMERGENCY"])], error: invalidData)
 }
+
+extension OptionKey {
+    /// A key the domain cores also name in their refusals: its name is the field's
+    /// (ContractCore's `EarshotField`), so that it is spelled once for both.
+    init(_ field: EarshotField, _ signature: String, doc: String, required: Bool = false, default defaultValue: String? = nil,
+         rules: [Rule] = [], error: String? = nil, errors: [String] = [], keys: [OptionKey] = []) {
+        self.init(field.name, signature, doc: doc, required: required, default: defaultValue, rules: rules, error: error,
+                  errors: errors, keys: keys)
+    }
+}

@@ -11,7 +11,7 @@ public enum OrchestratorContract {
         /// (`PiecesContract.Manager.metadataKeys`), which it passes on to `Drop`.
         public enum Keys {
             public static let title = OptionKey(
-                "Title", "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
+                .title, "s", doc: "The piece's title, 1 to 50 Unicode scalars (checked before recording).", required: true,
                 rules: [.range(1...50, unit: "scalars")],
                 errors: [EarshotErrorName.titleTooShort.name, EarshotErrorName.titleTooLong.name])
             public static let prompt = CommonKeys.text("Prompt", doc: "Spoken before recording.")
@@ -19,9 +19,9 @@ public enum OrchestratorContract {
             public static let displayText2 = CaptureContract.Manager.Keys.displayText2
             public static let maxDuration = OptionKey("MaxDuration", "u", doc: "The longest it records, in ms.", default: "10000",
                                                       rules: [.range(1...1_000_000, unit: "ms")], error: invalidData)
-            public static let samplingRate = OptionKey("SamplingRate", "u", doc: "Frames per second.", default: "16000",
+            public static let samplingRate = OptionKey(.samplingRate, "u", doc: "Frames per second.", default: "16000",
                                                        rules: [.oneOf(["8000", "16000", "22050", "44100", "48000"])], error: invalidData)
-            public static let bitsPerSample = OptionKey("BitsPerSample", "u", doc: "8 or 16.", default: "16",
+            public static let bitsPerSample = OptionKey(.bitsPerSample, "u", doc: "8 or 16.", default: "16",
                                                         rules: [.oneOf(["8", "16"])], error: invalidData)
             public static let endOnSilenceMs = CaptureContract.Manager.Keys.endOnSilenceMs
             public static let outliveOwner = CaptureContract.Manager.Keys.outliveOwner
@@ -65,7 +65,7 @@ public enum OrchestratorContract {
         /// The keys of `Finished`'s info.
         public enum FinishedKeys {
             public static let reason = OptionKey("Reason", "s", doc: "Why it ended, in words.")
-            public static let title = OptionKey("Title", "s", doc: "The piece's title.")
+            public static let title = OptionKey(.title, "s", doc: "The piece's title.")
             public static let framesCaptured = OptionKey("FramesCaptured", "t", doc: "Frames the pass-thru captured.")
             static let all = [reason, title, framesCaptured]
         }
@@ -75,7 +75,7 @@ public enum OrchestratorContract {
         public static let pieceId = PropertyDeclaration("PieceId", "s", doc: "The stored piece, empty until stored.")
         public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it finishes.")
         public static let framesCaptured = PropertyDeclaration("FramesCaptured", "t", doc: "Frames captured so far.")
-        public static let title = PropertyDeclaration("Title", "s", doc: "The piece's title.", emitsChangedSignal: .const)
+        public static let title = PropertyDeclaration(EarshotField.title.name, "s", doc: "The piece's title.", emitsChangedSignal: .const)
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)
 
         public static let interface = InterfaceDeclaration(

@@ -21,42 +21,42 @@ public enum PiecesContract {
         /// The keys of `Drop`'s piece.
         public enum PieceKeys {
             public static let title = OptionKey(
-                "Title", "s", doc: "Its title, 1 to 50 Unicode scalars.", required: true, rules: [.range(1...50, unit: "scalars")],
+                .title, "s", doc: "Its title, 1 to 50 Unicode scalars.", required: true, rules: [.range(1...50, unit: "scalars")],
                 errors: [error(.titleTooShort), error(.titleTooLong)])
             public static let lengthMicroseconds = OptionKey(
-                "LengthMicroseconds", "t", doc: "Its length; measured from the mix stem when absent, within 1% of it when given.",
+                .lengthMicroseconds, "t", doc: "Its length; measured from the mix stem when absent, within 1% of it when given.",
                 rules: [.range(1...1_200_000_000, unit: "µs")], errors: [error(.pieceTooShort), error(.pieceTooLong)])
-            public static let description = OptionKey("Description", "s", doc: "What the piece is.", default: "\"\"",
+            public static let description = OptionKey(.description, "s", doc: "What the piece is.", default: "\"\"",
                                                       rules: [.maxLength(140)], error: error(.invalidData))
-            public static let tempo = OptionKey("Tempo", "d", doc: "Beats per minute.", rules: [.range(1...999.999, unit: "BPM")],
+            public static let tempo = OptionKey(.tempo, "d", doc: "Beats per minute.", rules: [.range(1...999.999, unit: "BPM")],
                                                 errors: [error(.tempoTooLow), error(.tempoTooHigh)])
             public static let loopStartMicroseconds = OptionKey(
-                "LoopStartMicroseconds", "t", doc: "Where its loop starts; with LoopEndMicroseconds.",
+                .loopStartMicroseconds, "t", doc: "Where its loop starts; with LoopEndMicroseconds.",
                 rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error(.invalidLoopMarkers))
             public static let loopEndMicroseconds = OptionKey(
-                "LoopEndMicroseconds", "t", doc: "Where its loop ends; with LoopStartMicroseconds.",
+                .loopEndMicroseconds, "t", doc: "Where its loop ends; with LoopStartMicroseconds.",
                 rules: [.described("both loop markers or neither, 0 ≤ start < end ≤ length")], error: error(.invalidLoopMarkers))
-            public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar; with TimeSignatureLower.",
+            public static let timeSignatureUpper = OptionKey(.timeSignatureUpper, "y", doc: "Beats per bar; with TimeSignatureLower.",
                                                              rules: [.described("1..16; checked as a pair with TimeSignatureLower")],
                                                              error: error(.invalidTimeSignature))
             public static let timeSignatureLower = OptionKey(
                 "TimeSignatureLower", "y", doc: "The beat's note value; with TimeSignatureUpper.",
                 rules: [.described("2, 4, 8 or 16; checked as a pair with TimeSignatureUpper")], error: error(.invalidTimeSignature))
-            public static let basedOn = OptionKey("BasedOn", "as", doc: "The pieces it is based on, each once.",
+            public static let basedOn = OptionKey(.basedOn, "as", doc: "The pieces it is based on, each once.",
                                                   rules: [.described("each must exist")], error: error(.basedOnNotFound))
-            public static let tonality = OptionKey("Tonality", "s", doc: "Its tonality.", default: "unknown",
+            public static let tonality = OptionKey(.tonality, "s", doc: "Its tonality.", default: "unknown",
                                                    rules: [.oneOf(["unknown", "atonal", "tonal"])], error: error(.invalidTonality))
-            public static let scale = OptionKey("Scale", "ab", doc: "For tonal: 12 values, C to B, at least one true.",
+            public static let scale = OptionKey(.scale, "ab", doc: "For tonal: 12 values, C to B, at least one true.",
                                                 error: error(.invalidTonality))
-            public static let root = OptionKey("Root", "y", doc: "For tonal: the root, 0 (C) to 11 (B), in the scale.",
+            public static let root = OptionKey(.root, "y", doc: "For tonal: the root, 0 (C) to 11 (B), in the scale.",
                                                rules: [.range(0...11)], error: error(.invalidTonality))
             public static let listed = OptionKey("Listed", "b", doc: "Whether List shows it to others.", default: "true")
-            public static let mixStem = asset("MixStem", "The audio: WAV, Ogg Vorbis or FLAC, checked by decoding", required: true)
-            public static let preview = asset("Preview", "A shorter audio preview")
-            public static let coverImage = asset("CoverImage", "A 640×640 PNG or JPEG")
-            public static let attachment = asset("Attachment", "Any file of at most 30 MiB")
+            public static let mixStem = asset(EarshotField.mixStem.name, "The audio: WAV, Ogg Vorbis or FLAC, checked by decoding", required: true)
+            public static let preview = asset(EarshotField.preview.name, "A shorter audio preview")
+            public static let coverImage = asset(EarshotField.coverImage.name, "A 640×640 PNG or JPEG")
+            public static let attachment = asset(EarshotField.attachment.name, "Any file of at most 30 MiB")
             public static let attachmentMimeType = OptionKey(
-                "AttachmentMimeType", "s", doc: "The attachment's MIME type; required with an attachment, refused without.",
+                .attachmentMimeType, "s", doc: "The attachment's MIME type; required with an attachment, refused without.",
                 error: EarshotContract.invalidArgs)
             public static let authorUid = OptionKey(
                 "AuthorUid", "u",
@@ -93,19 +93,60 @@ public enum PiecesContract {
         public static let pieceKeys = [PieceKeys.title, PieceKeys.lengthMicroseconds] + metadataKeys
             + assets.flatMap { [$0.fd, $0.path] } + [PieceKeys.attachmentMimeType, PieceKeys.authorUid]
 
+        /// What the store adds to a piece in `Get`, `List` and `PieceDropped`.
+        public enum StoredKeys {
+            public static let id = OptionKey("Id", "s", doc: "The piece's id.")
+            public static let createdAt = OptionKey("CreatedAt", "s", doc: "When it was dropped (RFC 3339 UTC, milliseconds).")
+            public static let author = OptionKey(
+                "Author", "s", doc: "Who dropped it: the caller's user name; `user@host` on a shared catalogue.")
+            public static let sampleRate = OptionKey(.sampleRate, "u", doc: "The mix stem's rate in Hz.")
+            public static let channels = OptionKey("Channels", "u", doc: "The mix stem's channels.")
+            public static let loudnessLufs = OptionKey("LoudnessLufs", "d", doc: "The mix stem's EBU R128 integrated loudness.")
+            public static let truePeakDbtp = OptionKey("TruePeakDbtp", "d", doc: "The mix stem's true peak in dBTP.")
+
+            /// `Has…`: whether the asset (named by its descriptor key, `MixStem`, …) was dropped.
+            public static func has(_ asset: String) -> OptionKey {
+                OptionKey("Has" + asset, "b", doc: "Whether the \(asset) was dropped.")
+            }
+            /// `…Size`: the dropped asset's size in bytes.
+            public static func size(_ asset: String) -> OptionKey {
+                OptionKey(asset + "Size", "t", doc: "The dropped \(asset)'s size in bytes.")
+            }
+            /// `…Format`: the dropped audio or image format (not for the attachment).
+            public static func format(_ asset: String) -> OptionKey {
+                OptionKey(asset + "Format", "s", doc: "The dropped \(asset)'s format.")
+            }
+        }
+
+        /// The keys `Get` returns (those of a piece's absent parts are left out).
+        public static let storedPieceKeys: [OptionKey] = [StoredKeys.id, StoredKeys.createdAt, StoredKeys.author, PieceKeys.title,
+                                                          PieceKeys.lengthMicroseconds] + metadataKeys
+            + [StoredKeys.sampleRate, StoredKeys.channels, StoredKeys.loudnessLufs, StoredKeys.truePeakDbtp]
+            + assets.flatMap { asset in
+                [StoredKeys.has(asset.fd.name), StoredKeys.size(asset.fd.name)]
+                    + (asset.fd.name == PieceKeys.attachment.fd.name ? [] : [StoredKeys.format(asset.fd.name)])
+            }
+            + [PieceKeys.attachmentMimeType]
+
+        /// The keys `List` and `PieceDropped` carry: enough to show and filter a piece.
+        public static let summaryKeys: [OptionKey] = [
+            StoredKeys.id, PieceKeys.title, StoredKeys.author, StoredKeys.createdAt, PieceKeys.lengthMicroseconds, PieceKeys.tonality,
+            PieceKeys.listed, PieceKeys.tempo, PieceKeys.root, PieceKeys.timeSignatureUpper, PieceKeys.timeSignatureLower,
+        ]
+
         /// The keys of `List`'s query.
         public enum QueryKeys {
             public static let titleContains = OptionKey("TitleContains", "s", doc: "Titles containing this text, ignoring case.",
                                                         rules: [.maxLength(200)], error: EarshotContract.invalidArgs)
-            public static let tempoMin = OptionKey("TempoMin", "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
+            public static let tempoMin = OptionKey(.tempoMin, "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
                                                    rules: [.described("not above TempoMax")], error: error(.invalidData))
             public static let tempoMax = OptionKey("TempoMax", "d", doc: "Tempo at most this many BPM.")
-            public static let timeSignatureUpper = OptionKey("TimeSignatureUpper", "y", doc: "Beats per bar.")
+            public static let timeSignatureUpper = OptionKey(.timeSignatureUpper, "y", doc: "Beats per bar.")
             public static let timeSignatureLower = OptionKey("TimeSignatureLower", "y", doc: "The beat's note value.")
-            public static let tonality = OptionKey("Tonality", "s", doc: "This tonality.", rules: [.oneOf(["unknown", "atonal", "tonal"])],
+            public static let tonality = OptionKey(.tonality, "s", doc: "This tonality.", rules: [.oneOf(["unknown", "atonal", "tonal"])],
                                                    error: EarshotContract.invalidArgs)
-            public static let root = OptionKey("Root", "y", doc: "This root.", rules: [.range(0...11)], error: EarshotContract.invalidArgs)
-            public static let basedOn = OptionKey("BasedOn", "s", doc: "Direct children of this piece.")
+            public static let root = OptionKey(.root, "y", doc: "This root.", rules: [.range(0...11)], error: EarshotContract.invalidArgs)
+            public static let basedOn = OptionKey(.basedOn, "s", doc: "Direct children of this piece.")
             public static let author = OptionKey("Author", "s", doc: "Dropped by this author (user, or user@host on a shared catalogue).")
             public static let createdAfter = OptionKey("CreatedAfter", "s", doc: "Created after this time.",
                                                        rules: [.described("RFC 3339, e.g. 2026-11-22T05:00:00Z")],
@@ -117,7 +158,7 @@ public enum PiecesContract {
                                                  rules: [.oneOf(["created", "title", "tempo", "length"])], error: EarshotContract.invalidArgs)
             public static let descending = OptionKey("Descending", "b", doc: "Reverse the order.", default: "false")
             public static let offset = OptionKey("Offset", "u", doc: "Matches to skip.", default: "0")
-            public static let limit = OptionKey("Limit", "u", doc: "Pieces per page.", default: "50", rules: [.range(1...500)],
+            public static let limit = OptionKey(.limit, "u", doc: "Pieces per page.", default: "50", rules: [.range(1...500)],
                                                 error: EarshotContract.invalidArgs)
         }
 
@@ -136,12 +177,13 @@ public enum PiecesContract {
                 .invalidCoverImage, .attachmentTooLarge, .invalidData, .fileNotFound, .disallowed, .noSpace, .storageUnavailable))
         public static let get = MethodDeclaration(
             "Get", doc: "Everything dropped with a piece, and what the store measured.",
-            in: [id], out: [ArgumentDeclaration("piece", "a{sv}", doc: "the piece")],
+            in: [id], out: [ArgumentDeclaration("piece", "a{sv}", doc: "the piece", keys: storedPieceKeys)],
             errors: EarshotContract.errors(.pieceNotFound, .storageUnavailable))
         public static let list = MethodDeclaration(
             "List", doc: "A page of the pieces a query matches, and how many match in all.",
             in: [ArgumentDeclaration("query", "a{sv}", doc: "filters, order and page", keys: queryKeys)],
-            out: [ArgumentDeclaration("pieces", "aa{sv}", doc: "the page"), ArgumentDeclaration("total", "u", doc: "all matches")],
+            out: [ArgumentDeclaration("pieces", "aa{sv}", doc: "the page", keys: summaryKeys),
+                  ArgumentDeclaration("total", "u", doc: "all matches")],
             errors: [EarshotContract.invalidArgs] + EarshotContract.errors(.invalidData, .storageUnavailable))
         public static let lineage = MethodDeclaration(
             "Lineage", doc: "The pieces a piece is based on and those based on it, transitively, nearest first.",
@@ -173,7 +215,7 @@ public enum PiecesContract {
 
         public static let pieceDropped = SignalDeclaration(
             "PieceDropped", doc: "A piece was dropped, on this host or another sharing the catalogue (broadcast).",
-            [id, ArgumentDeclaration("summary", "a{sv}", doc: "Title, Author, Tempo and what List shows")])
+            [id, ArgumentDeclaration("summary", "a{sv}", doc: "what List shows of it", keys: summaryKeys)])
         public static let pieceDeleted = SignalDeclaration(
             "PieceDeleted", doc: "A piece was deleted (broadcast).", [id])
 

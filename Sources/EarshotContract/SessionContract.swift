@@ -16,13 +16,13 @@ public enum SessionContract {
         /// The keys of `SetDesiredState` and `Activate` requests.
         public enum Keys {
             public static let category = OptionKey(
-                "Category", "s", doc: "The session's category (any case).", required: true,
+                .category, "s", doc: "The session's category (any case).", required: true,
                 rules: [.oneOf(["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"],
                                aliases: ["solo-ambient": "soloAmbient", "recording": "record", "play-and-record": "playAndRecord",
                                          "play_record": "playAndRecord", "multi-route": "multiRoute"], anyCase: true)],
                 error: error(.invalidCategory))
             public static let options = OptionKey(
-                "Options", "as", doc: "Category options (any case); each must suit the category.",
+                .options, "as", doc: "Category options (any case); each must suit the category.",
                 rules: [.oneOf(["mixWithOthers", "duckOthers", "allowBluetooth", "allowBluetoothA2DP", "defaultToSpeaker",
                                 "interruptSpokenAudioAndMixWithOthers", "allowAirPlay"],
                                aliases: ["mix": "mixWithOthers", "mix-with-others": "mixWithOthers", "duck": "duckOthers",
@@ -34,7 +34,7 @@ public enum SessionContract {
                                          "airplay": "allowAirPlay", "allow-airplay": "allowAirPlay"], anyCase: true)],
                 errors: [error(.invalidOption), error(.incompatibleOption)])
             public static let mode = OptionKey(
-                "Mode", "s", doc: "The session's mode (any case); it must suit the category.", default: "default",
+                .mode, "s", doc: "The session's mode (any case); it must suit the category.", default: "default",
                 rules: [.oneOf(["default", "voiceChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio", "gameChat"],
                                aliases: ["voice-chat": "voiceChat", "video-recording": "videoRecording",
                                          "movie-playback": "moviePlayback", "spoken-audio": "spokenAudio", "game-chat": "gameChat"],
@@ -42,13 +42,13 @@ public enum SessionContract {
                 errors: [error(.invalidMode), error(.incompatibleOption)])
             public static let active = OptionKey(
                 "Active", "b", doc: "Activate or deactivate the session, last, after everything else applied; absent leaves it as it is.")
-            public static let sampleRate = OptionKey("SampleRate", "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
+            public static let sampleRate = OptionKey(.sampleRate, "d", doc: "A hint in Hz; the device's nearest rate becomes current.",
                                                      rules: [.described("a positive number of Hz")], error: error(.invalidData))
             public static let ioBufferDuration = OptionKey(
-                "IOBufferDuration", "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
+                .ioBufferDuration, "d", doc: "A hint in seconds; the device's nearest duration becomes current.",
                 rules: [.described("a positive number of seconds")], error: error(.invalidData))
             public static let inputOrientation = OptionKey(
-                "InputOrientation", "s", doc: "The input's orientation, as in the reference (any case).",
+                .inputOrientation, "s", doc: "The input's orientation, as in the reference (any case).",
                 rules: [.oneOf(["none", "portrait", "portraitUpsideDown", "landscapeLeft", "landscapeRight",
                                 "front", "back", "top", "bottom", "left", "right", "faceUp", "faceDown"],
                                aliases: ["portrait-upside-down": "portraitUpsideDown", "landscape-left": "landscapeLeft",
@@ -56,12 +56,12 @@ public enum SessionContract {
                                anyCase: true)],
                 error: error(.invalidOrientation))
             public static let preferredInput = OptionKey(
-                "PreferredInput", "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
+                .preferredInput, "s", doc: "An ALSA PCM from ListInputs, or builtInMic for the first capture-capable card.",
                 errors: [error(.invalidInputType), error(.noInputDevice)])
-            public static let dataSourceName = OptionKey("DataSourceName", "s", doc: "One of the input's DataSources.",
+            public static let dataSourceName = OptionKey(.dataSourceName, "s", doc: "One of the input's DataSources.",
                                                          error: error(.dataSourceNotFound))
             public static let polarPattern = OptionKey(
-                "PolarPattern", "s", doc: "A polar pattern the input offers (any case).",
+                .polarPattern, "s", doc: "A polar pattern the input offers (any case).",
                 rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"], anyCase: true)],
                 errors: [error(.invalidPolarPattern), error(.polarPatternNotSupported)])
             public static let audioStream = OptionKey(
@@ -80,10 +80,12 @@ public enum SessionContract {
             "SetDesiredState", doc: "Applies a state in order, stopping at the first failure, and keeps it for re-application.",
             in: [ArgumentDeclaration("desired", "a{sv}", doc: "Category and the rest of the state", keys: desiredKeys)], errors: applying)
         public static let getState = MethodDeclaration(
-            "GetState", doc: "The state now in effect.", out: [ArgumentDeclaration("state", "a{sv}", doc: "the current state")])
+            "GetState", doc: "The state now in effect.",
+            out: [ArgumentDeclaration("state", "a{sv}", doc: "the current state: the properties of the same names",
+                                      keys: (stateProperties + [keepEnforced]).map { OptionKey($0.name, $0.signature, doc: $0.doc) })])
         public static let listInputs = MethodDeclaration(
             "ListInputs", doc: "The capture devices, with their channels, rates, data sources and polar patterns.",
-            out: [ArgumentDeclaration("inputs", "aa{sv}", doc: "one per device")])
+            out: [ArgumentDeclaration("inputs", "aa{sv}", doc: "one per device", keys: InputKeys.all)])
         public static let activate = MethodDeclaration(
             "Activate", doc: "The caller's claim on audio; interrupts or ducks others as its category says.",
             in: [ArgumentDeclaration("request", "a{sv}", doc: "Category, Options, Mode, AudioStream", keys: activationKeys)],
@@ -112,21 +114,53 @@ public enum SessionContract {
         public static let mixer = PropertyDeclaration("Mixer", "s", doc: "The system mixer attached: pipewire or none.")
         public static let duckLevel = PropertyDeclaration(
             "DuckLevel", "d", doc: "The volume ducked streams play at (0..1, default 0.3).", access: .readwrite)
-        public static let streams = PropertyDeclaration(
-            "Streams", "aa{sv}", doc: "The mixer's playback streams: Id u, Application s, Role s, Volume d, Ducked b, Muted b.")
+        /// The keys of each `Streams` entry.
+        public enum StreamKeys {
+            public static let id = OptionKey("Id", "u", doc: "The PipeWire node's id.")
+            public static let application = OptionKey("Application", "s", doc: "The application's name, as it gives it.")
+            public static let role = OptionKey("Role", "s", doc: "Its media role (Music, Navigation, …), empty when none.")
+            public static let volume = OptionKey("Volume", "d", doc: "Its own level (0..1), before any ducking.")
+            public static let ducked = OptionKey("Ducked", "b", doc: "Whether the policy ducks it now.")
+            public static let muted = OptionKey("Muted", "b", doc: "Whether the policy mutes it now.")
+            public static let all = [id, application, role, volume, ducked, muted]
+        }
 
-        public static let category = PropertyDeclaration("Category", "s", doc: "The category in effect.")
-        public static let mode = PropertyDeclaration("Mode", "s", doc: "The mode in effect.")
-        public static let options = PropertyDeclaration("Options", "as", doc: "The category options in effect.")
+        /// The keys of `Route`.
+        public enum RouteKeys {
+            public static let input = OptionKey("Input", "s", doc: "The ALSA PCM captured from.")
+            public static let output = OptionKey("Output", "s", doc: "The ALSA PCM played to.")
+            public static let mixerSink = OptionKey("MixerSink", "s", doc: "The system mixer's default sink, empty when none.")
+            public static let mixerSource = OptionKey("MixerSource", "s", doc: "The system mixer's default source, empty when none.")
+            public static let all = [input, output, mixerSink, mixerSource]
+        }
+
+        /// The keys of each `ListInputs` entry.
+        public enum InputKeys {
+            public static let name = OptionKey("Name", "s", doc: "The input's ALSA name, as PreferredInput takes it.")
+            public static let description = OptionKey(.description, "s", doc: "What ALSA says it is.")
+            public static let channels = OptionKey("Channels", "au", doc: "The channel counts it offers.")
+            public static let sampleRates = OptionKey("SampleRates", "au", doc: "The rates it offers, in Hz.")
+            public static let dataSources = OptionKey("DataSources", "as", doc: "Its data sources, as DataSourceName takes them.")
+            public static let polarPatterns = OptionKey("PolarPatterns", "as", doc: "Its polar patterns, as PolarPattern takes them.")
+            public static let all = [name, description, channels, sampleRates, dataSources, polarPatterns]
+        }
+
+        public static let streams = PropertyDeclaration(
+            "Streams", "aa{sv}", doc: "The mixer's playback streams, with their own levels and what the policy does to them.",
+            keys: StreamKeys.all)
+
+        public static let category = PropertyDeclaration(EarshotField.category.name, "s", doc: "The category in effect.")
+        public static let mode = PropertyDeclaration(EarshotField.mode.name, "s", doc: "The mode in effect.")
+        public static let options = PropertyDeclaration(EarshotField.options.name, "as", doc: "The category options in effect.")
         public static let active = PropertyDeclaration("Active", "b", doc: "Whether the session is active.")
-        public static let sampleRate = PropertyDeclaration("SampleRate", "d", doc: "The device's actual rate in Hz.")
-        public static let ioBufferDuration = PropertyDeclaration("IOBufferDuration", "d", doc: "The device's actual buffer duration in seconds.")
-        public static let preferredInput = PropertyDeclaration("PreferredInput", "s", doc: "The input asked for.")
-        public static let dataSourceName = PropertyDeclaration("DataSourceName", "s", doc: "The data source in use.")
-        public static let polarPattern = PropertyDeclaration("PolarPattern", "s", doc: "The polar pattern in use.")
-        public static let inputOrientation = PropertyDeclaration("InputOrientation", "s", doc: "The input orientation in use.")
+        public static let sampleRate = PropertyDeclaration(EarshotField.sampleRate.name, "d", doc: "The device's actual rate in Hz.")
+        public static let ioBufferDuration = PropertyDeclaration(EarshotField.ioBufferDuration.name, "d", doc: "The device's actual buffer duration in seconds.")
+        public static let preferredInput = PropertyDeclaration(EarshotField.preferredInput.name, "s", doc: "The input asked for.")
+        public static let dataSourceName = PropertyDeclaration(EarshotField.dataSourceName.name, "s", doc: "The data source in use.")
+        public static let polarPattern = PropertyDeclaration(EarshotField.polarPattern.name, "s", doc: "The polar pattern in use.")
+        public static let inputOrientation = PropertyDeclaration(EarshotField.inputOrientation.name, "s", doc: "The input orientation in use.")
         public static let channels = PropertyDeclaration("Channels", "u", doc: "Input channels (stereo → 2).")
-        public static let route = PropertyDeclaration("Route", "a{sv}", doc: "Input and Output in use.")
+        public static let route = PropertyDeclaration("Route", "a{sv}", doc: "Input and Output in use.", keys: RouteKeys.all)
 
         /// The properties that mirror `GetState`'s fields, by the same names.
         public static let stateProperties = [category, mode, options, active, sampleRate, ioBufferDuration, preferredInput,
@@ -146,9 +180,9 @@ public enum SessionContract {
             errors: EarshotContract.errors(.disallowed, .rejected))
 
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that claimed.", emitsChangedSignal: .const)
-        public static let category = PropertyDeclaration("Category", "s", doc: "The claim's category.", emitsChangedSignal: .const)
-        public static let mode = PropertyDeclaration("Mode", "s", doc: "The claim's mode.", emitsChangedSignal: .const)
-        public static let options = PropertyDeclaration("Options", "as", doc: "The claim's options.", emitsChangedSignal: .const)
+        public static let category = PropertyDeclaration(EarshotField.category.name, "s", doc: "The claim's category.", emitsChangedSignal: .const)
+        public static let mode = PropertyDeclaration(EarshotField.mode.name, "s", doc: "The claim's mode.", emitsChangedSignal: .const)
+        public static let options = PropertyDeclaration(EarshotField.options.name, "as", doc: "The claim's options.", emitsChangedSignal: .const)
         public static let state = PropertyDeclaration("State", "s", doc: "active, interrupted, or deactivated once it has ended.")
         public static let ducked = PropertyDeclaration("Ducked", "b", doc: "Whether another claim ducks it.")
 

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -42,19 +43,28 @@ public struct FuzzMaterial: Sendable {
         words = Self.words
     }
 
-    static let words = [
-        // keys
-        "SamplingRate", "BitsPerSample", "AudioType", "MaxDuration", "MuteAudio", "InitialPrompt", "DisplayText1",
-        "DisplayText2", "ChunkMs", "EndOnSilenceMs", "OutliveOwner", "OutputPath", "Text", "SecondaryText", "TertiaryText",
-        "Timeout", "Audio", "PlayTone", "ShowWaitIndicator", "SoftButtons", "Id", "Image", "Type", "Highlighted",
-        "SystemAction", "Icon", "Priority", "Title", "Description", "LengthMicroseconds", "Tempo",
-        "LoopStartMicroseconds", "LoopEndMicroseconds", "TimeSignatureUpper", "TimeSignatureLower", "BasedOn",
-        "Tonality", "Scale", "Root", "Listed", "MixStem", "MixStemPath", "Preview", "PreviewPath", "CoverImage",
-        "CoverImagePath", "Attachment", "AttachmentPath", "AttachmentMimeType", "TitleContains", "TempoMin",
-        "TempoMax", "Author", "CreatedAfter", "CreatedBefore", "SortBy", "Descending", "Offset", "Limit",
-        "Category", "Options", "Mode", "Active", "SampleRate", "IOBufferDuration", "InputOrientation",
-        "PreferredInput", "DataSourceName", "PolarPattern", "Prompt",
-        // values
+    static let words = contractNames + values
+
+    /// The contract's names, for keys: every key of every method's inputs and outputs, of
+    /// every signal's arguments and of every property's value (and of their dictionaries, at
+    /// any depth), and every property's name, of every interface of every service; each once,
+    /// sorted so that a seed picks the same word on every run.
+    static let contractNames: [String] = {
+        func names(_ keys: [OptionKey]) -> [String] { keys.flatMap { [$0.name] + names($0.keys) } }
+        var all = Set<String>()
+        for interface in EarshotContract.services.flatMap(\.interfaces) {
+            for method in interface.methods { all.formUnion((method.inputs + method.outputs).flatMap { names($0.keys) }) }
+            for signal in interface.signals { all.formUnion(signal.arguments.flatMap { names($0.keys) }) }
+            for property in interface.properties {
+                all.insert(property.name)
+                all.formUnion(names(property.keys))
+            }
+        }
+        return all.sorted()
+    }()
+
+    /// Values, for strings: words the contract's rules take, ALSA device names and a date.
+    static let values = [
         "PCM", "8KHZ", "16KHZ", "22KHZ", "44KHZ", "8_BIT", "16_BIT", "TEXT", "SAPI_PHONEMES", "LHPLUS_PHONEMES",
         "PRE_RECORDED", "HELP_JINGLE", "SILENCE", "FILE", "BOTH", "IMAGE", "NORMAL", "EMERGENCY", "NAVIGATION",
         "wave", "oggVorbis", "flac", "aacM4A", "tonal", "atonal", "unknown", "created", "title", "tempo", "length",

@@ -74,7 +74,7 @@ public final class PieceStore: Sendable {
         try write { db in
             let missing = try Self.missing(piece.draft.basedOn, db)
             if let first = missing.first {
-                throw RuleViolation(.basedOnNotFound, field: "BasedOn", "no piece \(first)")
+                throw RuleViolation(.basedOnNotFound, field: .basedOn, "no piece \(first)")
             }
             try Self.insertRows(piece, db)
         }

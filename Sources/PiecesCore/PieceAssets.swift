@@ -1,3 +1,5 @@
+import ContractCore
+
 /// The files a piece can have.
 public enum AssetKind: String, Sendable, CaseIterable {
     case mixStem, preview, coverImage, attachment
@@ -5,10 +7,10 @@ public enum AssetKind: String, Sendable, CaseIterable {
     /// The `Drop` key of the fd variant (`MixStem`); the path variant adds `Path`.
     public var key: String {
         switch self {
-        case .mixStem: "MixStem"
-        case .preview: "Preview"
-        case .coverImage: "CoverImage"
-        case .attachment: "Attachment"
+        case .mixStem: EarshotField.mixStem.name
+        case .preview: EarshotField.preview.name
+        case .coverImage: EarshotField.coverImage.name
+        case .attachment: EarshotField.attachment.name
         }
     }
 

@@ -10,7 +10,7 @@ public struct TimeSignature: Sendable, Hashable {
 
     public init(upper: UInt8, lower: UInt8) throws(RuleViolation) {
         guard Self.uppers.contains(upper), Self.lowers.contains(lower) else {
-            throw RuleViolation(.invalidTimeSignature, field: "TimeSignatureUpper",
+            throw RuleViolation(.invalidTimeSignature, field: .timeSignatureUpper,
                                 "\(upper)/\(lower) is not a time signature (upper 1..16, lower 2, 4, 8 or 16)")
         }
         self.upper = upper
@@ -39,25 +39,25 @@ public enum Tonality: Sendable, Hashable {
         switch name {
         case "unknown", "atonal":
             guard scale == nil, root == nil else {
-                throw RuleViolation(.invalidTonality, field: "Tonality", "\(name) takes neither Scale nor Root")
+                throw RuleViolation(.invalidTonality, field: .tonality, "\(name) takes neither Scale nor Root")
             }
             self = name == "unknown" ? .unknown : .atonal
         case "tonal":
             guard let scale, scale.count == 12 else {
-                throw RuleViolation(.invalidTonality, field: "Scale", "tonal needs 12 values (C..B), got \(scale?.count ?? 0)")
+                throw RuleViolation(.invalidTonality, field: .scale, "tonal needs 12 values (C..B), got \(scale?.count ?? 0)")
             }
             guard scale.contains(true) else {
-                throw RuleViolation(.invalidTonality, field: "Scale", "tonal needs at least one pitch class in the scale")
+                throw RuleViolation(.invalidTonality, field: .scale, "tonal needs at least one pitch class in the scale")
             }
             guard let root, root < 12 else {
-                throw RuleViolation(.invalidTonality, field: "Root", "tonal needs a Root of 0..11, got \(root.map(String.init) ?? "none")")
+                throw RuleViolation(.invalidTonality, field: .root, "tonal needs a Root of 0..11, got \(root.map(String.init) ?? "none")")
             }
             guard scale[Int(root)] else {
-                throw RuleViolation(.invalidTonality, field: "Root", "\(root) is not in the scale")
+                throw RuleViolation(.invalidTonality, field: .root, "\(root) is not in the scale")
             }
             self = .tonal(scale: scale, root: root)
         default:
-            throw RuleViolation(.invalidTonality, field: "Tonality", "'\(name)' is not one of unknown, atonal, tonal")
+            throw RuleViolation(.invalidTonality, field: .tonality, "'\(name)' is not one of unknown, atonal, tonal")
         }
     }
 
@@ -131,40 +131,40 @@ public struct PieceDraft: Sendable, Hashable {
     public func validate() throws(RuleViolation) {
         let titleScalars = title.unicodeScalars.count
         if titleScalars < Self.titleLength.lowerBound {
-            throw RuleViolation(.titleTooShort, field: "Title", "must have at least 1 character")
+            throw RuleViolation(.titleTooShort, field: .title, "must have at least 1 character")
         }
         if titleScalars > Self.titleLength.upperBound {
-            throw RuleViolation(.titleTooLong, field: "Title", "\(titleScalars) characters, at most 50 allowed")
+            throw RuleViolation(.titleTooLong, field: .title, "\(titleScalars) characters, at most 50 allowed")
         }
         let descriptionScalars = description.unicodeScalars.count
         if descriptionScalars > Self.descriptionMaxLength {
-            throw RuleViolation.invalidData("Description", "\(descriptionScalars) characters, at most 140 allowed")
+            throw RuleViolation.invalidData(.description, "\(descriptionScalars) characters, at most 140 allowed")
         }
-        if let lengthMicroseconds { try Self.checkLength(lengthMicroseconds, field: "LengthMicroseconds") }
+        if let lengthMicroseconds { try Self.checkLength(lengthMicroseconds, field: EarshotField.lengthMicroseconds.name) }
         if let tempo {
             if !(tempo >= Self.tempos.lowerBound) {
-                throw RuleViolation(.tempoTooLow, field: "Tempo", "\(tempo) BPM is below 1")
+                throw RuleViolation(.tempoTooLow, field: .tempo, "\(tempo) BPM is below 1")
             }
             if !(tempo <= Self.tempos.upperBound) {
-                throw RuleViolation(.tempoTooHigh, field: "Tempo", "\(tempo) BPM is above 999.999")
+                throw RuleViolation(.tempoTooHigh, field: .tempo, "\(tempo) BPM is above 999.999")
             }
         }
         if (loopStart == nil) != (loopEnd == nil) {
-            throw RuleViolation(.invalidLoopMarkers, field: loopStart == nil ? "LoopStartMicroseconds" : "LoopEndMicroseconds",
+            throw RuleViolation(.invalidLoopMarkers, field: loopStart == nil ? EarshotField.loopStartMicroseconds.name : EarshotField.loopEndMicroseconds.name,
                                 "give both loop markers or neither")
         }
         if let loop {
             guard loop.start < loop.end else {
-                throw RuleViolation(.invalidLoopMarkers, field: "LoopStartMicroseconds",
+                throw RuleViolation(.invalidLoopMarkers, field: .loopStartMicroseconds,
                                     "start \(loop.start) must be before end \(loop.end)")
             }
             if let lengthMicroseconds, loop.end > lengthMicroseconds {
-                throw RuleViolation(.invalidLoopMarkers, field: "LoopEndMicroseconds",
+                throw RuleViolation(.invalidLoopMarkers, field: .loopEndMicroseconds,
                                     "end \(loop.end) is past the piece's length \(lengthMicroseconds)")
             }
         }
         if let mime = attachmentMimeType, mime.isEmpty || mime.utf8.count > 255 || !mime.contains("/") {
-            throw RuleViolation.invalidData("AttachmentMimeType", "'\(mime)' is not a MIME type")
+            throw RuleViolation.invalidData(.attachmentMimeType, "'\(mime)' is not a MIME type")
         }
     }
 
@@ -179,17 +179,17 @@ public struct PieceDraft: Sendable, Hashable {
 
     /// The rules that need the mix stem's measured length; returns the length to store.
     public func validate(measuredMicroseconds measured: UInt64) throws(RuleViolation) -> UInt64 {
-        try Self.checkLength(measured, field: "MixStem")
+        try Self.checkLength(measured, field: EarshotField.mixStem.name)
         let length = lengthMicroseconds ?? measured
         if let given = lengthMicroseconds {
             let difference = given > measured ? given - measured : measured - given
             if Double(difference) > Double(measured) * Self.lengthTolerance {
-                throw RuleViolation.invalidData("LengthMicroseconds",
+                throw RuleViolation.invalidData(.lengthMicroseconds,
                                                 "\(given) µs disagrees with the mix stem's \(measured) µs by more than 1%")
             }
         }
         if let loop, loop.end > length {
-            throw RuleViolation(.invalidLoopMarkers, field: "LoopEndMicroseconds", "end \(loop.end) is past the piece's length \(length)")
+            throw RuleViolation(.invalidLoopMarkers, field: .loopEndMicroseconds, "end \(loop.end) is past the piece's length \(length)")
         }
         return length
     }

@@ -30,12 +30,12 @@ public struct PieceQuery: Sendable, Equatable {
 
     public func validate() throws(RuleViolation) {
         if let tempoMin, let tempoMax, tempoMin > tempoMax {
-            throw .invalidData("TempoMin", "\(tempoMin) is above TempoMax \(tempoMax)")
+            throw .invalidData(.tempoMin, "\(tempoMin) is above TempoMax \(tempoMax)")
         }
         if let tonality, !Tonality.names.contains(tonality) {
-            throw .invalidData("Tonality", "'\(tonality)' is not one of unknown, atonal, tonal")
+            throw .invalidData(.tonality, "'\(tonality)' is not one of unknown, atonal, tonal")
         }
-        if let root, root > 11 { throw .invalidData("Root", "\(root) is outside 0..11") }
-        if !(1...Self.maxLimit).contains(limit) { throw .invalidData("Limit", "\(limit) is outside 1..500") }
+        if let root, root > 11 { throw .invalidData(.root, "\(root) is outside 0..11") }
+        if !(1...Self.maxLimit).contains(limit) { throw .invalidData(.limit, "\(limit) is outside 1..500") }
     }
 }

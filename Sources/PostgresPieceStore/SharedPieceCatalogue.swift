@@ -446,7 +446,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         try await transaction { connection in
             for file in Self.unique(files) { try await self.upload(file, connection, verifying: verifying) }
             if checkingParents, let first = try await self.missing(piece.draft.basedOn, connection).first {
-                throw RuleViolation(.basedOnNotFound, field: "BasedOn", "no piece \(first)")
+                throw RuleViolation(.basedOnNotFound, field: .basedOn, "no piece \(first)")
             }
             try await self.insertRows(piece, connection)
             try await connection.rows("UPDATE piece_count SET n = n + 1", self.logger)

@@ -13,12 +13,12 @@ public struct CategoryConfiguration: Sendable, Hashable, Codable {
     public init(category: SessionCategory, mode: SessionMode = .default, options: Set<SessionOption> = []) throws(RuleViolation) {
         for option in options.sorted() {
             if let allowed = Self.categories(allowing: option), !allowed.contains(category) {
-                throw RuleViolation(.incompatibleOption, field: "Options",
+                throw RuleViolation(.incompatibleOption, field: .options,
                                     "\(option.rawValue) needs category \(Self.list(allowed)), not \(category.rawValue)")
             }
         }
         if let allowed = Self.categories(allowing: mode), !allowed.contains(category) {
-            throw RuleViolation(.incompatibleOption, field: "Mode",
+            throw RuleViolation(.incompatibleOption, field: .mode,
                                 "\(mode.rawValue) needs category \(Self.list(allowed)), not \(category.rawValue)")
         }
         self.category = category

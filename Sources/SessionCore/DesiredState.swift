@@ -37,16 +37,16 @@ public struct DesiredState: Sendable, Hashable, Codable {
     /// Range checks for the numeric hints and the free-form names.
     public func validate() throws(RuleViolation) {
         if let sampleRate, !(sampleRate.isFinite && Self.sampleRates.contains(sampleRate)) {
-            throw .invalidArgs("SampleRate", "\(sampleRate) is outside 1000..384000 Hz")
+            throw .invalidArgs(.sampleRate, "\(sampleRate) is outside 1000..384000 Hz")
         }
         if let ioBufferDuration, !(ioBufferDuration.isFinite && Self.ioBufferDurations.contains(ioBufferDuration)) {
-            throw .invalidArgs("IOBufferDuration", "\(ioBufferDuration) is outside 0.001..1 s")
+            throw .invalidArgs(.ioBufferDuration, "\(ioBufferDuration) is outside 0.001..1 s")
         }
         if let preferredInput, preferredInput.isEmpty || preferredInput.utf8.count > 256 {
-            throw RuleViolation(.invalidInputType, field: "PreferredInput", "must be 1..256 bytes, an input from ListInputs or builtInMic")
+            throw RuleViolation(.invalidInputType, field: .preferredInput, "must be 1..256 bytes, an input from ListInputs or builtInMic")
         }
         if let dataSourceName, dataSourceName.isEmpty || dataSourceName.utf8.count > 256 {
-            throw RuleViolation(.dataSourceNotFound, field: "DataSourceName", "must be 1..256 bytes, a data source of the input")
+            throw RuleViolation(.dataSourceNotFound, field: .dataSourceName, "must be 1..256 bytes, a data source of the input")
         }
     }
 }

@@ -36,7 +36,7 @@ extension SessionWord {
 public enum SessionCategory: String, SessionWord {
     case ambient, soloAmbient, playback, record, playAndRecord, multiRoute
 
-    public static let field = "Category"
+    public static let field = EarshotField.category.name
     public static let errorName = EarshotErrorName.invalidCategory
 
     public var aliases: [String] {
@@ -57,7 +57,7 @@ public enum SessionCategory: String, SessionWord {
 public enum SessionMode: String, SessionWord {
     case `default`, voiceChat, videoRecording, measurement, moviePlayback, spokenAudio, gameChat
 
-    public static let field = "Mode"
+    public static let field = EarshotField.mode.name
     public static let errorName = EarshotErrorName.invalidMode
 
     public var aliases: [String] {
@@ -78,7 +78,7 @@ public enum SessionOption: String, SessionWord, Comparable {
     case mixWithOthers, duckOthers, allowBluetooth, allowBluetoothA2DP, defaultToSpeaker
     case interruptSpokenAudioAndMixWithOthers, allowAirPlay
 
-    public static let field = "Options"
+    public static let field = EarshotField.options.name
     public static let errorName = EarshotErrorName.invalidOption
 
     public var aliases: [String] {
@@ -105,7 +105,7 @@ public enum InputOrientation: String, SessionWord {
     case none, portrait, portraitUpsideDown, landscapeLeft, landscapeRight
     case front, back, top, bottom, left, right, faceUp, faceDown
 
-    public static let field = "InputOrientation"
+    public static let field = EarshotField.inputOrientation.name
     public static let errorName = EarshotErrorName.invalidOrientation
 
     public var aliases: [String] {
@@ -124,7 +124,7 @@ public enum InputOrientation: String, SessionWord {
 public enum PolarPattern: String, SessionWord {
     case stereo, cardioid, omnidirectional, subcardioid
 
-    public static let field = "PolarPattern"
+    public static let field = EarshotField.polarPattern.name
     public static let errorName = EarshotErrorName.invalidPolarPattern
 
     /// Channels a capture with this pattern records.

@@ -41,9 +41,10 @@ final class AlertObject: Sendable {
         self.warnings = Locked(warnings)
         path = try AlertsInterfaces.managerPath.appending("Alert").appending(String(id))
         let buttons: [[String: DBusValue]] = request.softButtons.map { button in
-            ["Id": .uint16(button.id), "Text": .string(button.text), "Image": .string(button.image),
-             "Type": .string(button.kind.rawValue), "Highlighted": .boolean(button.highlighted),
-             "SystemAction": .string(button.systemAction.rawValue)]
+            typealias Keys = AlertsContract.Manager.SoftButtonKeys
+            return [Keys.id.name: .uint16(button.id), Keys.text.name: .string(button.text), Keys.image.name: .string(button.image),
+                    Keys.type.name: .string(button.kind.rawValue), Keys.highlighted.name: .boolean(button.highlighted),
+                    Keys.systemAction.name: .string(button.systemAction.rawValue)]
         }
         // The handlers refer to `self`, so the object is exported last.
         let object = try service.connection.export(path, interfaces: [AlertsInterfaces.alertInterface(self)], values: [

@@ -86,8 +86,9 @@ final class AlertsService: Sendable {
     }
 
     static func capabilities(displayLines: UInt32) -> DBusValue {
-        .vardict(["MaxSoftButtons": .uint32(UInt32(AlertRequest.maxSoftButtons)), "Speech": .strings(speechKinds),
-                  "DisplayLines": .uint32(displayLines)])
+        typealias Keys = AlertsContract.Manager.CapabilityKeys
+        return .vardict([Keys.maxSoftButtons.name: .uint32(UInt32(AlertRequest.maxSoftButtons)), Keys.speech.name: .strings(speechKinds),
+                         Keys.displayLines.name: .uint32(displayLines)])
     }
 
     /// Milliseconds on the monotonic clock the queue runs on.

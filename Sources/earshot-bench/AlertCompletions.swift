@@ -26,7 +26,7 @@ final class AlertCompletions: Sendable {
             for await signal in subscription {
                 let now = monotonicNanoseconds()
                 guard let path = signal.path, signal.body.count == 3, let code = signal.body[1].stringValue else { continue }
-                let reason = signal.body[2].stringKeyedValue?["Reason"]?.stringValue ?? ""
+                let reason = signal.body[2].stringKeyedValue?[AlertsContract.Alert.CompletionKeys.reason]?.stringValue ?? ""
                 seen.withLock { known in
                     if known[path] == nil { known[path] = Completion(resultCode: code, reason: reason, arrivedNanoseconds: now) }
                 }

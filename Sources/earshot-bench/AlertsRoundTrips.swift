@@ -6,8 +6,14 @@ import Foundation
 /// The `PresentAlert` round-trip phases of `earshot-bench alerts`.
 extension AlertsBenchmark {
     /// The alert every round-trip call presents.
+    ///
+    /// Sent raw rather than through EarshotClient's `AlertsProxy.show`, which subscribes to
+    /// `Completed` (an AddMatch round trip to the bus) before every `PresentAlert`: the
+    /// round trip measured is the `PresentAlert` call alone.
     var alert: DBusValue {
-        .vardict(["Text": .string(sentence), "Audio": Self.chunks([("TEXT", sentence)]), "Priority": .string(priority)])
+        typealias Keys = AlertsContract.Manager.Keys
+        return .vardict([Keys.text.name: .string(sentence), Keys.audio.name: Self.chunks([("TEXT", sentence)]),
+                         Keys.priority.name: .string(priority)])
     }
 
     static func chunks(_ chunks: [(String, String)]) -> DBusValue {
@@ -109,7 +115,9 @@ extension AlertsBenchmark {
             let reply = try await manager.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
                                                member: "GetAll", [.string(Self.busName)])
             let values = reply.first?.stringKeyedValue ?? [:]
-            if values["QueueLength"]?.uint32Value == 0, values["Current"]?.objectPathValue == .root { return }
+            if values[AlertsContract.Manager.queueLength]?.uint32Value == 0, values[AlertsContract.Manager.current]?.objectPathValue == .root {
+                return
+            }
             guard ContinuousClock.now < deadline else {
                 throw BenchmarkError("the alert queue did not empty within \(timeout): \(values)")
             }

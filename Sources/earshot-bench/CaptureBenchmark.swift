@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -367,6 +368,11 @@ struct CaptureBenchmark: Sendable {
     }
 
     /// Subscribes, starts the pass-thru, collects its chunks until `Finished`, and checks them.
+    ///
+    /// Raw rather than through EarshotClient's `CaptureProxy.perform`: the latency measured
+    /// is each `AudioPassThru` signal's arrival on this connection, dated as the
+    /// subscription yields it, where the client would hand it on through a task and a
+    /// stream of its own first.
     private func passThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
                           content: [UInt8], window: UsageWindow?) async throws -> ChunkLatencyResult {
         // Subscribe first: the unicast chunks (already addressed to this connection, so no
@@ -381,10 +387,11 @@ struct CaptureBenchmark: Sendable {
         // The receiving loop runs before the call, so no chunk waits for it.
         async let received = Self.receive(chunks, capacity: expected + 16, window: window)
 
+        typealias Keys = CaptureContract.Manager.Keys
         let request: [String: DBusValue] = [
-            "SamplingRate": .uint32(configuration.samplingRate), "BitsPerSample": .uint32(16),
-            "AudioType": .string("PCM"), "MaxDuration": .uint32(UInt32(seconds * 1000)),
-            "ChunkMs": .uint32(configuration.chunkMs),
+            Keys.samplingRate.name: .uint32(configuration.samplingRate), Keys.bitsPerSample.name: .uint32(16),
+            Keys.audioType.name: .string("PCM"), Keys.maxDuration.name: .uint32(UInt32(seconds * 1000)),
+            Keys.chunkMs.name: .uint32(configuration.chunkMs),
         ]
         let hostStart = HostSample.take()
         let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
@@ -406,21 +413,18 @@ struct CaptureBenchmark: Sendable {
 
     /// A `Delivery` `stream` pass-thru: its audio read from `OpenStream`'s pipe (opened at
     /// once, so it carries all but the first moments), its chunks counted as the bytes
-    /// arrive; checked against the microphone input. Returns the bytes read.
+    /// arrive; checked against the microphone input. Returns the bytes read. Through
+    /// EarshotClient, which subscribes to `Finished` before it calls, as this did.
     private func streamPassThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
                                 content: [UInt8], window: UsageWindow?, epoch: UInt64) async throws -> Int {
-        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: CaptureContract.PassThru.finished.name))
-        defer { finished.cancel() }
-        let request: [String: DBusValue] = [
-            "SamplingRate": .uint32(configuration.samplingRate), "BitsPerSample": .uint32(16),
-            "AudioType": .string("PCM"), "MaxDuration": .uint32(UInt32(seconds * 1000)),
-            "ChunkMs": .uint32(configuration.chunkMs), "Delivery": .string("stream"),
-        ]
-        let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                          member: CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
-        guard let path = reply.first?.objectPathValue else { throw BenchmarkError("PerformAudioPassThru replied \(reply)") }
-        let opened = try await client.call(destination: Self.busName, path: path, interface: Self.passThruInterface, member: CaptureContract.PassThru.openStream.name)
-        guard let fd = opened.first?.unixFDValue?.take() else { throw BenchmarkError("OpenStream replied \(opened)") }
+        let capture = Earshot(connection: client).capture
+        var request = AudioPassThruRequest(samplingRate: configuration.samplingRate, bitsPerSample: 16,
+                                           maxDurationMs: UInt32(seconds * 1000))
+        request.chunkMs = configuration.chunkMs
+        request.delivery = .stream
+        let passThru = try await capture.perform(request)
+        let stream = try await passThru.openStream()
+        guard let fd = stream.take() else { throw BenchmarkError("OpenStream gave no descriptor for \(passThru.path)") }
         defer { Glibc.close(fd) }
         let chunkBytes = configuration.chunkBytes
         let capacity = seconds * Int(configuration.samplingRate) * configuration.bytesPerFrame
@@ -454,11 +458,11 @@ struct CaptureBenchmark: Sendable {
             }
             reader.start()
         }
-        let end = try await waitForFinished(finished, path: path, service: service, timeout: .seconds(seconds + 30))
+        let end = try await waitForResult(of: passThru, service: service, timeout: .seconds(seconds + 30))
         let captured = Int(end.framesCaptured) * configuration.bytesPerFrame
-        guard end.resultCode == "SUCCESS", streamed.count > captured / 2, streamed.count <= captured,
+        guard end.resultCode == .success, streamed.count > captured / 2, streamed.count <= captured,
               content[(captured - streamed.count)..<captured].elementsEqual(streamed) else {
-            throw BenchmarkError("the stream carried \(streamed.count) bytes that are not the last of the \(captured) captured (\(end.resultCode))")
+            throw BenchmarkError("the stream carried \(streamed.count) bytes that are not the last of the \(captured) captured (\(end.resultCode.rawValue))")
         }
         return streamed.count
     }
@@ -492,9 +496,10 @@ struct CaptureBenchmark: Sendable {
                       let info = signal.body[2].stringKeyedValue else {
                     throw BenchmarkError("Finished with an unexpected body \(signal.signature)")
                 }
-                return FinishedSignal(resultCode: code, success: success, reason: info["Reason"]?.stringValue ?? "",
-                                      framesCaptured: info["FramesCaptured"]?.uint64Value ?? 0,
-                                      durationMs: info["DurationMs"]?.uint32Value ?? 0)
+                typealias Keys = CaptureContract.PassThru.FinishedKeys
+                return FinishedSignal(resultCode: code, success: success, reason: info[Keys.reason]?.stringValue ?? "",
+                                      framesCaptured: info[Keys.framesCaptured]?.uint64Value ?? 0,
+                                      durationMs: info[Keys.durationMs]?.uint32Value ?? 0)
             }
             try Task.checkCancellation()
             guard service.isRunning else {
@@ -505,6 +510,46 @@ struct CaptureBenchmark: Sendable {
                 throw BenchmarkError("no Finished from \(path) within \(timeout)")
             }
         }
+    }
+
+    /// Waits for a pass-thru's result (its `Finished`, through EarshotClient), looking once a
+    /// second, as `waitForFinished` does, whether the service still runs and the time is up.
+    private func waitForResult(of passThru: PassThru, service: ServiceProcess, timeout: Duration) async throws -> PassThruResult {
+        let path = passThru.path
+        // The first of: the result (or the client's error), the service's exit, the timeout.
+        let (outcomes, continuation) = AsyncStream<Result<PassThruResult, any Error>>.makeStream()
+        let waiting = Task {
+            do {
+                let result = try await passThru.result
+                continuation.yield(.success(result))
+            } catch {
+                continuation.yield(.failure(error))
+            }
+        }
+        let watching = Task {
+            let deadline = ContinuousClock.now + timeout
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if Task.isCancelled { return }
+                if !service.isRunning {
+                    let status = await service.waitForExit(timeout: .zero)
+                    continuation.yield(.failure(BenchmarkError("earshot-capture exited (status \(status.map(String.init) ?? "?")) before \(path) finished")))
+                    return
+                }
+                if ContinuousClock.now >= deadline {
+                    continuation.yield(.failure(BenchmarkError("no Finished from \(path) within \(timeout)")))
+                    return
+                }
+            }
+        }
+        defer {
+            watching.cancel()
+            waiting.cancel()
+            continuation.finish()
+        }
+        for await outcome in outcomes { return try outcome.get() }
+        try Task.checkCancellation()
+        throw BenchmarkError("no Finished from \(path)")
     }
 
     /// Pseudo-random bytes (never repeating within the input), so a misplaced chunk shows.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotMedia
@@ -111,10 +112,11 @@ struct PiecesBenchmark: Sendable {
         let service = try await ServiceProcess(path, arguments: ["--data-dir", data.path], bus: bus, busName: Self.busName)
         let client = try await bus.connect()
         defer { client.close() }
+        let store = Earshot(connection: client).pieces
         do {
-            let list = try await Self.listTimes(client, lists: lists, over: pieces, seed: 11)
-            let drop = try await dropTimes(client, bus: bus)
-            let transcode = try await transcodeTimes(client, bus: bus)
+            let list = try await Self.listTimes(store, lists: lists, over: pieces, seed: 11)
+            let drop = try await dropTimes(store, bus: bus)
+            let transcode = try await transcodeTimes(store, bus: bus)
             guard service.isRunning else { throw BenchmarkError("earshot-pieces exited during the run:\n\(service.logText)") }
             let memory = try? ProcessSample.take(service.pid)
             await service.shutdown()
@@ -196,25 +198,26 @@ struct PiecesBenchmark: Sendable {
 
     /// `lists` List calls (after 50 unmeasured ones), each a random 20 BPM tempo range and
     /// a tonality, 50 per page; their round trips in ms.
-    static func listTimes(_ client: DBusConnection, lists: Int, over pieces: Int, seed: UInt64) async throws -> [Double] {
+    static func listTimes(_ store: PiecesProxy, lists: Int, over pieces: Int, seed: UInt64) async throws -> [Double] {
         var generator = SeededGenerator(seed: seed)
         var times: [Double] = []
         progress("\(lists) List calls over \(pieces) pieces")
         for index in 0..<(lists + 50) {
             let low = 40 + Double(generator.next() % 160)
-            let query: [String: DBusValue] = ["TempoMin": .double(low), "TempoMax": .double(low + 20),
-                                              "Tonality": .string(["unknown", "atonal", "tonal"][Int(generator.next() % 3)]),
-                                              "Limit": .uint32(50)]
+            // EarshotClient's query (PiecesCore has a PieceQuery of its own).
+            var query = EarshotClient.PieceQuery()
+            query.tempoMin = low
+            query.tempoMax = low + 20
+            query.tonality = [PieceTonality.unknown, .atonal, .tonal][Int(generator.next() % 3)]
+            query.limit = 50
             let start = monotonicNanoseconds()
-            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.list.name,
-                                              [.vardict(query)])
+            _ = try await store.list(query)
             if index >= 50 { times.append(Double(monotonicNanoseconds() - start) / 1e6) }
-            guard reply.count == 2 else { throw BenchmarkError("List replied \(reply)") }
         }
         return times
     }
 
-    private func dropTimes(_ client: DBusConnection, bus: PrivateBus) async throws -> DropResult {
+    private func dropTimes(_ store: PiecesProxy, bus: PrivateBus) async throws -> DropResult {
         var drop: [Double] = [], peer: [Double] = [], analysis: [Double] = []
         progress("\(drops) drops of a 10 MiB WAV, each followed by sha256sum and cp")
         for run in 0...drops {
@@ -222,9 +225,7 @@ struct PiecesBenchmark: Sendable {
             try Self.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run + 1)
             let fd = open(file.path, O_RDONLY | O_CLOEXEC)
             let start = monotonicNanoseconds()
-            _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.drop.name,
-                                      [.vardict(["Title": .string("Drop \(run)"), "MixStem": .unixFD(UnixFD(taking: fd))])],
-                                      timeout: .seconds(120))
+            _ = try await store.drop(PieceDrop(title: "Drop \(run)", mixStem: .descriptor(UnixFD(taking: fd))))
             let dropped = Double(monotonicNanoseconds() - start) / 1e6
             let hash = try await TimedCommand.run(["/usr/bin/sha256sum", file.path])
             let copy = try await TimedCommand.run(["/usr/bin/cp", file.path, file.path + ".copy"])
@@ -241,34 +242,32 @@ struct PiecesBenchmark: Sendable {
         return DropResult(drop: Figures(drop), sha256sumPlusCp: Figures(peer), analysisInProcess: Figures(analysis))
     }
 
-    private func transcodeTimes(_ client: DBusConnection, bus: PrivateBus) async throws -> TranscodeResult {
+    private func transcodeTimes(_ store: PiecesProxy, bus: PrivateBus) async throws -> TranscodeResult {
         var ours: [String: [Double]] = [:], ffmpeg: [String: [Double]] = [:]
-        let commands = ["oggVorbis": ("ogg", ["-c:a", "libvorbis"]), "aacM4A": ("m4a", ["-c:a", "aac"])]
+        let commands: [PieceAudioFormat: (String, [String])] = [.oggVorbis: ("ogg", ["-c:a", "libvorbis"]), .aacM4A: ("m4a", ["-c:a", "aac"])]
         progress("\(transcodes) transcodes of a 60 s WAV to Ogg Vorbis and AAC, each next to the ffmpeg command")
         for run in 0..<transcodes {
             let file = bus.directory.appendingPathComponent("minute-\(run).wav")
             try Self.writeWAV(file, dataBytes: 44100 * 4 * 60, seed: 100 + run)
-            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.drop.name,
-                                              [.vardict(["Title": .string("Minute \(run)"), "MixStemPath": .string(file.path)])],
-                                              timeout: .seconds(120))
-            guard let id = reply.first?.stringValue else { throw BenchmarkError("Drop replied \(reply)") }
-            for (format, (ext, codec)) in commands.sorted(by: { $0.key > $1.key }) {
+            let id = try await store.drop(PieceDrop(title: "Minute \(run)", mixStemPath: file.path))
+            // Ogg Vorbis first, then AAC (the formats' names in descending order, as before).
+            for (format, (ext, codec)) in commands.sorted(by: { $0.key.rawValue > $1.key.rawValue }) {
                 let out = bus.directory.appendingPathComponent("export-\(run).\(ext)").path
                 let start = monotonicNanoseconds()
-                _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: PiecesContract.Manager.exportMixStem.name,
-                                          [.string(id), .string(format), .string(out)], timeout: .seconds(300))
-                ours[format, default: []].append(Double(monotonicNanoseconds() - start) / 1e6)
+                try await store.exportMixStem(id, format: format, to: out)
+                ours[format.rawValue, default: []].append(Double(monotonicNanoseconds() - start) / 1e6)
                 let peerOut = bus.directory.appendingPathComponent("ffmpeg-\(run).\(ext)").path
                 let outcome = try await TimedCommand.run(["/usr/bin/ffmpeg", "-nostdin", "-v", "error", "-y", "-i", file.path] + codec + [peerOut])
                 guard outcome.status == 0 else { throw BenchmarkError("ffmpeg exited with \(outcome.status)") }
-                ffmpeg[format, default: []].append(Double(outcome.nanoseconds) / 1e6)
+                ffmpeg[format.rawValue, default: []].append(Double(outcome.nanoseconds) / 1e6)
                 unlink(out)
                 unlink(peerOut)
             }
             unlink(file.path)
         }
-        return TranscodeResult(oggVorbis: Figures(ours["oggVorbis"] ?? []), ffmpegOggVorbis: Figures(ffmpeg["oggVorbis"] ?? []),
-                               aacM4A: Figures(ours["aacM4A"] ?? []), ffmpegAacM4A: Figures(ffmpeg["aacM4A"] ?? []))
+        let ogg = PieceAudioFormat.oggVorbis.rawValue, aac = PieceAudioFormat.aacM4A.rawValue
+        return TranscodeResult(oggVorbis: Figures(ours[ogg] ?? []), ffmpegOggVorbis: Figures(ffmpeg[ogg] ?? []),
+                               aacM4A: Figures(ours[aac] ?? []), ffmpegAacM4A: Figures(ffmpeg[aac] ?? []))
     }
 }
 

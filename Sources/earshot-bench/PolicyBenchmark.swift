@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotPipeWire
@@ -59,7 +60,7 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard rounds >= 1, warmup >= 0 else { throw ValidationError("--rounds must be at least 1 and --warmup not negative") }
-        guard ["NORMAL", "COMMUNICATION", "NAVIGATION", "VOICECOM", "EMERGENCY"].contains(alertPriority) else {
+        guard Alert.Priority(rawValue: alertPriority) != nil else {
             throw ValidationError("--alert-priority: NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY")
         }
     }
@@ -161,14 +162,15 @@ struct PolicyBenchmark: Sendable {
         }
     }
 
-    /// Waits until the session shows the radio in `Streams`.
+    /// Waits until the session shows the radio in `Streams` (raw: EarshotClient's
+    /// `SessionProxy` does not read `Streams`).
     private func waitForRadio(client: DBusConnection) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             let reply = try await client.call(destination: Self.session, path: Self.sessionPath, interface: "org.freedesktop.DBus.Properties",
                                               member: "Get", [.string(Self.session), .string(SessionContract.Manager.streams.name)])
             let streams = reply.first?.variantValue?.arrayValue?.compactMap(\.stringKeyedValue) ?? []
-            if streams.contains(where: { $0["Role"]?.stringValue == "Music" }) { return }
+            if streams.contains(where: { $0[SessionContract.Manager.StreamKeys.role]?.stringValue == "Music" }) { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw BenchmarkError("earshot-session never showed the radio in Streams")
@@ -190,21 +192,18 @@ struct PolicyBenchmark: Sendable {
                                   check: @Sendable () throws -> Void) async throws -> (ducked: [Double], restored: [Double], roundTrips: [Double]) {
         let music = try await bus.connect()
         defer { music.close() }
+        let session = Earshot(connection: music).session
         var ducked: [Double] = [], restored: [Double] = [], roundTrips: [Double] = []
         for round in 0..<(warmup + rounds) {
             try check()
             try await Task.sleep(for: .milliseconds(150))
-            let request: [String: DBusValue] = ["Category": .string("playback"), "Options": .strings(["duckOthers"])]
             let sent = monotonicNanoseconds()
-            let reply = try await music.call(destination: Self.session, path: Self.sessionPath, interface: Self.session,
-                                             member: SessionContract.Manager.activate.name, [.vardict(request)])
+            let activation = try await session.activate(category: "playback", options: ["duckOthers"])
             let replied = monotonicNanoseconds()
-            guard let activation = reply.first?.objectPathValue else { throw BenchmarkError("Activate replied \(reply)") }
             let lowered = try await heard(monitor, after: sent, what: "ducked after Activate") { $0 < threshold }
             try await Task.sleep(for: .milliseconds(150))
             let leaving = monotonicNanoseconds()
-            _ = try await music.call(destination: Self.session, path: activation, interface: SessionContract.Activation.interface.name,
-                                     member: SessionContract.Activation.deactivate.name)
+            try await activation.deactivate()
             let left = monotonicNanoseconds()
             let back = try await heard(monitor, after: leaving, what: "restored after Deactivate") { $0 > threshold }
             if round >= warmup {
@@ -218,25 +217,29 @@ struct PolicyBenchmark: Sendable {
 
     private func alertRounds(bus: PrivateBus, client: DBusConnection, monitor: MonitorLevels, threshold: Double,
                              check: @Sendable () throws -> Void) async throws -> [Double] {
+        // The observer's `Completed`, waited for with a timeout (a `PresentedAlert`'s result
+        // has none).
         let completions = try await client.subscribe(MatchRule(sender: Self.alerts, interface: AlertsContract.Alert.interface.name, member: AlertsContract.Alert.completed.name))
+        guard let priority = Alert.Priority(rawValue: alertPriority) else { throw BenchmarkError("no alert priority \(alertPriority)") }
+        var turnLeft = Alert(text: "Turn left", audio: [.text("Turn left.")])
+        turnLeft.priority = priority
+        let request = turnLeft
         var lowered: [Double] = []
         for round in 0..<(warmup + rounds) {
             try check()
             try await Task.sleep(for: .milliseconds(150))
             let owner = try await bus.connect()  // the rate limit is per owner
             defer { owner.close() }
-            let request: [String: DBusValue] = [
-                "Text": .string("Turn left"), "Priority": .string(alertPriority),
-                "Audio": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Turn left.")])]),
-            ]
+            let alerts = Earshot(connection: owner).alerts
             let sent = monotonicNanoseconds()
-            let reply = try await owner.call(destination: Self.alerts, path: "/org/earshot/Alerts1", interface: Self.alerts,
-                                             member: AlertsContract.Manager.presentAlert.name, [.vardict(request)])
+            // `show` subscribes the owner to `Completed` first (an AddMatch), then presents;
+            // the figure runs from the reply (`replied`), `sent` only bounds the search.
+            let presented = try await alerts.show(request)
             let replied = monotonicNanoseconds()
-            guard let alert = reply.first?.objectPathValue else { throw BenchmarkError("PresentAlert replied \(reply)") }
+            let alert = presented.path
             let down = try await heard(monitor, after: sent, what: "lowered by an alert") { $0 < threshold }
             // Only its start is timed: end it rather than wait for its timeout.
-            _ = try await owner.call(destination: Self.alerts, path: alert, interface: AlertsContract.Alert.interface.name, member: AlertsContract.Alert.cancel.name)
+            try await presented.cancel()
             var completed = false
             while let signal = await completions.next(timeout: .seconds(15)) {
                 if signal.path == alert {

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -22,12 +23,15 @@ struct SharedPiecesBenchmark: Sendable {
         let bus: PrivateBus
         let service: ServiceProcess
         let client: DBusConnection
+        /// The store through EarshotClient, on `client`.
+        let pieces: PiecesProxy
 
         static func start(_ executable: String, arguments: [String]) async throws -> Host {
             let bus = try await PrivateBus.start()
             let service = try await ServiceProcess(executable, arguments: ["--data-dir", bus.directory.path + "/pieces"] + arguments,
                                                    bus: bus, busName: SharedPiecesBenchmark.busName)
-            return Host(bus: bus, service: service, client: try await bus.connect())
+            let client = try await bus.connect()
+            return Host(bus: bus, service: service, client: client, pieces: Earshot(connection: client).pieces)
         }
 
         func stop() async {
@@ -36,13 +40,11 @@ struct SharedPiecesBenchmark: Sendable {
             await bus.shutdown()
         }
 
+        /// Drops the piece titled `title` with the mix stem at `mixStemPath`, through `other`
+        /// (another connection's client) or this host's client; returns its id.
         @discardableResult
-        func drop(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> String {
-            let reply = try await (connection ?? client).call(destination: SharedPiecesBenchmark.busName, path: SharedPiecesBenchmark.path,
-                                                              interface: SharedPiecesBenchmark.busName, member: PiecesContract.Manager.drop.name,
-                                                              [.vardict(request)], timeout: .seconds(120))
-            guard let id = reply.first?.stringValue else { throw BenchmarkError("Drop replied \(reply)") }
-            return id
+        func drop(_ title: String, mixStemPath: String, on other: Earshot? = nil) async throws -> String {
+            try await (other?.pieces ?? pieces).drop(PieceDrop(title: title, mixStemPath: mixStemPath))
         }
     }
 
@@ -97,7 +99,7 @@ struct SharedPiecesBenchmark: Sendable {
                 let file = work.appendingPathComponent("drop-\(run)-\(target).wav")
                 try PiecesBenchmark.writeWAV(file, dataBytes: 10 * 1024 * 1024 - 44, seed: run * 3 + target + 1)
                 let start = monotonicNanoseconds()
-                try await host.drop(["Title": .string("Drop \(run)"), "MixStemPath": .string(file.path)])
+                try await host.drop("Drop \(run)", mixStemPath: file.path)
                 if run > 0 { times[target].append(Double(monotonicNanoseconds() - start) / 1e6) }
                 unlink(file.path)
             }
@@ -114,11 +116,13 @@ struct SharedPiecesBenchmark: Sendable {
         try PiecesBenchmark.writeWAV(small, dataBytes: 44100 * 4, seed: 7)
         let (dropper, watcher) = (firstTLS ?? first, secondTLS ?? second)
         progress("100 drops on one host, each until another host announces it\(secured == nil ? "" : " (TLS)")")
+        // A raw subscription to PieceDropped alone, dated as it yields each signal
+        // (EarshotClient's `PiecesProxy.changes()` hands them on through a task of its own).
         let signals = try await watcher.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: PiecesContract.Manager.pieceDropped.name))
         var announced: [Double] = []
         for run in 0..<110 {
             let start = monotonicNanoseconds()
-            let id = try await dropper.drop(["Title": .string("Seen \(run)"), "MixStemPath": .string(small.path)])
+            let id = try await dropper.drop("Seen \(run)", mixStemPath: small.path)
             var arrival: UInt64?
             while arrival == nil {
                 guard let message = await signals.next(timeout: .seconds(5)) else { throw BenchmarkError("no PieceDropped for \(id)") }
@@ -146,9 +150,10 @@ struct SharedPiecesBenchmark: Sendable {
                     group.addTask {
                         let connection = try await host.bus.connect()
                         defer { connection.close() }
+                        let earshot = Earshot(connection: connection)
                         var count = 0
                         while ContinuousClock.now < deadline {
-                            try await host.drop(["Title": .string("Load \(client) \(count)"), "MixStemPath": .string(small.path)], on: connection)
+                            try await host.drop("Load \(client) \(count)", mixStemPath: small.path, on: earshot)
                             count += 1
                         }
                         return count
@@ -169,7 +174,7 @@ struct SharedPiecesBenchmark: Sendable {
         var lists: [SharedPiecesResults.ListFigures] = []
         for kind in ListKind.allCases {
             progress("\(self.lists) List calls over \(pieces) pieces: \(kind.rawValue)")
-            lists.append(.init(filter: kind.rawValue, figures: Figures(try await listTimes(lister.client, kind: kind))))
+            lists.append(.init(filter: kind.rawValue, figures: Figures(try await listTimes(lister.pieces, kind: kind))))
         }
         await lister.stop()
         return SharedPiecesResults(processors: ProcessInfo.processInfo.activeProcessorCount,
@@ -189,28 +194,30 @@ struct SharedPiecesBenchmark: Sendable {
         case tonality = "tonality alone"
         case tempoAndTonality = "tempo range + tonality"
 
-        func query(_ generator: inout SeededGenerator, pieces: Int) -> [String: DBusValue] {
-            var query: [String: DBusValue] = ["Limit": .uint32(50), "Descending": .boolean(true)]
-            let tonality = ["unknown", "atonal", "tonal"][Int(generator.next() % 3)]
+        func query(_ generator: inout SeededGenerator, pieces: Int) -> EarshotClient.PieceQuery {
+            var query = EarshotClient.PieceQuery()
+            query.limit = 50
+            query.descending = true
+            let tonality = [PieceTonality.unknown, .atonal, .tonal][Int(generator.next() % 3)]
             switch self {
             case .everything:
                 break
             case .author:
-                query["Author"] = .string("user\(generator.next() % 1000)@filler")
+                query.author = "user\(generator.next() % 1000)@filler"
             case .title:
-                query["TitleContains"] = .string("Piece \(1 + generator.next() % UInt64(max(1, pieces - 1)))")
+                query.titleContains = "Piece \(1 + generator.next() % UInt64(max(1, pieces - 1)))"
             case .created:
                 let second = Int(generator.next() % UInt64(max(1, pieces - 3600)))
                 let start = Date(timeIntervalSince1970: 1_735_689_600 + Double(second))  // 2025-01-01 + i s, as filled
-                query["CreatedAfter"] = .string(Self.stamp(start))
-                query["CreatedBefore"] = .string(Self.stamp(start.addingTimeInterval(3600)))
+                query.createdAfter = Self.stamp(start)
+                query.createdBefore = Self.stamp(start.addingTimeInterval(3600))
             case .tonality:
-                query["Tonality"] = .string(tonality)
+                query.tonality = tonality
             case .tempoAndTonality:
                 let low = 40 + Double(generator.next() % 160)
-                query["TempoMin"] = .double(low)
-                query["TempoMax"] = .double(low + 20)
-                query["Tonality"] = .string(tonality)
+                query.tempoMin = low
+                query.tempoMax = low + 20
+                query.tonality = tonality
             }
             return query
         }
@@ -223,16 +230,14 @@ struct SharedPiecesBenchmark: Sendable {
     }
 
     /// `lists` List calls of `kind` (after 50 unmeasured), in milliseconds.
-    func listTimes(_ client: DBusConnection, kind: ListKind) async throws -> [Double] {
+    func listTimes(_ store: PiecesProxy, kind: ListKind) async throws -> [Double] {
         var generator = SeededGenerator(seed: 20261128)
         var times: [Double] = []
         for index in 0..<(lists + 50) {
             let query = kind.query(&generator, pieces: pieces)
             let start = monotonicNanoseconds()
-            let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                              member: PiecesContract.Manager.list.name, [.vardict(query)])
+            _ = try await store.list(query)
             if index >= 50 { times.append(Double(monotonicNanoseconds() - start) / 1e6) }
-            guard reply.count == 2 else { throw BenchmarkError("List replied \(reply)") }
         }
         return times
     }
@@ -246,6 +251,9 @@ struct SharedPiecesBenchmark: Sendable {
         let host = try await Host.start(executable, arguments: ["--database", url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/"),
                                                                 "--host-name", "host-cut"])
         defer { Task { await host.stop() } }
+        // Raw, for its 60 s timeout: EarshotClient's `PiecesProxy.list` takes no timeout (it
+        // waits the connection's default, 25 s), so a call left hanging by a cut would fail
+        // sooner through it than it does here.
         func list() async -> Bool {
             (try? await host.client.call(destination: busName, path: path, interface: busName, member: PiecesContract.Manager.list.name,
                                           [.vardict([:])], timeout: .seconds(60))) != nil
@@ -275,7 +283,7 @@ struct SharedPiecesBenchmark: Sendable {
         let seed = try await Host.start(executable, arguments: ["--database", url, "--host-name", "filler"])
         let stem = work.appendingPathComponent("stem.wav")
         try PiecesBenchmark.writeWAV(stem, dataBytes: 44100 * 4, seed: 3)
-        let id = try await seed.drop(["Title": .string("Seed"), "MixStemPath": .string(stem.path)])
+        let id = try await seed.drop("Seed", mixStemPath: stem.path)
         await seed.stop()
         let sql = """
             BEGIN;

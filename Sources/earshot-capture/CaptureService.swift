@@ -85,7 +85,7 @@ final class CaptureService: Sendable {
         Task { [weak self] in
             for await message in changes {
                 let changed = message.body.dropFirst().first?.stringKeyedValue?.keys
-                guard let self, changed?.contains(where: { $0 == "Route" || $0 == "Channels" }) == true else { continue }
+                guard let self, changed?.contains(where: { $0 == SessionContract.Manager.route.name || $0 == SessionContract.Manager.channels.name }) == true else { continue }
                 await self.describeInput()
             }
         }
@@ -133,7 +133,9 @@ final class CaptureService: Sendable {
             logger.info("capture device \(device): \(probed.sampleRates.map(String.init).joined(separator: ", ")) Hz, \(probed.bitsPerSample.map(String.init).joined(separator: "/")) bit, \(probed.channels.lowerBound)..\(probed.channels.upperBound) channels")
             return .vardicts(probed.sampleRates.flatMap { rate in
                 probed.bitsPerSample.map { bits in
-                    ["SamplingRate": .uint32(rate), "BitsPerSample": .uint32(bits), "AudioType": .string("PCM")]
+                    [CaptureContract.Manager.CapabilityKeys.samplingRate.name: .uint32(rate),
+                     CaptureContract.Manager.CapabilityKeys.bitsPerSample.name: .uint32(bits),
+                     CaptureContract.Manager.CapabilityKeys.audioType.name: .string("PCM")]
                 }
             })
         } catch {

@@ -51,9 +51,9 @@ extension PiecesService {
             staged[kind] = try stage(source, kind: kind, caller: caller)
         }
         guard let mixStem = staged[.mixStem] else { throw DBusError.invalidArgs("MixStem: a mix stem is required") }
-        let analysis = try analyze(mixStem, field: "MixStem")
+        let analysis = try analyze(mixStem, field: AssetKind.mixStem.key)
         var formats: [AssetKind: String] = [.mixStem: analysis.format.rawValue, .attachment: ""]
-        if let preview = staged[.preview] { formats[.preview] = try analyze(preview, field: "Preview").format.rawValue }
+        if let preview = staged[.preview] { formats[.preview] = try analyze(preview, field: AssetKind.preview.key).format.rawValue }
         if let cover = staged[.coverImage] {
             let image: (kind: CoverImage.Kind, width: Int, height: Int)
             do {

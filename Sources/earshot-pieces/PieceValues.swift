@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import PieceStore
@@ -5,6 +6,9 @@ import PiecesCore
 
 /// Pieces as the contract shows them on the bus.
 enum PieceValues {
+    private typealias Keys = PiecesContract.Manager.PieceKeys
+    private typealias Stored = PiecesContract.Manager.StoredKeys
+
     /// Now, as stored: RFC 3339 UTC with milliseconds.
     static func now() -> String { UTCTime.now(zoneDesignator: true) }
 
@@ -20,42 +24,42 @@ enum PieceValues {
     static func full(_ piece: StoredPiece) -> DBusValue {
         let draft = piece.draft
         var entries: [String: DBusValue] = [
-            "Id": .string(piece.id),
-            "Title": .string(draft.title),
-            "Description": .string(draft.description),
-            "LengthMicroseconds": .uint64(draft.lengthMicroseconds ?? 0),
-            "BasedOn": .strings(draft.basedOn),
-            "Tonality": .string(draft.tonality.name),
-            "Listed": .boolean(draft.listed),
-            "CreatedAt": .string(piece.createdAt),
-            "Author": .string(piece.author),
-            "SampleRate": .uint32(piece.facts.sampleRate),
-            "Channels": .uint32(piece.facts.channels),
-            "LoudnessLufs": .double(piece.facts.loudnessLufs),
-            "TruePeakDbtp": .double(piece.facts.truePeakDbtp),
+            Stored.id.name: .string(piece.id),
+            Keys.title.name: .string(draft.title),
+            Keys.description.name: .string(draft.description),
+            Keys.lengthMicroseconds.name: .uint64(draft.lengthMicroseconds ?? 0),
+            Keys.basedOn.name: .strings(draft.basedOn),
+            Keys.tonality.name: .string(draft.tonality.name),
+            Keys.listed.name: .boolean(draft.listed),
+            Stored.createdAt.name: .string(piece.createdAt),
+            Stored.author.name: .string(piece.author),
+            Stored.sampleRate.name: .uint32(piece.facts.sampleRate),
+            Stored.channels.name: .uint32(piece.facts.channels),
+            Stored.loudnessLufs.name: .double(piece.facts.loudnessLufs),
+            Stored.truePeakDbtp.name: .double(piece.facts.truePeakDbtp),
         ]
-        if let tempo = draft.tempo { entries["Tempo"] = .double(tempo) }
+        if let tempo = draft.tempo { entries[Keys.tempo.name] = .double(tempo) }
         if let start = draft.loopStart, let end = draft.loopEnd {
-            entries["LoopStartMicroseconds"] = .uint64(start)
-            entries["LoopEndMicroseconds"] = .uint64(end)
+            entries[Keys.loopStartMicroseconds.name] = .uint64(start)
+            entries[Keys.loopEndMicroseconds.name] = .uint64(end)
         }
         if let signature = draft.timeSignature {
-            entries["TimeSignatureUpper"] = .byte(signature.upper)
-            entries["TimeSignatureLower"] = .byte(signature.lower)
+            entries[Keys.timeSignatureUpper.name] = .byte(signature.upper)
+            entries[Keys.timeSignatureLower.name] = .byte(signature.lower)
         }
         if case .tonal(let scale, let root) = draft.tonality {
-            entries["Scale"] = .array(.boolean, scale.map { .boolean($0) })
-            entries["Root"] = .byte(root)
+            entries[Keys.scale.name] = .array(.boolean, scale.map { .boolean($0) })
+            entries[Keys.root.name] = .byte(root)
         }
         for kind in AssetKind.allCases {
             let asset = piece.dropped(kind)
-            entries["Has" + kind.key] = .boolean(asset != nil)
+            entries[Stored.has(kind.key).name] = .boolean(asset != nil)
             if let asset {
-                entries[kind.key + "Size"] = .uint64(asset.size)
-                if kind != .attachment { entries[kind.key + "Format"] = .string(asset.format) }
+                entries[Stored.size(kind.key).name] = .uint64(asset.size)
+                if kind != .attachment { entries[Stored.format(kind.key).name] = .string(asset.format) }
             }
         }
-        if let mime = draft.attachmentMimeType { entries["AttachmentMimeType"] = .string(mime) }
+        if let mime = draft.attachmentMimeType { entries[Keys.attachmentMimeType.name] = .string(mime) }
         return .vardict(entries)
     }
 
@@ -64,19 +68,19 @@ enum PieceValues {
     static func summary(_ piece: StoredPiece) -> DBusValue {
         let draft = piece.draft
         var entries: [String: DBusValue] = [
-            "Id": .string(piece.id),
-            "Title": .string(draft.title),
-            "Author": .string(piece.author),
-            "CreatedAt": .string(piece.createdAt),
-            "LengthMicroseconds": .uint64(draft.lengthMicroseconds ?? 0),
-            "Tonality": .string(draft.tonality.name),
-            "Listed": .boolean(draft.listed),
+            Stored.id.name: .string(piece.id),
+            Keys.title.name: .string(draft.title),
+            Stored.author.name: .string(piece.author),
+            Stored.createdAt.name: .string(piece.createdAt),
+            Keys.lengthMicroseconds.name: .uint64(draft.lengthMicroseconds ?? 0),
+            Keys.tonality.name: .string(draft.tonality.name),
+            Keys.listed.name: .boolean(draft.listed),
         ]
-        if let tempo = draft.tempo { entries["Tempo"] = .double(tempo) }
-        if let root = draft.tonality.root { entries["Root"] = .byte(root) }
+        if let tempo = draft.tempo { entries[Keys.tempo.name] = .double(tempo) }
+        if let root = draft.tonality.root { entries[Keys.root.name] = .byte(root) }
         if let signature = draft.timeSignature {
-            entries["TimeSignatureUpper"] = .byte(signature.upper)
-            entries["TimeSignatureLower"] = .byte(signature.lower)
+            entries[Keys.timeSignatureUpper.name] = .byte(signature.upper)
+            entries[Keys.timeSignatureLower.name] = .byte(signature.lower)
         }
         return .vardict(entries)
     }

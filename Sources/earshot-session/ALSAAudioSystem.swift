@@ -1,5 +1,6 @@
 import ContractCore
 import EarshotALSA
+import EarshotContract
 import Logging
 import SessionCore
 
@@ -33,13 +34,13 @@ final class ALSAAudioSystem: AudioSystem {
     static func resolve(_ name: String, in inputs: [InputDescription]) throws(RuleViolation) -> InputDescription {
         if name.lowercased() == "builtinmic" {
             guard let builtIn = inputs.first(where: \.hardware) else {
-                throw RuleViolation(.noInputDevice, field: "PreferredInput", "builtInMic: there is no capture-capable hardware device")
+                throw RuleViolation(.noInputDevice, field: .preferredInput, "builtInMic: there is no capture-capable hardware device")
             }
             return builtIn
         }
         guard let input = inputs.first(where: { $0.name == name }) else {
             let offered = inputs.isEmpty ? "there are none" : "ListInputs offers " + inputs.map(\.name).joined(separator: ", ")
-            throw RuleViolation(.invalidInputType, field: "PreferredInput", "'\(name)' is not a capture input (\(offered))")
+            throw RuleViolation(.invalidInputType, field: .preferredInput, "'\(name)' is not a capture input (\(offered))")
         }
         return input
     }
@@ -92,21 +93,21 @@ final class ALSAAudioSystem: AudioSystem {
         -> (dataSource: String, polarPattern: PolarPattern, channels: UInt32) {
         guard let input else {
             if let name {
-                throw RuleViolation(.dataSourceNotFound, field: "DataSourceName", "'\(name)': there is no input")
+                throw RuleViolation(.dataSourceNotFound, field: .dataSourceName, "'\(name)': there is no input")
             }
             if polarPattern == .stereo {
-                throw RuleViolation(.polarPatternNotSupported, field: "PolarPattern", "stereo: there is no input")
+                throw RuleViolation(.polarPatternNotSupported, field: .polarPattern, "stereo: there is no input")
             }
             return ("", polarPattern ?? .omnidirectional, 0)
         }
         let source = name ?? input.dataSources[0]
         guard input.dataSources.contains(source) else {
-            throw RuleViolation(.dataSourceNotFound, field: "DataSourceName",
+            throw RuleViolation(.dataSourceNotFound, field: .dataSourceName,
                                 "'\(source)' is not a data source of \(input.name) (it has \(input.dataSources.joined(separator: ", ")))")
         }
         let pattern = polarPattern ?? (input.channels.first ?? 1 >= 2 ? .stereo : .omnidirectional)
         guard pattern.channels <= input.maxChannels else {
-            throw RuleViolation(.polarPatternNotSupported, field: "PolarPattern",
+            throw RuleViolation(.polarPatternNotSupported, field: .polarPattern,
                                 "\(pattern.rawValue) needs a 2-channel input; \(input.name) captures at most \(input.maxChannels)")
         }
         channels = pattern.channels
@@ -118,7 +119,7 @@ final class ALSAAudioSystem: AudioSystem {
 
     func setActive(_ active: Bool, configuration: CategoryConfiguration) throws(RuleViolation) {
         if active, configuration.category.records, input == nil {
-            throw RuleViolation(.noInputDevice, field: "Active",
+            throw RuleViolation(.noInputDevice, field: SessionContract.Manager.Keys.active.name,
                                 "category \(configuration.category.rawValue) records and there is no input")
         }
     }

@@ -298,7 +298,7 @@ final class SessionService: Sendable {
 
     func currentState() -> [String: DBusValue] {
         var values = managerProperties()
-        for property in ["DesiredState", "Mixer", "DuckLevel", "Streams"] { values[property] = nil }
+        for property in [SessionContract.Manager.desiredState, SessionContract.Manager.mixer, SessionContract.Manager.duckLevel, SessionContract.Manager.streams] { values[property.name] = nil }
         return values
     }
 

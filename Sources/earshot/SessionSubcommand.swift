@@ -63,8 +63,9 @@ struct SessionInputsCommand: ClientCommand {
             value?.arrayValue?.map(ValueText.describe).joined(separator: ",") ?? ""
         }
         TextTable.print(header: ["NAME", "CHANNELS", "RATES", "POLAR PATTERNS", "DESCRIPTION"], rows: inputs.map { input in
-            [input.name, list(input.values["Channels"]), list(input.values["SampleRates"]), list(input.values["PolarPatterns"]),
-             input.description]
+            typealias Keys = SessionContract.Manager.InputKeys
+            return [input.name, list(input.values[Keys.channels.name]), list(input.values[Keys.sampleRates.name]),
+                    list(input.values[Keys.polarPatterns.name]), input.description]
         })
         return ClientExit.success
     }
