@@ -128,6 +128,20 @@ public struct AlertsProxy: Sendable {
         return try await started(AlertsContract.Manager.presentAlert, [.vardict(values)])
     }
 
+    /// Presents `alert` without following it (no subscription): for a caller that acts on it
+    /// by its object and reads its outcome from its properties, if at all.
+    public func submit(_ alert: Alert) async throws -> AlertControl {
+        let values = alert.values
+        try RequestCheck.check(values, against: AlertsContract.Manager.alertKeys)
+        let method = AlertsContract.Manager.presentAlert
+        let reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method,
+                                         [.vardict(values)])
+        guard let path = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
+        }
+        return AlertControl(path: path, calls: calls)
+    }
+
     /// Calls `method`, which replies with an alert object, and waits for its `Completed`.
     private func completed(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> AlertResult {
         try await started(method, arguments).result
@@ -170,7 +184,7 @@ public struct AlertsProxy: Sendable {
 public final class PresentedAlert: Sendable {
     private typealias Members = AlertsContract.Alert
     public let path: ObjectPath
-    private let calls: ServiceCalls
+    let calls: ServiceCalls
     private let completion: Task<AlertResult, any Error>
 
     init(path: ObjectPath, calls: ServiceCalls, completion: Task<AlertResult, any Error>) {

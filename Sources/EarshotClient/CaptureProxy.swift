@@ -99,9 +99,7 @@ public final class PassThru: AsyncSequence, Sendable {
     }
 
     /// Cancels it (ABORTED), as the HMI's Cancel.
-    public func cancel() async throws {
-        _ = try await calls.call(path, CaptureContract.PassThru.interface, CaptureContract.PassThru.cancel)
-    }
+    public func cancel() async throws { try await PassThruControl(path: path, calls: calls).cancel() }
 }
 
 /// `org.earshot.Capture1`.
@@ -110,6 +108,21 @@ public struct CaptureProxy: Sendable {
 
     public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: CaptureContract.busName)
+    }
+
+    /// Starts a pass-thru without following it (no subscription; its chunks, unicast to
+    /// this connection, are not read): for a caller that takes the audio from `OutputPath`
+    /// or `OpenStream`, or only ends it, by its object.
+    public func start(_ request: AudioPassThruRequest) async throws -> PassThruControl {
+        let values = request.values
+        try RequestCheck.check(values, against: CaptureContract.Manager.requestKeys)
+        let method = CaptureContract.Manager.performAudioPassThru
+        let reply = try await calls.call(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface, method,
+                                         [.vardict(values)])
+        guard let path = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
+        }
+        return PassThruControl(path: path, calls: calls)
     }
 
     /// Starts a pass-thru; its chunks and result come from the returned `PassThru`.
@@ -130,6 +143,8 @@ public struct CaptureProxy: Sendable {
             throw error
         }
         guard let path = reply.first?.objectPathValue else {
+            chunkSignals.cancel()
+            endSignals.cancel()
             throw EarshotError(name: DBusError.prefix + "Failed", message: "PerformAudioPassThru replied \(reply)")
         }
         let (chunks, continuation) = AsyncStream<AudioChunk>.makeStream()

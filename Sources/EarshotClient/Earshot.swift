@@ -104,6 +104,18 @@ struct ServiceCalls: Sendable {
         }
     }
 
+    /// Sets a writable property of one of the service's objects.
+    func setProperty(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration,
+                     _ value: DBusValue) async throws(EarshotError) {
+        do {
+            _ = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                          member: "Set", [.string(interface.name), .string(property.name), .variant(value)],
+                                          timeout: timeout)
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+
     /// Follows a property: `onChange` gets its value now and after every change, read when
     /// the service appears on the bus, then from its `PropertiesChanged` (called in the task
     /// that reads the signals, so a change is seen as soon as the signal is read); nil while

@@ -81,6 +81,15 @@ public final class Job: Sendable {
         }
     }
 
+    public func cancel() async throws { try await JobControl(path: path, calls: calls).cancel() }
+}
+
+/// Any job, by its object (one this client did not start, or started with `startRecording`).
+public struct JobControl: Sendable {
+    public let path: ObjectPath
+    let calls: ServiceCalls
+
+    /// Cancels it (its result code becomes ABORTED).
     public func cancel() async throws {
         _ = try await calls.call(path, OrchestratorContract.Job.interface, OrchestratorContract.Job.cancel)
     }
@@ -95,6 +104,21 @@ public struct OrchestratorProxy: Sendable {
     public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: OrchestratorContract.busName)
     }
+
+    /// Starts a job without following it (no subscription): for a caller that acts on it
+    /// by its object and reads its outcome from its properties, if at all.
+    public func startRecording(_ request: RecordPieceRequest) async throws -> JobControl {
+        let values = request.values
+        try RequestCheck.check(values, against: Manager.requestKeys)
+        let reply = try await calls.call(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
+        guard let job = reply.first?.objectPathValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Manager.recordPiece.name) replied \(reply)")
+        }
+        return JobControl(path: job, calls: calls)
+    }
+
+    /// Any job, by its object.
+    public func job(at path: ObjectPath) -> JobControl { JobControl(path: path, calls: calls) }
 
     /// Starts a job; its steps and result come from the returned `Job`.
     public func recordPiece(_ request: RecordPieceRequest) async throws -> Job {

@@ -137,7 +137,7 @@ public struct Piece: Sendable, Equatable {
 public struct PiecesProxy: Sendable {
     typealias Manager = PiecesContract.Manager
     let calls: ServiceCalls
-    private let path = ObjectPath(declared: PiecesContract.managerPath)
+    let path = ObjectPath(declared: PiecesContract.managerPath)
 
     public init(connection: DBusConnection) {
         calls = ServiceCalls(connection: connection, busName: PiecesContract.busName)

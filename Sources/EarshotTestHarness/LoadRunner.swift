@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotDBus
 import Foundation
 
@@ -77,7 +78,7 @@ public enum LoadRunner {
                 }
             }
             for (index, connection) in connections.enumerated() {
-                let client = LoadClient(connection: connection, index: index, destination: scenario.busName,
+                let client = LoadClient(connection: connection, index: index,
                                         allowedErrors: scenario.allowedErrors, tally: tally)
                 group.addTask {
                     while ContinuousClock.now < deadline {
@@ -131,15 +132,13 @@ final class LoadTally: Sendable {
 public final class LoadClient: Sendable {
     public let connection: DBusConnection
     public let index: Int
-    let destination: String
     let allowedErrors: Set<String>
     let tally: LoadTally
     private let iterations = Locked(0)
 
-    init(connection: DBusConnection, index: Int, destination: String, allowedErrors: Set<String>, tally: LoadTally) {
+    init(connection: DBusConnection, index: Int, allowedErrors: Set<String>, tally: LoadTally) {
         self.connection = connection
         self.index = index
-        self.destination = destination
         self.allowedErrors = allowedErrors
         self.tally = tally
     }
@@ -150,18 +149,19 @@ public final class LoadClient: Sendable {
         set { iterations.withLock { $0 = newValue } }
     }
 
-    /// Calls `member` and records how long the reply took; returns the reply's body, or
-    /// nil after an error reply (a documented one is counted, any other is collected).
+    /// Runs `request` (one call through EarshotClient) and records it under `member`: how
+    /// long it took, and after an error its D-Bus error name (`EarshotError.name`, the
+    /// reply's own), counted when the scenario documents it and collected otherwise.
+    /// Returns its result, or nil after an error.
     @discardableResult
-    public func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async -> [DBusValue]? {
+    public func timed<Reply>(_ member: String, _ request: () async throws -> Reply) async -> Reply? {
         let start = monotonicNanoseconds()
         do {
-            let body = try await connection.call(destination: destination, path: path, interface: interface, member: member,
-                                                 arguments, timeout: .seconds(30))
+            let reply = try await request()
             tally.record(member, milliseconds: Double(monotonicNanoseconds() - start) / 1e6, error: nil, unexpected: nil)
-            return body
+            return reply
         } catch {
-            let name = (error as? DBusError)?.name ?? "\(type(of: error))"
+            let name = (error as? EarshotError)?.name ?? (error as? DBusError)?.name ?? "\(type(of: error))"
             let allowed = allowedErrors.contains(name)
             tally.record(member, milliseconds: Double(monotonicNanoseconds() - start) / 1e6, error: name,
                          unexpected: allowed ? nil : "\(member): \(error)")

@@ -4,20 +4,15 @@ import EarshotContract
 import EarshotDBus
 import Foundation
 
-private typealias AlertKeys = AlertsContract.Manager.Keys
-private typealias CaptureKeys = CaptureContract.Manager.Keys
-private typealias RecordKeys = OrchestratorContract.Manager.Keys
 
 /// Each service's everyday requests, as the load clients repeat them.
 ///
-/// Requests that are one call go through EarshotClient (`LoadClient.timed`). Those whose
-/// EarshotClient method also subscribes to the service's broadcast signals before it
-/// calls (`PresentAlert`, `PerformAudioPassThru`, `RecordPiece`) stay raw calls
-/// (`LoadClient.call`), their keys spelled by the contract: through the client, every one
-/// of the many load clients would add a match rule per request and receive every other
-/// client's completions, which is not the load measured.
+/// Every request goes through EarshotClient (`LoadClient.timed`); alerts, pass-thrus and
+/// jobs are started without following them (`submit`, `start`, `startRecording`), so that
+/// the many load clients add no match rule per request and receive no one else's
+/// completions, which is not the load measured.
 public enum LoadScenarios {
-    /// How long a load client waits for any reply, as `LoadClient.call` does.
+    /// How long a load client waits for the session's replies.
     static let replyTimeout: Duration = .seconds(30)
 
     /// The scenario for `busName`; `wave` is a short WAV file the pieces clients drop.
@@ -38,10 +33,12 @@ public enum LoadScenarios {
             // completed is `Rejected`.
             return LoadRunner.Scenario(busName: busName, allowedErrors: [EarshotErrorName.rejected.name]) { client in
                 let alerts = Earshot(connection: client.connection).alerts
-                guard let path = await client.call(ObjectPath(declared: AlertsContract.managerPath), busName, AlertsContract.Manager.presentAlert.name, [.vardict([
-                    AlertKeys.text.name: .string("Load \(client.index)"), AlertKeys.timeout.name: .double(3),
-                ])])?.first?.objectPathValue else { return }
-                await client.timed(AlertsContract.Alert.cancel.name) { try await alerts.alert(at: path).cancel() }
+                var alert = Alert(text: "Load \(client.index)")
+                alert.timeout = 3
+                let request = alert
+                guard let presented = await client.timed(AlertsContract.Manager.presentAlert.name, { try await alerts.submit(request) })
+                else { return }
+                await client.timed(AlertsContract.Alert.cancel.name) { try await presented.cancel() }
             }
         case PiecesContract.busName:
             // Dropping and listing pieces (a client's time filter included: reading it once
@@ -65,11 +62,8 @@ public enum LoadScenarios {
             // `Rejected` with the time left.
             return LoadRunner.Scenario(busName: busName, allowedErrors: [EarshotErrorName.rejected.name]) { client in
                 let capture = Earshot(connection: client.connection).capture
-                let started = await client.call(ObjectPath(declared: CaptureContract.managerPath), busName, CaptureContract.Manager.performAudioPassThru.name, [.vardict([
-                    CaptureKeys.samplingRate.name: .uint32(16000), CaptureKeys.bitsPerSample.name: .uint32(16), CaptureKeys.audioType.name: .string("PCM"),
-                    CaptureKeys.maxDuration.name: .uint32(2000),
-                ])])
-                guard started != nil else {
+                let request = AudioPassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 2000)
+                guard await client.timed(CaptureContract.Manager.performAudioPassThru.name, { try await capture.start(request) }) != nil else {
                     try? await Task.sleep(for: .milliseconds(20))
                     return
                 }
@@ -82,10 +76,12 @@ public enum LoadScenarios {
                 let orchestrator = Earshot(connection: client.connection).orchestrator
                 // Counted under the member called (org.freedesktop.DBus.Properties.Get), as before.
                 await client.timed(LoadScenarios.propertiesGet) { try await orchestrator.services() }
-                guard let job = await client.call(ObjectPath(declared: OrchestratorContract.managerPath), busName, OrchestratorContract.Manager.recordPiece.name, [.vardict([
-                    RecordKeys.title.name: .string("Load \(client.index)"), RecordKeys.maxDuration.name: .uint32(500),
-                ])])?.first?.objectPathValue else { return }
-                await client.call(job, OrchestratorContract.Job.interface.name, OrchestratorContract.Job.cancel.name)
+                var record = RecordPieceRequest(title: "Load \(client.index)")
+                record.maxDurationMs = 500
+                let request = record
+                guard let job = await client.timed(OrchestratorContract.Manager.recordPiece.name, { try await orchestrator.startRecording(request) })
+                else { return }
+                await client.timed(OrchestratorContract.Job.cancel.name) { try await job.cancel() }
             }
         default:
             return nil
@@ -94,26 +90,4 @@ public enum LoadScenarios {
 
     /// The standard member that reads a property (org.freedesktop.DBus.Properties).
     static let propertiesGet = "Get"
-}
-
-extension LoadClient {
-    /// Runs `request` (one call through EarshotClient) and records it as `call` records a
-    /// raw call, under `member`: how long it took, and after an error its D-Bus error name
-    /// (`EarshotError.name`, the reply's own), counted as documented when the scenario
-    /// allows it and collected otherwise. Returns its result, or nil after an error.
-    @discardableResult
-    func timed<Reply>(_ member: String, _ request: () async throws -> Reply) async -> Reply? {
-        let start = monotonicNanoseconds()
-        do {
-            let reply = try await request()
-            tally.record(member, milliseconds: Double(monotonicNanoseconds() - start) / 1e6, error: nil, unexpected: nil)
-            return reply
-        } catch {
-            let name = (error as? EarshotError)?.name ?? (error as? DBusError)?.name ?? "\(type(of: error))"
-            let allowed = allowedErrors.contains(name)
-            tally.record(member, milliseconds: Double(monotonicNanoseconds() - start) / 1e6, error: name,
-                         unexpected: allowed ? nil : "\(member): \(error)")
-            return nil
-        }
-    }
 }

@@ -114,6 +114,35 @@ import Testing
         }
     }
 
+    /// A KEEP_CONTEXT button: the press is a ButtonPressed signal and the alert stays.
+    @Test func aKeepContextPressIsFollowed() async throws {
+        try await ServiceStack.with(["earshot-alerts"]) { stack in
+            let earshot = Self.earshot(stack)
+            var details = Alert.SoftButton(id: 3, text: "Details")
+            details.systemAction = .keepContext
+            let kept = try await earshot.alerts.show(Alert(text: "Route ready", softButtons: [details]))
+            var presses = try await kept.buttonPresses().makeAsyncIterator()
+            try await kept.pressButton(3)
+            #expect(await presses.next() == 3)
+            #expect(try await kept.read(.resultCode) == nil)
+            try await kept.dismiss()
+            #expect(try await kept.result.reason == "dismissed")
+        }
+    }
+
+    /// The orchestrator's ServiceChanged, as a sequence: a service leaving and coming back.
+    @Test func serviceChangesAreFollowed() async throws {
+        try await ServiceStack.with(["earshot-orchestrator", "earshot-pieces"]) { stack in
+            let earshot = Self.earshot(stack)
+            var changes = try await earshot.orchestrator.serviceChanges().makeAsyncIterator()
+            let pieces = try #require(stack.process(PiecesContract.service.executable))
+            pieces.stop()
+            var seen: ServiceChange?
+            repeat { seen = await changes.next() } while seen != nil && seen?.name != PiecesContract.busName
+            #expect(seen == ServiceChange(name: PiecesContract.busName, running: false))
+        }
+    }
+
     @Test func piecesAreReadAsFilesFollowedAndDeleted() async throws {
         try await ServiceStack.with(["earshot-pieces"]) { stack in
             let earshot = Self.earshot(stack)
