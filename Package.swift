@@ -273,41 +273,52 @@ let package = Package(
         // The process's own task threads (the services' default executor).
         .testTarget(name: "EarshotSyncTests", dependencies: ["EarshotSync"]),
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
-        .testTarget(name: "AlertsServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "AlertsServiceTests", dependencies: [
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
-        .testTarget(name: "EarshotVoiceTests", dependencies: ["EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
+        .testTarget(name: "EarshotVoiceTests", dependencies: [
+            "ContractCore", "EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: [
             "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotTestHarness",
         ]),
         .testTarget(name: "EarshotContractTests", dependencies: [
-            "AlertsCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
+            "AlertsCore", "ContractCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
         ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
-            "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
         ]),
         // The install script, systemd units, activation files and policy.
-        .testTarget(name: "DeploymentTests", dependencies: ["EarshotDBus", "EarshotTestHarness"]),
+        .testTarget(name: "DeploymentTests", dependencies: [
+            "EarshotContract", "EarshotDBus", "EarshotTestHarness"]),
         // The installed system booted in a box (deploy/earshot-dev test-system runs these).
-        .testTarget(name: "SystemBoxTests", dependencies: ["EarshotTestHarness"]),
-        .testTarget(name: "ClientTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "SystemBoxTests", dependencies: [
+            "EarshotContract", "EarshotTestHarness"]),
+        .testTarget(name: "ClientTests", dependencies: [
+            "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "OrchestratorCoreTests", dependencies: ["OrchestratorCore", "ContractCore"]),
-        .testTarget(name: "OrchestratorServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "OrchestratorServiceTests", dependencies: [
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
-        .testTarget(name: "SessionServiceTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "CaptureCoreTests", dependencies: ["CaptureCore", "ContractCore", "EarshotTestHarness"]),
+        .testTarget(name: "SessionServiceTests", dependencies: [
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "CaptureCoreTests", dependencies: [
+            "EarshotContract", "CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
-            "CaptureCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
+            "CaptureCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
         ]),
         // Hardening: every service fuzzed over the bus, under load, through faults, and
         // behind the system-bus policy.
         .testTarget(name: "BusFuzzTests", dependencies: ["EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "LoadTests", dependencies: ["CDBus", "EarshotDBus", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "FaultTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
-        .testTarget(name: "PolicyTests", dependencies: ["ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "LoadTests", dependencies: [
+            "EarshotContract", "CDBus", "EarshotDBus", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "FaultTests", dependencies: [
+            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
+        .testTarget(name: "PolicyTests", dependencies: [
+            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
-            "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
+            "ContractCore", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

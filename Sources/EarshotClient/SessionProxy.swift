@@ -65,8 +65,8 @@ public struct SessionState: Sendable, Equatable {
         sampleRate = values[Fields.sampleRate]?.doubleValue ?? 0
         ioBufferDuration = values[Fields.ioBufferDuration]?.doubleValue ?? 0
         channels = values[Fields.channels]?.uint32Value ?? 0
-        input = route["Input"]?.stringValue ?? ""
-        output = route["Output"]?.stringValue ?? ""
+        input = route[SessionContract.Manager.RouteKeys.input]?.stringValue ?? ""
+        output = route[SessionContract.Manager.RouteKeys.output]?.stringValue ?? ""
         self.values = values
     }
 }

@@ -97,10 +97,11 @@ public enum SessionContract {
         public static let routeChanged = SignalDeclaration(
             "RouteChanged", doc: "The route changed, with AVAudioSession's reason.",
             [ArgumentDeclaration("reason", "s", doc: "e.g. NewDeviceAvailable, CategoryChange"),
-             ArgumentDeclaration("previousRoute", "a{sv}", doc: "Input and Output before")])
+             ArgumentDeclaration("previousRoute", "a{sv}", doc: "the Route before", keys: RouteKeys.all)])
         public static let interruption = SignalDeclaration(
             "Interruption", doc: "An activation was interrupted or may resume (unicast to its owner).",
-            [ArgumentDeclaration("type", "s", doc: "began or ended"), ArgumentDeclaration("options", "a{sv}", doc: "ShouldResume b")])
+            [ArgumentDeclaration("type", "s", doc: "began or ended"),
+             ArgumentDeclaration("options", "a{sv}", doc: "which activation, and by whom or whether to resume", keys: InterruptionKeys.all)])
         public static let mediaServicesReset = SignalDeclaration(
             "MediaServicesReset", doc: "The capture service or the system mixer came back.")
         public static let reapplied = SignalDeclaration(
@@ -123,6 +124,14 @@ public enum SessionContract {
             public static let ducked = OptionKey("Ducked", "b", doc: "Whether the policy ducks it now.")
             public static let muted = OptionKey("Muted", "b", doc: "Whether the policy mutes it now.")
             public static let all = [id, application, role, volume, ducked, muted]
+        }
+
+        /// The keys of `Interruption`'s options.
+        public enum InterruptionKeys {
+            public static let activation = OptionKey("Activation", "o", doc: "The activation interrupted or resumable.")
+            public static let by = OptionKey("By", "o", doc: "When it began: the activation that interrupted it.")
+            public static let shouldResume = OptionKey("ShouldResume", "b", doc: "When it ended: whether it may resume now.")
+            public static let all = [activation, by, shouldResume]
         }
 
         /// The keys of `Route`.

@@ -70,7 +70,7 @@ public final class SessionClaims: Sendable {
         Task { [claims, logger, subject] in
             for await message in subscription {
                 guard message.body.first?.stringValue == "began",
-                      let activation = message.body.dropFirst().first?.stringKeyedValue?["Activation"]?.objectPathValue else { continue }
+                      let activation = message.body.dropFirst().first?.stringKeyedValue?[SessionContract.Manager.InterruptionKeys.activation]?.objectPathValue else { continue }
                 let id = claims.withLock { claims in
                     claims.first { _, claim in
                         if case .held(let path) = claim { path == activation } else { false }

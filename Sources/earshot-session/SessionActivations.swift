@@ -109,10 +109,13 @@ extension SessionService {
         for event in events {
             switch event {
             case .interruptionBegan(let id, let by):
-                let options: [String: DBusValue] = ["Activation": .objectPath(path(of: id)), "By": .objectPath(path(of: by))]
+                typealias Keys = SessionContract.Manager.InterruptionKeys
+                let options: [String: DBusValue] = [Keys.activation.name: .objectPath(path(of: id)), Keys.by.name: .objectPath(path(of: by))]
                 notify(id, "began", options, state: "interrupted")
             case .interruptionEnded(let id, let shouldResume):
-                let options: [String: DBusValue] = ["Activation": .objectPath(path(of: id)), "ShouldResume": .boolean(shouldResume)]
+                typealias Keys = SessionContract.Manager.InterruptionKeys
+                let options: [String: DBusValue] = [Keys.activation.name: .objectPath(path(of: id)),
+                                                    Keys.shouldResume.name: .boolean(shouldResume)]
                 notify(id, "ended", options, state: "active")
                 if id == Self.sessionActivation, state.withLock({ $0.keepEnforced }) { reapplyAfterInterruption = true }
             case .duckingChanged(let id, let ducked):

@@ -90,8 +90,8 @@ struct StatusCommand: ClientCommand {
             var state = [pick(Session.category), pick(Session.mode), pick(Session.active)].compactMap { $0 }
             if let route = properties[Session.route]?.stringKeyedValue {
                 // The route's two fields, as GetState names them.
-                for field in ["Input", "Output"] {
-                    if let value = route[field] { state.append((field, JSONValue(value))) }
+                for key in [Session.RouteKeys.input, Session.RouteKeys.output] {
+                    if let value = route[key] { state.append((key.name, JSONValue(value))) }
                 }
             }
             return state

@@ -32,7 +32,7 @@ import Testing
     @Test func validity() throws {
         var alert = AlertRequest()
         alert.tertiaryText = "only the third"
-        #expect(throws: RuleViolation.invalidData("Text", "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")) {
+        #expect(throws: RuleViolation.invalidData(.text, "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")) {
             try alert.validate()
         }
         alert.secondaryText = "second"
@@ -47,10 +47,10 @@ import Testing
         #expect(throws: RuleViolation.self) { try tabbed.validate() }
         var blank = AlertRequest()
         blank.text = "   "
-        #expect(throws: RuleViolation.invalidData("Text", "must not be whitespace only")) { try blank.validate() }
+        #expect(throws: RuleViolation.invalidData(.text, "must not be whitespace only")) { try blank.validate() }
         var long = AlertRequest()
         long.text = String(repeating: "x", count: 501)
-        #expect(throws: RuleViolation.invalidData("Text", "501 characters, at most 500 allowed")) { try long.validate() }
+        #expect(throws: RuleViolation.invalidData(.text, "501 characters, at most 500 allowed")) { try long.validate() }
         var negative = AlertRequest()
         negative.text = "t"
         negative.timeoutSeconds = -1
@@ -61,7 +61,7 @@ import Testing
         var alert = AlertRequest()
         alert.text = "t"
         alert.softButtons = try (1...5).map { try SoftButton(id: UInt16($0), text: "B\($0)", field: "SoftButtons[\($0 - 1)]") }
-        #expect(throws: RuleViolation.invalidData("SoftButtons", "5 buttons, at most 4 allowed")) { try alert.validate() }
+        #expect(throws: RuleViolation.invalidData(.softButtons, "5 buttons, at most 4 allowed")) { try alert.validate() }
         alert.softButtons = [try SoftButton(id: 1, text: "A", field: "SoftButtons[0]"),
                              try SoftButton(id: 1, text: "B", field: "SoftButtons[1]")]
         #expect(throws: RuleViolation.invalidData("SoftButtons[1].Id", "id 1 is used by an earlier button")) { try alert.validate() }

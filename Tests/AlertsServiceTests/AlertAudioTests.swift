@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -11,7 +12,7 @@ import Testing
     /// anew, and the file plugin starts its file afresh).
     static func spoken(_ f: AlertsFixture, _ chunks: [(String, String)], tone: Bool = false,
                        completions: SignalSubscription) async throws -> [Int16] {
-        let path = try await f.speak(chunks, tone ? ["PlayTone": .boolean(true)] : [:])
+        let path = try await f.speak(chunks, tone ? [AlertsContract.Manager.Keys.playTone.name: .boolean(true)] : [:])
         let done = try await AlertsFixture.completion(of: path, in: completions)
         #expect(done.success, "\(chunks): \(done.resultCode) \(done.warnings)")
         return try f.speakerSamples()

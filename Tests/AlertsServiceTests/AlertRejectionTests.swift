@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -7,6 +8,13 @@ import Testing
 /// rule: the same request 100 ms before that time is refused again, at that time accepted
 /// (nothing else changing in between).
 @Suite struct AlertRejectionTests {
+    private typealias Manager = AlertsContract.Manager
+    private typealias Keys = AlertsContract.Manager.Keys
+    private typealias Button = AlertsContract.Manager.SoftButtonKeys
+    private typealias Alert = AlertsContract.Alert
+    private typealias Capture = CaptureContract.Manager
+    private typealias PassThru = CaptureContract.PassThru
+
     static let tolerance: Double = 50
 
     static func sleep(untilUs target: UInt64) async throws {
@@ -25,7 +33,7 @@ import Testing
         let rejection = try await AlertsFixture.completion(of: refused, in: completions)
         let tryAgain = try #require(rejection.tryAgainMs)
         #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason)
-        #expect(try await f.property("TryAgainTimeMs", path: refused) == .uint32(tryAgain))
+        #expect(try await f.property(Alert.tryAgainTimeMs, path: refused) == .uint32(tryAgain))
         // Timed from before the request (the service decided after it): still refused.
         try await sleep(untilUs: sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000)
         let early = try await f.present(alert, on: connection)
@@ -34,7 +42,7 @@ import Testing
         // Timed from its reply (the service decided before it): accepted.
         try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
-        #expect(try await f.property("State", path: accepted) != .string("finished"), "at TryAgainTimeMs (\(tryAgain) ms)")
+        #expect(try await f.property(Alert.state, path: accepted) != .string("finished"), "at TryAgainTimeMs (\(tryAgain) ms)")
         return tryAgain
     }
 
@@ -43,9 +51,9 @@ import Testing
         var clients: [DBusConnection] = []
         for _ in 0..<6 { clients.append(try await f.bus.connect()) }
         for index in 0..<16 {
-            _ = try await f.present(["Text": .string("waiting \(index)")], on: clients[index / 3])
+            _ = try await f.present([Keys.text.name: .string("waiting \(index)")], on: clients[index / 3])
         }
-        #expect(try await f.property("QueueLength") == .uint32(16))
+        #expect(try await f.property(Manager.queueLength) == .uint32(16))
         return clients
     }
 
@@ -53,7 +61,7 @@ import Testing
     static func endOf(_ alert: ObjectPath, _ f: AlertsFixture) async throws -> UInt64 {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if let end = try await f.property("EndsAtMonotonicUs", path: alert)?.uint64Value, end > 0 { return end }
+            if let end = try await f.property(Alert.endsAtMonotonicUs, path: alert)?.uint64Value, end > 0 { return end }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError("\(alert) never said when it ends")
@@ -65,11 +73,11 @@ import Testing
             let completions = try await f.completions()
             let start = monotonicMicroseconds()
             for index in 0..<4 {
-                let path = try await f.present(["Text": .string("alert \(index)")])
-                try await f.call("Cancel", path: path)
+                let path = try await f.present([Keys.text.name: .string("alert \(index)")])
+                try await f.call(Alert.cancel, path: path)
             }
             // The first of the four leaves the window 60 s after it was accepted.
-            let tryAgain = try await Self.ruleHolds(f, ["Text": .string("fifth")], on: f.client, reason: "rate-limited",
+            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("fifth")], on: f.client, reason: "rate-limited",
                                                     completions: completions)
             let sinceStart = Double(monotonicMicroseconds() - start) / 1000
             #expect(Double(tryAgain) <= 60_000 && Double(tryAgain) > 60_000 - sinceStart - Self.tolerance)
@@ -81,12 +89,12 @@ import Testing
             let completions = try await f.completions()
             let owner = try await f.bus.connect()
             defer { owner.close() }
-            let current = try await f.present(["Text": .string("current"), "Timeout": .double(4)], on: owner)
+            let current = try await f.present([Keys.text.name: .string("current"), Keys.timeout.name: .double(4)], on: owner)
             let end = try await Self.endOf(current, f)
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
             let before = monotonicMicroseconds()
-            let tryAgain = try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full",
+            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
                                                     completions: completions)
             #expect(abs(Double(tryAgain) - Double(end - before) / 1000) <= Self.tolerance)
         }
@@ -100,7 +108,7 @@ import Testing
             #expect(end > monotonicMicroseconds() + 2_000_000, "a speech of some seconds")
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
         }
     }
 
@@ -108,26 +116,26 @@ import Testing
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
             let presentedUs = monotonicMicroseconds()
-            let long = try await f.present(["Text": .string("Road works"), "Timeout": .double(3), "Audio": .array(.structure([.string, .string]), [
+            let long = try await f.present([Keys.text.name: .string("Road works"), Keys.timeout.name: .double(3), Keys.audio.name: .array(.structure([.string, .string]), [
                 .structure([.string("TEXT"), .string("Road works ahead for the next five kilometres. Expect delays and keep to the right lane.")]),
             ])])
             let end = try await Self.endOf(long, f)
             #expect(end > presentedUs + 3_500_000, "the audio outlasts the 3 s timeout")
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
         }
     }
 
     @Test func fullQueueBehindAnAlertWithButtons() async throws {
         try await AlertsFixture.with { f in
-            try await f.setProperty("ButtonTimeout", .double(4))
+            try await f.setProperty(Manager.buttonTimeout, .double(4))
             let completions = try await f.completions()
-            let asking = try await f.present(["Text": .string("Reroute?"), "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("Yes")]])])
+            let asking = try await f.present([Keys.text.name: .string("Reroute?"), Keys.softButtons.name: .vardicts([[Button.id.name: .uint16(1), Button.text.name: .string("Yes")]])])
             _ = try await Self.endOf(asking, f)
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, ["Text": .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
         }
     }
 
@@ -138,7 +146,7 @@ import Testing
             try Data(count: 16000 * 2 * 10).write(to: bus.directory.appendingPathComponent("microphone.raw"))
         }) { f in
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mic", "--pace", "realtime"],
-                                                   bus: f.bus, busName: "org.earshot.Capture1", environment: f.devices.environment)
+                                                   bus: f.bus, busName: CaptureContract.busName, environment: f.devices.environment)
             defer { capture.stop() }
             let recorder = try await f.bus.connect()
             defer { recorder.close() }
@@ -149,19 +157,19 @@ import Testing
 
     /// A 16 kHz 16-bit pass-thru of `maxMs` (and `extra` keys) started by `recorder`.
     static func passThru(maxMs: UInt32, _ extra: [String: DBusValue] = [:], on recorder: DBusConnection) async throws -> ObjectPath {
-        let request: [String: DBusValue] = ["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                                            "MaxDuration": .uint32(maxMs)]
-        let reply = try await recorder.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
-                                            interface: "org.earshot.Capture1", member: "PerformAudioPassThru",
+        let request: [String: DBusValue] = [Capture.Keys.samplingRate.name: .uint32(16000), Capture.Keys.bitsPerSample.name: .uint32(16),
+                                            Capture.Keys.audioType.name: .string("PCM"), Capture.Keys.maxDuration.name: .uint32(maxMs)]
+        let reply = try await recorder.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
+                                            interface: Capture.interface.name, member: Capture.performAudioPassThru.name,
                                             [.vardict(request.merging(extra) { $1 })])
         return try #require(reply.first?.objectPathValue)
     }
 
     /// The capture service's `EndsAtMonotonicUs` (0: nothing records, or not known yet).
     static func captureEndsAt(_ f: AlertsFixture) async throws -> UInt64 {
-        try await f.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+        try await f.client.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
                                 interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                [.string("org.earshot.Capture1"), .string("EndsAtMonotonicUs")]).first?.variantValue?.uint64Value ?? 0
+                                [.string(Capture.interface.name), .string(Capture.endsAtMonotonicUs.name)]).first?.variantValue?.uint64Value ?? 0
     }
 
     /// While a pass-thru's prompt is spoken, capture-active counts the prompt too: the
@@ -169,7 +177,7 @@ import Testing
     @Test func aPromptingPassThruCountsThePrompt() async throws {
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
-            let passThru = try await Self.passThru(maxMs: 1500, ["InitialPrompt": .array(.structure([.string, .string]), [
+            let passThru = try await Self.passThru(maxMs: 1500, [Capture.Keys.initialPrompt.name: .array(.structure([.string, .string]), [
                 .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
             ])], on: recorder)
             // Wait until capture knows when the prompt ends, while it still prompts.
@@ -179,17 +187,17 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
                 endsAt = try await Self.captureEndsAt(f)
             }
-            #expect(try await f.client.call(destination: "org.earshot.Capture1", path: passThru, interface: "org.freedesktop.DBus.Properties",
-                                             member: "Get", [.string("org.earshot.Capture1.PassThru"), .string("State")]).first?.variantValue
+            #expect(try await f.client.call(destination: CaptureContract.busName, path: passThru, interface: "org.freedesktop.DBus.Properties",
+                                             member: "Get", [.string(PassThru.interface.name), .string(PassThru.state.name)]).first?.variantValue
                     == .string("prompting"))
             #expect(endsAt > monotonicMicroseconds() + 1_500_000, "the prompt and then 1.5 s")
-            try await Self.ruleHolds(f, ["Text": .string("during the prompt"), "Priority": .string("VOICECOM")], on: f.client,
+            try await Self.ruleHolds(f, [Keys.text.name: .string("during the prompt"), Keys.priority.name: .string("VOICECOM")], on: f.client,
                                      reason: "capture-active", completions: completions)
             // Once recording, the pass-thru knows its end exactly: the one told while it
             // prompted was not early, and late by at most 50 ms.
-            let exact = try #require(try await f.client.call(destination: "org.earshot.Capture1", path: passThru,
+            let exact = try #require(try await f.client.call(destination: CaptureContract.busName, path: passThru,
                                                              interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                             [.string("org.earshot.Capture1.PassThru"), .string("EndsAtMonotonicUs")])
+                                                             [.string(PassThru.interface.name), .string(PassThru.endsAtMonotonicUs.name)])
                 .first?.variantValue?.uint64Value)
             #expect(exact <= endsAt && endsAt - exact <= 50_000, "told \(endsAt) µs, exact \(exact) µs")
         }
@@ -199,14 +207,14 @@ import Testing
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
             let passThru = try await Self.passThru(maxMs: 3000, on: recorder)
-            let finished = try await recorder.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru",
-                                                                  member: "Finished", path: passThru))
+            let finished = try await recorder.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name,
+                                                                  member: PassThru.finished.name, path: passThru))
             try await Task.sleep(for: .milliseconds(500))
-            let emergency = try await f.present(["Text": .string("emergency"), "Priority": .string("EMERGENCY")])
-            #expect(try await f.property("State", path: emergency) == .string("presenting"))
-            try await f.call("Cancel", path: emergency)
+            let emergency = try await f.present([Keys.text.name: .string("emergency"), Keys.priority.name: .string("EMERGENCY")])
+            #expect(try await f.property(Alert.state, path: emergency) == .string("presenting"))
+            try await f.call(Alert.cancel, path: emergency)
 
-            let alert: [String: DBusValue] = ["Text": .string("during capture"), "Priority": .string("VOICECOM")]
+            let alert: [String: DBusValue] = [Keys.text.name: .string("during capture"), Keys.priority.name: .string("VOICECOM")]
             // The capture service says when the pass-thru ends by its MaxDuration.
             let endsAt = try await Self.captureEndsAt(f)
             #expect(endsAt > monotonicMicroseconds())
@@ -224,10 +232,10 @@ import Testing
             #expect(try await AlertsFixture.completion(of: early, in: completions).reason == "capture-active")
             try await Self.sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
             let accepted = try await f.present(alert)
-            #expect(try await f.property("State", path: accepted) == .string("presenting"))
+            #expect(try await f.property(Alert.state, path: accepted) == .string("presenting"))
             // And the published end was the pass-thru's true end, by its own clock.
             let end = try #require(await finished.next(timeout: .seconds(10)))
-            let endedUs = try #require(end.body.last?.stringKeyedValue?["MonotonicUs"]?.uint64Value)
+            let endedUs = try #require(end.body.last?.stringKeyedValue?[PassThru.FinishedKeys.monotonicUs.name]?.uint64Value)
             #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from EndsAtMonotonicUs")
         }
     }

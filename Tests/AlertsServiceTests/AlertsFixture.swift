@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -5,9 +6,9 @@ import Testing
 
 /// A private bus, a file-backed ALSA speaker `spk` and the real earshot-alerts.
 struct AlertsFixture {
-    static let busName = "org.earshot.Alerts1"
+    static let busName = AlertsContract.busName
     static let path: ObjectPath = "/org/earshot/Alerts1"
-    static let alertInterface = "org.earshot.Alerts1.Alert"
+    static let alertInterface = AlertsContract.Alert.interface.name
     static let outputRate = 22050
 
     let bus: PrivateBus
@@ -45,46 +46,51 @@ struct AlertsFixture {
 
     /// Subscribes to every alert's `Completed` (broadcast).
     func completions(on connection: DBusConnection? = nil) async throws -> SignalSubscription {
-        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.alertInterface, member: "Completed"))
+        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.alertInterface, member: AlertsContract.Alert.completed.name))
     }
 
     func present(_ alert: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
         let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: "PresentAlert", [.vardict(alert)])
+                                                          member: AlertsContract.Manager.presentAlert.name, [.vardict(alert)])
         return try #require(reply.first?.objectPathValue)
     }
 
     func speak(_ chunks: [(String, String)], _ options: [String: DBusValue] = [:], on connection: DBusConnection? = nil) async throws -> ObjectPath {
         let value = DBusValue.array(.structure([.string, .string]), chunks.map { .structure([.string($0.0), .string($0.1)]) })
         let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: "Speak", [value, .vardict(options)])
+                                                          member: AlertsContract.Manager.speak.name, [value, .vardict(options)])
         return try #require(reply.first?.objectPathValue)
     }
 
-    func call(_ member: String, path: ObjectPath, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws {
+    /// Calls one of an alert's methods (`AlertsContract.Alert`).
+    func call(_ method: MethodDeclaration, path: ObjectPath, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws {
         _ = try await (connection ?? client).call(destination: Self.busName, path: path, interface: Self.alertInterface,
-                                                  member: member, arguments)
+                                                  member: method.name, arguments)
     }
 
-    func property(_ name: String, path: ObjectPath = path, interface: String? = nil) async throws -> DBusValue? {
+    /// A property of the manager (`AlertsContract.Manager`) or, at an alert's path, of that alert (`AlertsContract.Alert`).
+    func property(_ property: PropertyDeclaration, path: ObjectPath = path, interface: String? = nil) async throws -> DBusValue? {
         try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
-                              [.string(interface ?? (path == Self.path ? Self.busName : Self.alertInterface)), .string(name)])
+                              [.string(interface ?? (path == Self.path ? Self.busName : Self.alertInterface)), .string(property.name)])
             .first?.variantValue
     }
 
-    func setProperty(_ name: String, _ value: DBusValue) async throws {
+    /// Sets a property of the manager (`AlertsContract.Manager`).
+    func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) async throws {
         _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
-                                  member: "Set", [.string(Self.busName), .string(name), .variant(value)])
+                                  member: "Set", [.string(Self.busName), .string(property.name), .variant(value)])
     }
 
     /// How an alert completed.
     struct Completion {
+        private typealias CompletionKeys = AlertsContract.Alert.CompletionKeys
+
         var success: Bool
         var resultCode: String
         var info: [String: DBusValue]
-        var reason: String? { info["Reason"]?.stringValue }
-        var tryAgainMs: UInt32? { info["TryAgainTimeMs"]?.uint32Value }
-        var warnings: [String] { info["Warnings"]?.stringArrayValue ?? [] }
+        var reason: String? { info[CompletionKeys.reason.name]?.stringValue }
+        var tryAgainMs: UInt32? { info[CompletionKeys.tryAgainTimeMs.name]?.uint32Value }
+        var warnings: [String] { info[CompletionKeys.warnings.name]?.stringArrayValue ?? [] }
     }
 
     /// Waits for `path`'s `Completed`.

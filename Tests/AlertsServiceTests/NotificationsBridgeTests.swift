@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -5,6 +6,10 @@ import Testing
 
 /// `--display notifications` against python-dbusmock's notification daemon on the bus.
 @Suite struct NotificationsBridgeTests {
+    private typealias Keys = AlertsContract.Manager.Keys
+    private typealias Button = AlertsContract.Manager.SoftButtonKeys
+    private typealias Alert = AlertsContract.Alert
+
     static let notifications = "org.freedesktop.Notifications"
     static let mockPath: ObjectPath = "/org/freedesktop/Notifications"
     static let python = "/usr/bin/python3"
@@ -45,9 +50,9 @@ import Testing
         }) { f in
             defer { mock?.stop() }
             let completions = try await f.completions()
-            let call = try await f.present(["Text": .string("Call from Ann"), "SecondaryText": .string("mobile"),
-                                            "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("Answer")],
-                                                                      ["Id": .uint16(2), "Text": .string("Decline")]])])
+            let call = try await f.present([Keys.text.name: .string("Call from Ann"), Keys.secondaryText.name: .string("mobile"),
+                                            Keys.softButtons.name: .vardicts([[Button.id.name: .uint16(1), Button.text.name: .string("Answer")],
+                                                                        [Button.id.name: .uint16(2), Button.text.name: .string("Decline")]])])
             let notify = try #require(try await Self.waitForCalls(f, "Notify", count: 1).first)
             #expect(notify[3] == .string("Call from Ann"))
             #expect(notify[4] == .string("mobile"))
@@ -56,13 +61,13 @@ import Testing
             // The mock numbers notifications from 1.
             try await Self.emit(f, "ActionInvoked", "us", [.uint32(1), .string("2")])
             let pressed = try await AlertsFixture.completion(of: call, in: completions)
-            #expect(pressed.success && pressed.reason == "button" && pressed.info["PressedButton"] == .uint16(2))
+            #expect(pressed.success && pressed.reason == "button" && pressed.info[Alert.CompletionKeys.pressedButton.name] == .uint16(2))
             // The finished alert's notification is closed.
             let closed = try await Self.waitForCalls(f, "CloseNotification", count: 1)
             // The mock declares the id as i where the specification says u.
             #expect(closed.first?.first?.integerValue == 1)
 
-            let info = try await f.present(["Text": .string("Traffic ahead"), "Timeout": .double(8)])
+            let info = try await f.present([Keys.text.name: .string("Traffic ahead"), Keys.timeout.name: .double(8)])
             let second = try await Self.waitForCalls(f, "Notify", count: 2)
             #expect(second[1][7] == .int32(8000))
             try await Self.emit(f, "NotificationClosed", "uu", [.uint32(2), .uint32(2)])

@@ -1,5 +1,6 @@
 import CaptureCore
 import ContractCore
+import EarshotContract
 import Testing
 
 @Suite struct PassThruRulesTests {
@@ -23,12 +24,13 @@ import Testing
     }
 
     @Test func textRules() throws {
-        _ = try PassThruRules.displayText("", field: "DisplayText1")
-        _ = try PassThruRules.displayText(String(repeating: "é", count: 500), field: "DisplayText1")
+        let first = CaptureContract.Manager.Keys.displayText1.name, second = CaptureContract.Manager.Keys.displayText2.name
+        _ = try PassThruRules.displayText("", field: first)
+        _ = try PassThruRules.displayText(String(repeating: "é", count: 500), field: first)
         for bad in ["a\tb", "a\nb", "   ", String(repeating: "x", count: 501)] {
-            let error = #expect(throws: RuleViolation.self) { try PassThruRules.displayText(bad, field: "DisplayText2") }
-            #expect(error?.errorName == "InvalidData")
-            #expect(error?.field == "DisplayText2")
+            let error = #expect(throws: RuleViolation.self) { try PassThruRules.displayText(bad, field: second) }
+            #expect(error?.errorName == EarshotErrorName.invalidData.shortName)
+            #expect(error?.field == second)
         }
     }
 
@@ -36,8 +38,8 @@ import Testing
         #expect(try PassThruRules.outputPath("/tmp/take.wav") == "/tmp/take.wav")
         for bad in ["take.wav", "", "/tmp/", "/tmp/a\u{0}b", "/" + String(repeating: "x", count: 4095)] {
             let error = #expect(throws: RuleViolation.self) { try PassThruRules.outputPath(bad) }
-            #expect(error?.errorName == "InvalidData")
-            #expect(error?.field == "OutputPath")
+            #expect(error?.errorName == EarshotErrorName.invalidData.shortName)
+            #expect(error?.field == EarshotField.outputPath.name)
         }
     }
 

@@ -96,7 +96,7 @@ import Testing
         #expect(passThru.framesCaptured == 4000 && passThru.phase == .finished && !passThru.canPassAudioBy)
         #expect(passThru.passedBy(frames: 10) == nil && passThru.framesCaptured == 4000)
         // Not while prompting, nor with silence to watch.
-        #expect(!PassThru(request: Self.request { $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak")] }).canPassAudioBy)
+        #expect(!PassThru(request: Self.request { $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak now")] }).canPassAudioBy)
         #expect(!PassThru(request: Self.request { $0.endOnSilenceMs = 1000 }).canPassAudioBy)
     }
 
@@ -112,7 +112,7 @@ import Testing
     }
 
     @Test func promptComesBeforeRecording() {
-        var passThru = PassThru(request: Self.request { $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak")] })
+        var passThru = PassThru(request: Self.request { $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak now")] })
         #expect(passThru.phase == .prompting)
         let ignored = passThru.capture([UInt8](repeating: 0, count: 320), monotonicUs: 0)
         #expect(ignored.chunks.isEmpty)

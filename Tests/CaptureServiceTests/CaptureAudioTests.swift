@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
@@ -6,14 +7,15 @@ import Testing
     @Test func sixteenBitChunksAreExactAndComplete() async throws {
         let input = CaptureFixture.pattern(200_000)
         try await CaptureFixture.with(input: input) { capture in
-            let recording = try await capture.record(CaptureFixture.request(rate: 16000, bits: 16, maxMs: 1050, ["ChunkMs": .uint32(100)]))
+            let recording = try await capture.record(CaptureFixture.request(rate: 16000, bits: 16, maxMs: 1050,
+                                                                            [RequestKeys.chunkMs.name: .uint32(100)]))
             #expect(recording.resultCode == "SUCCESS" && recording.success && recording.reason == "timeout")
             #expect(recording.chunks.map(\.sequence) == Array(0..<11))
             #expect(recording.chunks.dropLast().allSatisfy { $0.data.count == 3200 })
             #expect(recording.chunks.last?.data.count == 1600)
             #expect(recording.bytes == Array(input.prefix(16800 * 2)))
-            #expect(recording.info["FramesCaptured"] == .uint64(16800))
-            #expect(recording.info["DurationMs"] == .uint32(1050))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(16800))
+            #expect(recording.info[FinishedKeys.durationMs] == .uint32(1050))
             // Stamps come from CLOCK_MONOTONIC, in order.
             let stamps = recording.chunks.map(\.monotonicUs)
             #expect(stamps == stamps.sorted() && stamps.first! > 0)
@@ -24,7 +26,8 @@ import Testing
         // An 8-bit unsigned sine: silence is 128.
         let input = (0..<40_000).map { UInt8(128 + 100 * sin(Double($0) * 2 * .pi * 440 / 8000)) }
         try await CaptureFixture.with(input: input) { capture in
-            let recording = try await capture.record(CaptureFixture.request(rate: 8000, bits: 8, maxMs: 1000, ["ChunkMs": .uint32(30)]))
+            let recording = try await capture.record(CaptureFixture.request(rate: 8000, bits: 8, maxMs: 1000,
+                                                                            [RequestKeys.chunkMs.name: .uint32(30)]))
             #expect(recording.resultCode == "SUCCESS")
             #expect(recording.chunks.count == 34)
             #expect(recording.chunks.dropLast().allSatisfy { $0.data.count == 240 })
@@ -36,9 +39,10 @@ import Testing
     @Test func namedRatesAndWidthsWork() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
             let recording = try await capture.record(CaptureFixture.request(maxMs: 100, [
-                "SamplingRate": .string("22KHZ"), "BitsPerSample": .string("16_BIT"), "ChunkMs": .uint32(10),
+                RequestKeys.samplingRate.name: .string("22KHZ"), RequestKeys.bitsPerSample.name: .string("16_BIT"),
+                RequestKeys.chunkMs.name: .uint32(10),
             ]))
-            #expect(recording.info["FramesCaptured"] == .uint64(2205))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(2205))
             #expect(Set(recording.chunks.map(\.data.count)) == [440, 442])
         }
     }
@@ -49,11 +53,12 @@ import Testing
             var streamed: [UInt8] = []
             // A long pass-thru, ended once the stream has carried half a second: a busy
             // machine cannot end it before the stream is opened.
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50)])) { path in
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.chunkMs.name: .uint32(50)])
+            let recording = try await capture.record(request) { path in
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 await CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
                 await CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
@@ -71,16 +76,17 @@ import Testing
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
-            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string(delivery)])
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.chunkMs.name: .uint32(50),
+                                                                 RequestKeys.delivery.name: .string(delivery)])
             let recording = try await capture.record(request) { path in
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 await CaptureFixture.read(raw, into: &streamed, atLeast: 16000)
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
                 await CaptureFixture.read(raw, into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
-            let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
+            let frames = try #require(recording.info[FinishedKeys.framesCaptured]?.uint64Value)
             // The stream is the tail of what was captured, from the moment of the call.
             #expect(streamed.count >= 16000 && streamed.count <= Int(frames) * 2)
             #expect(Array(input[(Int(frames) * 2 - streamed.count)..<(Int(frames) * 2)]) == streamed)
@@ -100,13 +106,14 @@ import Testing
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
             var endTook = Duration.zero
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["Delivery": .string(delivery)])) { path in
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.delivery.name: .string(delivery)])
+            let recording = try await capture.record(request) { path in
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 #expect(Self.shrinkToOnePage(raw, readingInto: &streamed))
                 try await Task.sleep(for: .milliseconds(500))
                 let before = ContinuousClock.now
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
                 endTook = ContinuousClock.now - before
                 // The reader catches up after the end and still gets everything, then EOF.
                 await CaptureFixture.read(raw, into: &streamed)
@@ -117,7 +124,7 @@ import Testing
             #expect(endTook < .seconds(2), "End took \(endTook)")
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             #expect(streamed.count >= 12_000, "\(streamed.count) bytes streamed")
-            let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2
+            let captured = Int(try #require(recording.info[FinishedKeys.framesCaptured]?.uint64Value)) * 2
             let isTheTail = captured >= streamed.count && input[(captured - streamed.count)..<captured].elementsEqual(streamed)
             #expect(isTheTail, "the \(streamed.count) streamed bytes are not the tail of the \(captured) captured")
             if delivery == "signals" { #expect(recording.bytes == Array(input.prefix(captured))) }
@@ -131,13 +138,14 @@ import Testing
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
             var endedAt = ContinuousClock.now
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 60_000, ["Delivery": .string("stream")])) { path in
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.delivery.name: .string("stream")])
+            let recording = try await capture.record(request) { path in
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 #expect(Self.shrinkToOnePage(raw, readingInto: &streamed))
                 // About 16 chunks (51 KB) wait in the service at the end.
                 try await Task.sleep(for: .milliseconds(1_600))
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
                 endedAt = ContinuousClock.now
                 // One page every 300 ms: a dozen reads, seconds past the end.
                 while true {
@@ -148,7 +156,7 @@ import Testing
                 }
             }
             let readFor = ContinuousClock.now - endedAt
-            let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2
+            let captured = Int(try #require(recording.info[FinishedKeys.framesCaptured]?.uint64Value)) * 2
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
             #expect(readFor > .seconds(2), "the reader finished \(readFor) after the end")
             #expect(streamed.count >= 40_000, "\(streamed.count) bytes streamed")
@@ -177,11 +185,12 @@ import Testing
     func aStreamReaderThatGoesAwayCostsNothing(_ delivery: String) async throws {
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
-            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(20), "Delivery": .string(delivery)])
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.chunkMs.name: .uint32(20),
+                                                                 RequestKeys.delivery.name: .string(delivery)])
             let recording = try await capture.record(request) { path in
                 // The reader takes a few chunks, then goes away: the service's next write
                 // meets a pipe without a reader (EPIPE), which ends that stream, not the service.
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 let raw = try #require(fd.rawValue)
                 var taken = 0
                 while taken < 2048 {
@@ -193,11 +202,11 @@ import Testing
                 fd.close()
                 // About ten more chunks, each written to the closed stream, then the end.
                 try await Task.sleep(for: .milliseconds(200))
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
             }
             #expect(capture.service.isRunning)
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
-            let frames = try #require(recording.info["FramesCaptured"]?.uint64Value)
+            let frames = try #require(recording.info[FinishedKeys.framesCaptured]?.uint64Value)
             #expect(frames >= 3200)
             if delivery == "signals" {
                 #expect(recording.bytes.count == Int(frames) * 2)
@@ -215,14 +224,15 @@ import Testing
         let input = CaptureFixture.pattern(400_000)
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var streamed: [UInt8] = []
-            let request = CaptureFixture.request(maxMs: 3030, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
+            let request = CaptureFixture.request(maxMs: 3030, [RequestKeys.chunkMs.name: .uint32(50),
+                                                               RequestKeys.delivery.name: .string("stream")])
             let recording = try await capture.record(request) { path in
-                let fd = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let fd = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 await CaptureFixture.read(try #require(fd.rawValue), into: &streamed)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
-            #expect(recording.info["FramesCaptured"] == .uint64(48480))
-            #expect(recording.info["DurationMs"] == .uint32(3030))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(48480))
+            #expect(recording.info[FinishedKeys.durationMs] == .uint32(3030))
             #expect(recording.chunks.isEmpty)
             // Opened long before the end; the tail of what was captured, to the last byte.
             #expect(streamed.count >= 32000, "\(streamed.count) bytes streamed")
@@ -237,18 +247,19 @@ import Testing
         try await CaptureFixture.with(input: input, pace: "realtime") { capture in
             var first: [UInt8] = []
             var second: [UInt8] = []
-            let request = CaptureFixture.request(maxMs: 60_000, ["ChunkMs": .uint32(50), "Delivery": .string("stream")])
+            let request = CaptureFixture.request(maxMs: 60_000, [RequestKeys.chunkMs.name: .uint32(50),
+                                                                 RequestKeys.delivery.name: .string("stream")])
             let recording = try await capture.record(request) { path in
-                let one = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let one = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 await CaptureFixture.read(try #require(one.rawValue), into: &first, atLeast: 8000)
-                let two = try #require(try await capture.call("OpenStream", path: path).first?.unixFDValue)
+                let two = try #require(try await capture.call(PassThru.openStream, path: path).first?.unixFDValue)
                 await CaptureFixture.read(try #require(two.rawValue), into: &second, atLeast: 8000)
-                _ = try await capture.call("End", path: path)
+                _ = try await capture.call(PassThru.end, path: path)
                 await CaptureFixture.read(try #require(one.rawValue), into: &first)
                 await CaptureFixture.read(try #require(two.rawValue), into: &second)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
-            let captured = Int(try #require(recording.info["FramesCaptured"]?.uint64Value)) * 2
+            let captured = Int(try #require(recording.info[FinishedKeys.framesCaptured]?.uint64Value)) * 2
             #expect(second.count >= 8000 && first.count > second.count)
             #expect(captured >= first.count && Array(input[(captured - first.count)..<captured]) == first)
             #expect(Array(first.suffix(second.count)) == second)

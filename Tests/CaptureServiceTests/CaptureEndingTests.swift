@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -6,13 +8,13 @@ import Testing
 
 @Suite struct CaptureEndingTests {
     /// A long pass-thru, paced in real time so there is time to end it.
-    static let long = CaptureFixture.request(maxMs: 20_000, ["ChunkMs": .uint32(50)])
+    static let long = CaptureFixture.request(maxMs: 20_000, [RequestKeys.chunkMs.name: .uint32(50)])
 
     @Test(arguments: [
-        ("End", "SUCCESS", true, "end"), ("Done", "SUCCESS", true, "done"),
-        ("Cancel", "ABORTED", false, "cancel"), ("Retry", "RETRY", true, "retry"),
+        (PassThru.end, "SUCCESS", true, "end"), (PassThru.done, "SUCCESS", true, "done"),
+        (PassThru.cancel, "ABORTED", false, "cancel"), (PassThru.retry, "RETRY", true, "retry"),
     ])
-    func userActionsEndWithTheirResult(member: String, code: String, success: Bool, reason: String) async throws {
+    func userActionsEndWithTheirResult(member: MethodDeclaration, code: String, success: Bool, reason: String) async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
             var framesWhileRecording: [UInt64] = []
             var framesAtTheEnd: DBusValue?
@@ -20,19 +22,19 @@ import Testing
                 try await Task.sleep(for: .milliseconds(300))
                 // FramesCaptured is read as it is now: it grows while recording.
                 for _ in 0..<2 {
-                    framesWhileRecording.append(try #require(try await capture.property("FramesCaptured", path: path)?.uint64Value))
+                    framesWhileRecording.append(try #require(try await capture.property(PassThru.framesCaptured, path: path)?.uint64Value))
                     try await Task.sleep(for: .milliseconds(120))
                 }
                 _ = try await capture.call(member, path: path)
-                await expectDBusError("org.earshot.Error.Rejected") { _ = try await capture.call(member, path: path) }
-                #expect(try await capture.property("ResultCode", path: path) == .string(code))
-                #expect(try await capture.property("State", path: path) == .string("finished"))
-                framesAtTheEnd = try await capture.property("FramesCaptured", path: path)
+                await expectDBusError(EarshotErrorName.rejected.name) { _ = try await capture.call(member, path: path) }
+                #expect(try await capture.property(PassThru.resultCode, path: path) == .string(code))
+                #expect(try await capture.property(PassThru.state, path: path) == .string("finished"))
+                framesAtTheEnd = try await capture.property(PassThru.framesCaptured, path: path)
             }
             #expect(recording.resultCode == code && recording.success == success && recording.reason == reason)
             #expect(recording.chunks.map(\.sequence) == Array(0..<UInt64(recording.chunks.count)))
-            #expect(recording.info["FramesCaptured"] == .uint64(UInt64(recording.bytes.count / 2)))
-            #expect(framesAtTheEnd == recording.info["FramesCaptured"])
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(UInt64(recording.bytes.count / 2)))
+            #expect(framesAtTheEnd == recording.info[FinishedKeys.framesCaptured])
             #expect(framesWhileRecording.count == 2 && framesWhileRecording[0] > 0 && framesWhileRecording[1] > framesWhileRecording[0],
                     "\(framesWhileRecording)")
         }
@@ -42,12 +44,12 @@ import Testing
         // One-second chunks (so one-second ALSA periods): ended 1.5 s in, the pass-thru
         // still delivers the half second the device captured after the first chunk.
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            let request = CaptureFixture.request(maxMs: 20_000, ["ChunkMs": .uint32(1000)])
+            let request = CaptureFixture.request(maxMs: 20_000, [RequestKeys.chunkMs.name: .uint32(1000)])
             let started = ContinuousClock.now
             var endedAt = started
             let recording = try await capture.record(request) { path in
                 try await Task.sleep(for: .milliseconds(1500))
-                _ = try await capture.call("Done", path: path)
+                _ = try await capture.call(PassThru.done, path: path)
                 endedAt = ContinuousClock.now
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "done")
@@ -60,25 +62,26 @@ import Testing
             // wait included), at most all the time until Done returned.
             let upper = Int((endedAt - started) / .milliseconds(1)) * 16
             #expect(frames >= 1400 * 16 && frames <= upper, "\(frames) frames")
-            #expect(recording.info["FramesCaptured"] == .uint64(UInt64(frames)))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(UInt64(frames)))
             #expect(recording.bytes == Array(CaptureFixture.pattern(frames * 2)))
         }
     }
 
     @Test func endAudioPassThruEndsTheCallersOwn() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            await expectDBusError("org.earshot.Error.Rejected") {
-                _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
+            await expectDBusError(EarshotErrorName.rejected.name) {
+                _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path, interface: CaptureFixture.manager)
             }
             let recording = try await capture.record(Self.long) { path in
                 let other = try await capture.bus.connect()
                 defer { other.close() }
                 // Not the owner: neither EndAudioPassThru nor End.
-                await expectDBusError("org.earshot.Error.Rejected") {
-                    _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName, on: other)
+                await expectDBusError(EarshotErrorName.rejected.name) {
+                    _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path,
+                                               interface: CaptureFixture.manager, on: other)
                 }
-                await expectDBusError("org.earshot.Error.Disallowed") { _ = try await capture.call("End", path: path, on: other) }
-                _ = try await capture.call("EndAudioPassThru", path: CaptureFixture.path, interface: CaptureFixture.busName)
+                await expectDBusError(EarshotErrorName.disallowed.name) { _ = try await capture.call(PassThru.end, path: path, on: other) }
+                _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path, interface: CaptureFixture.manager)
             }
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
         }
@@ -89,12 +92,13 @@ import Testing
             let first = try await capture.perform(Self.long)
             let other = try await capture.bus.connect()
             defer { other.close() }
-            let error = await expectDBusError("org.earshot.Error.Rejected") { _ = try await capture.perform(Self.long, on: other) }
+            let error = await expectDBusError(EarshotErrorName.rejected.name) { _ = try await capture.perform(Self.long, on: other) }
             #expect(error?.message.contains("ms remaining") == true, "\(String(describing: error))")
             let remaining = error?.message.split(separator: " ").compactMap { Int($0) }.last ?? -1
             #expect(remaining > 15_000 && remaining <= 20_000, "\(String(describing: error))")
-            #expect(try await capture.property("Active", path: CaptureFixture.path, interface: CaptureFixture.busName) == .objectPath(first))
-            _ = try await capture.call("Cancel", path: first)
+            let active = try await capture.property(CaptureManager.active, path: CaptureFixture.path, interface: CaptureFixture.manager)
+            #expect(active == .objectPath(first))
+            _ = try await capture.call(PassThru.cancel, path: first)
         }
     }
 
@@ -118,29 +122,31 @@ import Testing
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000), pace: "realtime") { capture in
             let watcher = try await CaptureFixture.subscribe(capture.client)
             let owner = try await capture.bus.connect()
-            let path = try await capture.perform(CaptureFixture.request(maxMs: 600, ["OutliveOwner": .boolean(true)]), on: owner)
+            let request = CaptureFixture.request(maxMs: 600, [RequestKeys.outliveOwner.name: .boolean(true)])
+            let path = try await capture.perform(request, on: owner)
             owner.close()
             let recording = try await CaptureFixture.collect(watcher, path: path, timeout: .seconds(5))
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
-            #expect(recording.info["FramesCaptured"] == .uint64(9600))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(9600))
         }
     }
 
     @Test func thePromptIsSpokenByTheAlertServiceBeforeRecording() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
             let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "null"], bus: capture.bus,
-                                                  busName: "org.earshot.Alerts1")
+                                                  busName: AlertsContract.busName)
             defer { alerts.stop() }
             let states = try await capture.client.subscribe(MatchRule(sender: CaptureFixture.busName,
                                                                       interface: "org.freedesktop.DBus.Properties",
                                                                       member: "PropertiesChanged"))
             let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
-                "InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak after the tone")])]),
+                RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
+                                                       [.structure([.string("TEXT"), .string("Speak after the tone")])]),
             ]))
             #expect(recording.resultCode == "SUCCESS" && recording.success && recording.reason == "timeout")
             var seen: [String] = []
             while let signal = await states.next(timeout: .milliseconds(300)) {
-                if let state = signal.body.dropFirst().first?.stringKeyedValue?["State"]?.stringValue { seen.append(state) }
+                if let state = signal.body.dropFirst().first?.stringKeyedValue?[PassThru.state]?.stringValue { seen.append(state) }
             }
             #expect(seen.first == "recording" && seen.last == "finished", "State went \(seen)")
             #expect(alerts.logText.contains("speech only, 1 audio chunk(s)"))
@@ -154,22 +160,23 @@ import Testing
             let snoop = try await capture.bus.connect()
             defer { snoop.close() }
             let everything = try await snoop.subscribe(MatchRule())
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 500, ["ChunkMs": .uint32(10)]))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 500, [RequestKeys.chunkMs.name: .uint32(10)]))
             #expect(recording.chunks.count == 50)
             var seen: [String] = []
             while let signal = await everything.next(timeout: .milliseconds(500)) { seen.append(signal.member ?? "") }
-            #expect(seen.contains("Finished"))
-            #expect(!seen.contains("AudioPassThru"))
+            #expect(seen.contains(PassThru.finished.name))
+            #expect(!seen.contains(PassThru.audioPassThru.name))
         }
     }
 
     @Test func aPromptWithoutTheAlertServiceEndsWithWarnings() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
             let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
-                "InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak after the tone")])]),
+                RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
+                                                       [.structure([.string("TEXT"), .string("Speak after the tone")])]),
             ]))
             #expect(recording.resultCode == "WARNINGS" && recording.success && recording.reason == "timeout")
-            #expect(recording.info["FramesCaptured"] == .uint64(4800))
+            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(4800))
         }
     }
 
@@ -180,29 +187,31 @@ import Testing
             let alerts = try await capture.bus.connect()
             defer { alerts.close() }
             let spoken = Locked<[[DBusValue]]>([])
-            try alerts.export("/org/earshot/Alerts1", interfaces: [DBusInterface("org.earshot.Alerts1", methods: [
-                DBusMethod("Speak", in: [DBusArgument("chunks", "a(ss)"), DBusArgument("options", "a{sv}")],
+            let alertsPath = ObjectPath(declared: AlertsContract.managerPath)
+            try alerts.export(alertsPath, interfaces: [DBusInterface(AlertsContract.Manager.interface.name, methods: [
+                DBusMethod(AlertsContract.Manager.speak.name, in: [DBusArgument("chunks", "a(ss)"), DBusArgument("options", "a{sv}")],
                            out: [DBusArgument("alert", "o")]) { call in
                     spoken.withLock { $0.append(call.arguments) }
                     let path: ObjectPath = "/org/earshot/Alerts1/Alert/1"
                     Task {
                         try await Task.sleep(for: .milliseconds(400))
-                        try call.connection.emitSignal(path: path, interface: "org.earshot.Alerts1.Alert", member: "Completed",
+                        try call.connection.emitSignal(path: path, interface: AlertsContract.Alert.interface.name,
+                                                       member: AlertsContract.Alert.completed.name,
                                                        [.boolean(true), .string("SUCCESS"), .vardict([:])])
                     }
                     return [.objectPath(path)]
                 },
             ])])
-            try await alerts.requestName("org.earshot.Alerts1")
+            try await alerts.requestName(AlertsContract.busName)
             let prompt = DBusValue.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak now")])])
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, ["InitialPrompt": prompt])) { path in
-                #expect(try await capture.property("State", path: path) == .string("prompting"))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [RequestKeys.initialPrompt.name: prompt])) { path in
+                #expect(try await capture.property(PassThru.state, path: path) == .string("prompting"))
                 // It stays prompting until the stand-in completes the prompt (400 ms).
                 let deadline = ContinuousClock.now + .seconds(20)
-                var state = try await capture.property("State", path: path)
+                var state = try await capture.property(PassThru.state, path: path)
                 while state == .string("prompting"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(20))
-                    state = try await capture.property("State", path: path)
+                    state = try await capture.property(PassThru.state, path: path)
                 }
                 #expect(state == .string("recording") || state == .string("finished"))
             }

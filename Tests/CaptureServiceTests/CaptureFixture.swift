@@ -1,13 +1,22 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
 
+/// The capture service's declarations, as the contract spells them.
+typealias CaptureManager = CaptureContract.Manager
+typealias RequestKeys = CaptureContract.Manager.Keys
+typealias PassThru = CaptureContract.PassThru
+typealias FinishedKeys = CaptureContract.PassThru.FinishedKeys
+
 /// A private bus, a file-backed ALSA microphone `mic` and the real earshot-capture.
 struct CaptureFixture {
-    static let busName = "org.earshot.Capture1"
-    static let path: ObjectPath = "/org/earshot/Capture1"
-    static let passThru = "org.earshot.Capture1.PassThru"
+    static let busName = CaptureContract.busName
+    static let path = ObjectPath(declared: CaptureContract.managerPath)
+    /// The manager's interface (at `path`) and each pass-thru's.
+    static let manager = CaptureManager.interface.name
+    static let passThru = PassThru.interface.name
 
     let bus: PrivateBus
     let service: ServiceProcess
@@ -37,25 +46,28 @@ struct CaptureFixture {
 
     static func request(rate: UInt32 = 16000, bits: UInt32 = 16, maxMs: UInt32 = 1000,
                         _ extra: [String: DBusValue] = [:]) -> [String: DBusValue] {
-        var request: [String: DBusValue] = ["SamplingRate": .uint32(rate), "BitsPerSample": .uint32(bits),
-                                            "AudioType": .string("PCM"), "MaxDuration": .uint32(maxMs)]
+        var request: [String: DBusValue] = [
+            RequestKeys.samplingRate.name: .uint32(rate), RequestKeys.bitsPerSample.name: .uint32(bits),
+            RequestKeys.audioType.name: .string("PCM"), RequestKeys.maxDuration.name: .uint32(maxMs),
+        ]
         request.merge(extra) { _, new in new }
         return request
     }
 
     func perform(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: "PerformAudioPassThru", [.vardict(request)])
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.manager,
+                                                          member: CaptureManager.performAudioPassThru.name, [.vardict(request)])
         return try #require(reply.first?.objectPathValue)
     }
 
-    func call(_ member: String, path: ObjectPath, interface: String = passThru, on connection: DBusConnection? = nil) async throws -> [DBusValue] {
-        try await (connection ?? client).call(destination: Self.busName, path: path, interface: interface, member: member)
+    func call(_ method: MethodDeclaration, path: ObjectPath, interface: String = passThru,
+              on connection: DBusConnection? = nil) async throws -> [DBusValue] {
+        try await (connection ?? client).call(destination: Self.busName, path: path, interface: interface, member: method.name)
     }
 
-    func property(_ name: String, path: ObjectPath, interface: String = passThru) async throws -> DBusValue? {
+    func property(_ property: PropertyDeclaration, path: ObjectPath, interface: String = passThru) async throws -> DBusValue? {
         try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                              member: "Get", [.string(interface), .string(name)]).first?.variantValue
+                              member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
     }
 
     /// Everything a pass-thru sent its owner, and how it ended.
@@ -65,7 +77,7 @@ struct CaptureFixture {
         var success = false
         var info: [String: DBusValue] = [:]
         var bytes: [UInt8] { chunks.flatMap(\.data) }
-        var reason: String? { info["Reason"]?.stringValue }
+        var reason: String? { info[FinishedKeys.reason]?.stringValue }
     }
 
     /// Subscribes to the pass-thru signals a client sees (unicast chunks, broadcast Finished).
@@ -80,9 +92,9 @@ struct CaptureFixture {
         while ContinuousClock.now < deadline {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
-            if signal.member == "AudioPassThru", signal.body.count == 3 {
+            if signal.member == PassThru.audioPassThru.name, signal.body.count == 3 {
                 recording.chunks.append((signal.body[0].bytesValue?.array ?? [], signal.body[1].uint64Value ?? .max, signal.body[2].uint64Value ?? 0))
-            } else if signal.member == "Finished", signal.body.count == 3 {
+            } else if signal.member == PassThru.finished.name, signal.body.count == 3 {
                 recording.resultCode = signal.body[0].stringValue ?? ""
                 recording.success = signal.body[1].boolValue ?? false
                 recording.info = signal.body[2].stringKeyedValue ?? [:]

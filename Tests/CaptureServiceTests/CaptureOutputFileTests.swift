@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -13,9 +14,10 @@ import Testing
     static func busctl(_ fixture: CaptureFixture, output: URL, maxMs: UInt32, prefix: [String] = []) async throws -> ObjectPath {
         let printed = try await ToolRun.run(prefix + [
             "/usr/bin/busctl", "--address=\(fixture.bus.address)", "call", CaptureFixture.busName, CaptureFixture.path.rawValue,
-            CaptureFixture.busName, "PerformAudioPassThru", "a{sv}", "6",
-            "SamplingRate", "u", "16000", "BitsPerSample", "u", "16", "AudioType", "s", "PCM",
-            "MaxDuration", "u", String(maxMs), "OutliveOwner", "b", "true", "OutputPath", "s", output.path,
+            CaptureFixture.manager, CaptureManager.performAudioPassThru.name, "a{sv}", "6",
+            RequestKeys.samplingRate.name, "u", "16000", RequestKeys.bitsPerSample.name, "u", "16", RequestKeys.audioType.name, "s", "PCM",
+            RequestKeys.maxDuration.name, "u", String(maxMs), RequestKeys.outliveOwner.name, "b", "true",
+            RequestKeys.outputPath.name, "s", output.path,
         ])
         // o "/org/earshot/Capture1/PassThru/1"
         let quoted = try #require(printed.split(separator: "\"").dropFirst().first)
@@ -41,13 +43,13 @@ import Testing
         let input = CaptureFixture.pattern(65536)
         try await CaptureFixture.with(input: input) { fixture in
             let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: "Finished"))
+                                                                        member: PassThru.finished.name))
             let output = fixture.bus.directory.appendingPathComponent("take.wav")
             let path = try await Self.busctl(fixture, output: output, maxMs: 1000)
             let end = try #require(await finished.next(timeout: .seconds(10)))
             #expect(end.path == path)
             #expect(end.body.first == .string("SUCCESS"))
-            let frames = try #require(end.body[2].stringKeyedValue?["FramesCaptured"]?.uint64Value)
+            let frames = try #require(end.body[2].stringKeyedValue?[FinishedKeys.framesCaptured]?.uint64Value)
             let wave = try Self.read(output)
             #expect(wave.rate == 16000 && wave.channels == 1 && wave.bits == 16)
             #expect(UInt64(wave.samples.count) == frames * 2)
@@ -59,11 +61,11 @@ import Testing
     @Test func anEndedPassThruLeavesACompleteFileAndABadPathIsRefused() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(65536), pace: "realtime") { fixture in
             let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: "Finished"))
+                                                                        member: PassThru.finished.name))
             let output = fixture.bus.directory.appendingPathComponent("cut.wav")
-            let path = try await fixture.perform(CaptureFixture.request(maxMs: 10000, ["OutputPath": .string(output.path)]))
+            let path = try await fixture.perform(CaptureFixture.request(maxMs: 10000, [RequestKeys.outputPath.name: .string(output.path)]))
             try await Task.sleep(for: .milliseconds(700))
-            _ = try await fixture.call("Cancel", path: path)
+            _ = try await fixture.call(PassThru.cancel, path: path)
             let end = try #require(await finished.next(timeout: .seconds(10)))
             #expect(end.body.first != .string("SUCCESS"))
             let wave = try Self.read(output)  // sizes written, whatever the end
@@ -71,7 +73,7 @@ import Testing
 
             for bad in ["relative.wav", "/tmp/", fixture.bus.directory.appendingPathComponent("missing/dir/take.wav").path] {
                 await #expect(throws: DBusError.self) {
-                    _ = try await fixture.perform(CaptureFixture.request(["OutputPath": .string(bad)]))
+                    _ = try await fixture.perform(CaptureFixture.request([RequestKeys.outputPath.name: .string(bad)]))
                 }
             }
             // A refused request starts nothing: the next one is accepted.
@@ -102,7 +104,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: refused.path))
 
             let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: "Finished"))
+                                                                        member: PassThru.finished.name))
             let allowed = theirs.appendingPathComponent("take.wav")
             _ = try await Self.busctl(fixture, output: allowed, maxMs: 500, prefix: prefix)
             #expect(await finished.next(timeout: .seconds(10)) != nil)

@@ -1,36 +1,45 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
 
 @Suite struct CaptureRequestTests {
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
-    static let invalidData = "org.earshot.Error.InvalidData"
+    static let invalidData = EarshotErrorName.invalidData.name
 
     /// Each bad key gets its named error and a message naming the field.
     static let cases: [(String, [String: DBusValue], String, String)] = [
-        ("rate not offered", ["SamplingRate": .uint32(11025)], invalidData, "SamplingRate: 11025 Hz is not one of"),
-        ("rate name unknown", ["SamplingRate": .string("96KHZ")], invalidData, "SamplingRate: '96KHZ'"),
-        ("rate of the wrong type", ["SamplingRate": .double(16000)], invalidArgs, "SamplingRate: got d"),
-        ("width not offered", ["BitsPerSample": .uint32(24)], invalidData, "BitsPerSample: 24 is not 8 or 16"),
-        ("width name unknown", ["BitsPerSample": .string("24_BIT")], invalidData, "BitsPerSample: '24_BIT'"),
-        ("audio type", ["AudioType": .string("MP3")], invalidData, "AudioType: 'MP3' is not PCM"),
-        ("audio type of the wrong type", ["AudioType": .uint32(1)], invalidArgs, "AudioType: got u, wanted s"),
-        ("duration zero", ["MaxDuration": .uint32(0)], invalidData, "MaxDuration: 0 is outside 1..1000000 ms"),
-        ("duration too long", ["MaxDuration": .uint32(1_000_001)], invalidData, "MaxDuration: 1000001 is outside"),
-        ("duration negative", ["MaxDuration": .int32(-5)], invalidData, "MaxDuration: -5 is outside"),
-        ("chunk too short", ["ChunkMs": .uint32(9)], invalidData, "ChunkMs: 9 is outside 10..1000 ms"),
-        ("chunk too long", ["ChunkMs": .uint32(1001)], invalidData, "ChunkMs: 1001 is outside"),
-        ("mute of the wrong type", ["MuteAudio": .string("yes")], invalidArgs, "MuteAudio: got s, wanted b"),
-        ("display text with a tab", ["DisplayText1": .string("a\tb")], invalidData, "DisplayText1: must not contain a tab"),
-        ("display text of spaces", ["DisplayText2": .string("   ")], invalidData, "DisplayText2: must not be whitespace only"),
-        ("display text too long", ["DisplayText1": .string(String(repeating: "x", count: 501))], invalidData, "DisplayText1: 501 characters"),
-        ("prompt of the wrong type", ["InitialPrompt": .strings(["hello"])], invalidArgs, "InitialPrompt: got as, wanted a(ss)"),
-        ("prompt chunk type", ["InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("MIDI"), .string("x")])])],
+        ("rate not offered", [RequestKeys.samplingRate.name: .uint32(11025)], invalidData, "SamplingRate: 11025 Hz is not one of"),
+        ("rate name unknown", [RequestKeys.samplingRate.name: .string("96KHZ")], invalidData, "SamplingRate: '96KHZ'"),
+        ("rate of the wrong type", [RequestKeys.samplingRate.name: .double(16000)], invalidArgs, "SamplingRate: got d"),
+        ("width not offered", [RequestKeys.bitsPerSample.name: .uint32(24)], invalidData, "BitsPerSample: 24 is not 8 or 16"),
+        ("width name unknown", [RequestKeys.bitsPerSample.name: .string("24_BIT")], invalidData, "BitsPerSample: '24_BIT'"),
+        ("audio type", [RequestKeys.audioType.name: .string("MP3")], invalidData, "AudioType: 'MP3' is not PCM"),
+        ("audio type of the wrong type", [RequestKeys.audioType.name: .uint32(1)], invalidArgs, "AudioType: got u, wanted s"),
+        ("duration zero", [RequestKeys.maxDuration.name: .uint32(0)], invalidData, "MaxDuration: 0 is outside 1..1000000 ms"),
+        ("duration too long", [RequestKeys.maxDuration.name: .uint32(1_000_001)], invalidData, "MaxDuration: 1000001 is outside"),
+        ("duration negative", [RequestKeys.maxDuration.name: .int32(-5)], invalidData, "MaxDuration: -5 is outside"),
+        ("chunk too short", [RequestKeys.chunkMs.name: .uint32(9)], invalidData, "ChunkMs: 9 is outside 10..1000 ms"),
+        ("chunk too long", [RequestKeys.chunkMs.name: .uint32(1001)], invalidData, "ChunkMs: 1001 is outside"),
+        ("mute of the wrong type", [RequestKeys.muteAudio.name: .string("yes")], invalidArgs, "MuteAudio: got s, wanted b"),
+        ("display text with a tab", [RequestKeys.displayText1.name: .string("a\tb")], invalidData, "DisplayText1: must not contain a tab"),
+        ("display text of spaces", [RequestKeys.displayText2.name: .string("   ")], invalidData,
+         "DisplayText2: must not be whitespace only"),
+        ("display text too long", [RequestKeys.displayText1.name: .string(String(repeating: "x", count: 501))], invalidData,
+         "DisplayText1: 501 characters"),
+        ("prompt of the wrong type", [RequestKeys.initialPrompt.name: .strings(["hello"])], invalidArgs,
+         "InitialPrompt: got as, wanted a(ss)"),
+        ("prompt chunk type",
+         [RequestKeys.initialPrompt.name: .array(.structure([.string, .string]), [.structure([.string("MIDI"), .string("x")])])],
          invalidData, "InitialPrompt[0]: type 'MIDI'"),
-        ("prompt file missing", ["InitialPrompt": .array(.structure([.string, .string]), [.structure([.string("FILE"), .string("/nonexistent.wav")])])],
-         "org.earshot.Error.FileNotFound", "InitialPrompt[0]: cannot read /nonexistent.wav"),
-        ("delivery unknown", ["Delivery": .string("pipe")], invalidData, "Delivery: 'pipe' is not one of signals, stream, both"),
-        ("delivery of the wrong type", ["Delivery": .boolean(true)], invalidArgs, "Delivery: got b, wanted s"),
+        ("prompt file missing",
+         [RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
+                                                 [.structure([.string("FILE"), .string("/nonexistent.wav")])])],
+         EarshotErrorName.fileNotFound.name, "InitialPrompt[0]: cannot read /nonexistent.wav"),
+        ("delivery unknown", [RequestKeys.delivery.name: .string("pipe")], invalidData,
+         "Delivery: 'pipe' is not one of signals, stream, both"),
+        ("delivery of the wrong type", [RequestKeys.delivery.name: .boolean(true)], invalidArgs, "Delivery: got b, wanted s"),
         ("unknown key", ["Colour": .string("red")], invalidArgs, "Colour: unknown key"),
     ]
 
@@ -43,15 +52,15 @@ import Testing
                 #expect(error?.name == name, "\(what): \(String(describing: error))")
                 #expect(error?.message.hasPrefix(message) == true, "\(what): \(String(describing: error?.message))")
             }
-            for key in ["SamplingRate", "BitsPerSample", "AudioType", "MaxDuration"] {
+            for key in [RequestKeys.samplingRate, RequestKeys.bitsPerSample, RequestKeys.audioType, RequestKeys.maxDuration] {
                 var request = CaptureFixture.request()
-                request[key] = nil
+                request[key.name] = nil
                 let error = await #expect(throws: DBusError.self) { _ = try await capture.perform(request) }
                 #expect(error?.name == Self.invalidArgs)
-                #expect(error?.message.hasPrefix("\(key): required key is missing") == true)
+                #expect(error?.message.hasPrefix("\(key.name): required key is missing") == true)
             }
             // Nothing was started by any of them.
-            let active = try await capture.property("Active", path: CaptureFixture.path, interface: CaptureFixture.busName)
+            let active = try await capture.property(CaptureManager.active, path: CaptureFixture.path, interface: CaptureFixture.manager)
             #expect(active == .objectPath("/"))
         }
     }
@@ -62,8 +71,9 @@ import Testing
         // this device only does stereo.
         try await CaptureFixture.with(input: CaptureFixture.pattern(1000), channels: 2) { capture in
             let error = await #expect(throws: DBusError.self) { _ = try await capture.perform(CaptureFixture.request()) }
-            #expect(error?.name == "org.earshot.Error.UnsupportedResource", "\(String(describing: error))")
-            let capabilities = try await capture.property("Capabilities", path: CaptureFixture.path, interface: CaptureFixture.busName)
+            #expect(error?.name == EarshotErrorName.unsupportedResource.name, "\(String(describing: error))")
+            let capabilities = try await capture.property(CaptureManager.capabilities, path: CaptureFixture.path,
+                                                          interface: CaptureFixture.manager)
             #expect(capabilities?.arrayValue?.isEmpty == false)
         }
     }

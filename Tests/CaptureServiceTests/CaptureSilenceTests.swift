@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -24,7 +25,8 @@ import Testing
     }
 
     static func request(maxMs: UInt32) -> [String: DBusValue] {
-        CaptureFixture.request(rate: 22050, bits: 16, maxMs: maxMs, ["EndOnSilenceMs": .uint32(800), "ChunkMs": .uint32(20)])
+        CaptureFixture.request(rate: 22050, bits: 16, maxMs: maxMs,
+                               [RequestKeys.endOnSilenceMs.name: .uint32(800), RequestKeys.chunkMs.name: .uint32(20)])
     }
 
     @Test func speechThenSilenceEndsEarly() async throws {
@@ -34,7 +36,7 @@ import Testing
         try await CaptureFixture.with(input: input) { capture in
             let recording = try await capture.record(Self.request(maxMs: 15_000))
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "silence", "\(recording.info)")
-            let duration = Int(recording.info["DurationMs"]?.uint32Value ?? 0)
+            let duration = Int(recording.info[FinishedKeys.durationMs]?.uint32Value ?? 0)
             // Half a second of room, the speech, then about the 800 ms of silence.
             #expect(duration > 500 + speechMs && duration < 500 + speechMs + 1500, "\(duration) ms for \(speechMs) ms of speech")
         }
@@ -45,7 +47,7 @@ import Testing
         try await CaptureFixture.with(input: input) { capture in
             let recording = try await capture.record(Self.request(maxMs: 3000))
             #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
-            #expect(recording.info["DurationMs"] == .uint32(3000))
+            #expect(recording.info[FinishedKeys.durationMs] == .uint32(3000))
         }
     }
 }

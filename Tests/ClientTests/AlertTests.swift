@@ -1,20 +1,24 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
 import Testing
 
 @Suite struct AlertTests {
-    static let alerts = "org.earshot.Alerts1"
-    static let alert = "org.earshot.Alerts1.Alert"
+    private typealias Manager = AlertsContract.Manager
+    private typealias Alert = AlertsContract.Alert
+
+    static let alerts = AlertsContract.busName
+    static let alert = AlertsContract.Alert.interface.name
 
     @Test func waitReportsTheButtonTheUserPressed() async throws {
         try await ClientFixture.with(["earshot-alerts"]) { fixture in
             let running = try fixture.start(["alert", "Call from Ann", "--secondary", "mobile", "--button", "Answer",
                                              "--button", "Decline", "--wait"])
-            let path = try await fixture.waitForObject(Self.alerts, "Current")
-            #expect(try await fixture.property(Self.alerts, path, Self.alert, "Lines") == .strings(["Call from Ann", "mobile"]))
+            let path = try await fixture.waitForObject(Self.alerts, Manager.current.name)
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, Alert.lines.name) == .strings(["Call from Ann", "mobile"]))
             // The HMI's user presses the second button (the same uid may, on a session bus).
-            _ = try await fixture.client.call(destination: Self.alerts, path: path, interface: Self.alert, member: "PressButton",
+            _ = try await fixture.client.call(destination: Self.alerts, path: path, interface: Self.alert, member: Alert.pressButton.name,
                                               [.uint16(2)])
             let result = try await running.wait()
             #expect(result.status == 0, "\(result)")
@@ -25,7 +29,7 @@ import Testing
     @Test func waitWithJSONAndCtrlCCancels() async throws {
         try await ClientFixture.with(["earshot-alerts"]) { fixture in
             let running = try fixture.start(["alert", "Keep me", "--button", "OK", "--wait", "--json"])
-            let path = try await fixture.waitForObject(Self.alerts, "Current")
+            let path = try await fixture.waitForObject(Self.alerts, Manager.current.name)
             running.signal(SIGINT)
             let result = try await running.wait()
             #expect(result.status == 4, "\(result)")
@@ -34,7 +38,7 @@ import Testing
             #expect(outcome["resultCode"] as? String == "ABORTED")
             #expect(outcome["success"] as? Bool == false)
             #expect(outcome["buttonLabel"] is NSNull)
-            #expect(try await fixture.property(Self.alerts, path, Self.alert, "State") == .string("finished"))
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, Alert.state.name) == .string("finished"))
         }
     }
 
@@ -43,8 +47,8 @@ import Testing
             let result = try await fixture.earshot(["alert", "Fuel low", "--priority", "navigation", "--json"])
             #expect(result.status == 0, "\(result)")
             let path = try ObjectPath(try #require(try result.object()["alert"] as? String))
-            #expect(try await fixture.property(Self.alerts, path, Self.alert, "State") == .string("presenting"))
-            #expect(try await fixture.property(Self.alerts, path, Self.alert, "Priority") == .string("NAVIGATION"))
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, Alert.state.name) == .string("presenting"))
+            #expect(try await fixture.property(Self.alerts, path, Self.alert, Alert.priority.name) == .string("NAVIGATION"))
 
             let plain = try await fixture.earshot(["alert", "Second"])
             #expect(plain.status == 0)
@@ -63,7 +67,7 @@ import Testing
             let long = try await fixture.earshot(["alert", String(repeating: "x", count: 501), "--wait"])
             #expect(long.status == 1, "\(long)")
             #expect(long.stderr.hasPrefix("earshot: org.earshot.Error.InvalidData: Text"), "\(long)")
-            #expect(try await fixture.property(Self.alerts, "/org/earshot/Alerts1", Self.alerts, "Current") == .objectPath("/"))
+            #expect(try await fixture.property(Self.alerts, "/org/earshot/Alerts1", Self.alerts, Manager.current.name) == .objectPath("/"))
         }
     }
 }

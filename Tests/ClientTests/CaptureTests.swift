@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -39,14 +40,15 @@ import Testing
         try await ClientFixture.with(["earshot-capture"]) { fixture in
             let take = fixture.file("cancelled.wav")
             let running = try fixture.start(["capture", "--rate", "16000", "--max-ms", "20000", "--chunk-ms", "50", "--out", take.path])
-            _ = try await fixture.waitForObject("org.earshot.Capture1", "Active")
+            _ = try await fixture.waitForObject(CaptureContract.busName, CaptureContract.Manager.active.name)
             try await Task.sleep(for: .milliseconds(400))
             running.signal(SIGINT)
             let result = try await running.wait()
             #expect(result.status == 4, "\(result)")
             #expect(result.lines.first == "ABORTED (cancel)", "\(result)")
             #expect(result.stderr.contains("cancelling /org/earshot/Capture1/PassThru/"), "\(result)")
-            #expect(try await fixture.property("org.earshot.Capture1", "/org/earshot/Capture1", "org.earshot.Capture1", "Active")
+            #expect(try await fixture.property(CaptureContract.busName, "/org/earshot/Capture1", CaptureContract.Manager.interface.name,
+                                              CaptureContract.Manager.active.name)
                     == .objectPath(.root))
             // What arrived before the cancel is in the file, as captured.
             let wave = try Data(contentsOf: take)
@@ -60,7 +62,7 @@ import Testing
     @Test func aSecondCaptureIsRejected() async throws {
         try await ClientFixture.with(["earshot-capture"]) { fixture in
             let first = try fixture.start(["capture", "--max-ms", "3000", "--out", fixture.file("first.wav").path])
-            _ = try await fixture.waitForObject("org.earshot.Capture1", "Active")
+            _ = try await fixture.waitForObject(CaptureContract.busName, CaptureContract.Manager.active.name)
             let second = try await fixture.earshot(["capture", "--max-ms", "500", "--out", fixture.file("second.wav").path])
             #expect(second.status == 1)
             #expect(second.stderr.hasPrefix("earshot: org.earshot.Error.Rejected: "), "\(second)")

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -7,6 +8,12 @@ import Testing
 /// driven with send-keys.
 @Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")))
 struct HMITests {
+    private typealias Alerts = AlertsContract.Manager
+    private typealias Alert = AlertsContract.Alert
+    private typealias Button = AlertsContract.Manager.SoftButtonKeys
+    private typealias Capture = CaptureContract.Manager
+    private typealias PassThru = CaptureContract.PassThru
+
     /// A tmux server of the test's own (its socket in the bus directory).
     struct Tmux {
         let socket: String
@@ -41,16 +48,18 @@ struct HMITests {
                 try await tmux.waitForScreen(["Earshot HMI", "ALERT       none", "MICROPHONE  idle"])
 
                 // An alert with two buttons; the user presses the second.
-                let completions = try await fixture.client.subscribe(MatchRule(sender: "org.earshot.Alerts1",
-                                                                               interface: "org.earshot.Alerts1.Alert",
-                                                                               member: "Completed"))
+                let completions = try await fixture.client.subscribe(MatchRule(sender: AlertsContract.busName,
+                                                                               interface: Alert.interface.name,
+                                                                               member: Alert.completed.name))
                 let reply = try await fixture.client.call(
-                    destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1", interface: "org.earshot.Alerts1",
-                    member: "PresentAlert", [.vardict([
-                        "Text": .string("Call from Ann"), "SecondaryText": .string("mobile"),
-                        "SoftButtons": .vardicts([["Id": .uint16(7), "Text": .string("Answer"), "SystemAction": .string("STEAL_FOCUS")],
-                                                  ["Id": .uint16(9), "Text": .string("Decline")],
-                                                  ["Id": .uint16(5), "Text": .string("Later"), "SystemAction": .string("KEEP_CONTEXT")]]),
+                    destination: AlertsContract.busName, path: "/org/earshot/Alerts1", interface: Alerts.interface.name,
+                    member: Alerts.presentAlert.name, [.vardict([
+                        Alerts.Keys.text.name: .string("Call from Ann"), Alerts.Keys.secondaryText.name: .string("mobile"),
+                        Alerts.Keys.softButtons.name: .vardicts([
+                            [Button.id.name: .uint16(7), Button.text.name: .string("Answer"), Button.systemAction.name: .string("STEAL_FOCUS")],
+                            [Button.id.name: .uint16(9), Button.text.name: .string("Decline")],
+                            [Button.id.name: .uint16(5), Button.text.name: .string("Later"), Button.systemAction.name: .string("KEEP_CONTEXT")],
+                        ]),
                     ])])
                 let alert = try #require(reply.first?.objectPathValue)
                 try await tmux.waitForScreen([alert.rawValue, "Call from Ann", "mobile", "[1] Answer (→ app)   [2] Decline   [3] Later (stays)"])
@@ -61,18 +70,19 @@ struct HMITests {
                 let completed = try #require(await completions.next(timeout: .seconds(5)))
                 #expect(completed.path == alert)
                 #expect(completed.body.prefix(2) == [.boolean(true), .string("SUCCESS")])
-                #expect(completed.body.last?.stringKeyedValue?["PressedButton"] == .uint16(9))
+                #expect(completed.body.last?.stringKeyedValue?[Alert.CompletionKeys.pressedButton.name] == .uint16(9))
                 try await tmux.waitForScreen(["> pressed [2] Decline", "ALERT       none"])
 
                 // A pass-thru with a prompt line; the user cancels it.
-                let finished = try await fixture.client.subscribe(MatchRule(sender: "org.earshot.Capture1",
-                                                                            interface: "org.earshot.Capture1.PassThru",
-                                                                            member: "Finished"))
+                let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureContract.busName,
+                                                                            interface: PassThru.interface.name,
+                                                                            member: PassThru.finished.name))
                 let started = try await fixture.client.call(
-                    destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
-                    member: "PerformAudioPassThru", [.vardict([
-                        "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                        "MaxDuration": .uint32(10000), "DisplayText1": .string("Say something"),
+                    destination: CaptureContract.busName, path: "/org/earshot/Capture1", interface: Capture.interface.name,
+                    member: Capture.performAudioPassThru.name, [.vardict([
+                        Capture.Keys.samplingRate.name: .uint32(16000), Capture.Keys.bitsPerSample.name: .uint32(16),
+                        Capture.Keys.audioType.name: .string("PCM"), Capture.Keys.maxDuration.name: .uint32(10000),
+                        Capture.Keys.displayText1.name: .string("Say something"),
                     ])])
                 let passThru = try #require(started.first?.objectPathValue)
                 try await tmux.waitForScreen([passThru.rawValue, "recording", "Say something", "16000 Hz 16-bit mono", "[c] cancel"])
@@ -80,7 +90,7 @@ struct HMITests {
                 let ended = try #require(await finished.next(timeout: .seconds(5)))
                 #expect(ended.path == passThru)
                 #expect(ended.body.first == .string("ABORTED"))
-                #expect(ended.body.last?.stringKeyedValue?["Reason"] == .string("cancel"))
+                #expect(ended.body.last?.stringKeyedValue?[PassThru.FinishedKeys.reason.name] == .string("cancel"))
                 try await tmux.waitForScreen(["MICROPHONE  idle"])
 
                 // q quits with status 0 (and the session, whose only window it was, ends).

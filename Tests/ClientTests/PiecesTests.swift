@@ -1,8 +1,12 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
 
 @Suite struct PiecesTests {
+    private typealias PieceKeys = PiecesContract.Manager.PieceKeys
+    private typealias StoredKeys = PiecesContract.Manager.StoredKeys
+
     /// A second of a 440 Hz sine, 16 kHz mono 16-bit, as a WAV file.
     static func writeWave(to url: URL) throws {
         let frames = 16000
@@ -37,8 +41,8 @@ import Testing
             let page = try list.object()
             #expect(page["total"] as? Int == 2)
             let pieces = try #require(page["pieces"] as? [[String: Any]])
-            #expect(pieces.map { $0["Id"] as? String } == [id, childID])
-            #expect(pieces.first?["Title"] as? String == "Hello")
+            #expect(pieces.map { $0[StoredKeys.id.name] as? String } == [id, childID])
+            #expect(pieces.first?[PieceKeys.title.name] as? String == "Hello")
             let filtered = try await fixture.earshot(["pieces", "list", "--tempo-min", "90", "--tempo-max", "100", "--json"])
             #expect(try filtered.object()["total"] as? Int == 1)
             let table = try await fixture.earshot(["pieces", "list", "--title-contains", "again"])
@@ -47,12 +51,12 @@ import Testing
             let get = try await fixture.earshot(["pieces", "get", id, "--json"])
             #expect(get.status == 0, "\(get)")
             let piece = try get.object()
-            #expect(piece["Id"] as? String == id)
-            #expect(piece["Title"] as? String == "Hello")
-            #expect(piece["Tempo"] as? Int == 96)
-            #expect(piece["SampleRate"] as? Int == 16000)
-            #expect(piece["TimeSignatureUpper"] as? Int == 3 && piece["TimeSignatureLower"] as? Int == 4)
-            #expect(piece["LengthMicroseconds"] as? Int == 1_000_000)
+            #expect(piece[StoredKeys.id.name] as? String == id)
+            #expect(piece[PieceKeys.title.name] as? String == "Hello")
+            #expect(piece[PieceKeys.tempo.name] as? Int == 96)
+            #expect(piece[StoredKeys.sampleRate.name] as? Int == 16000)
+            #expect(piece[PieceKeys.timeSignatureUpper.name] as? Int == 3 && piece[PieceKeys.timeSignatureLower.name] as? Int == 4)
+            #expect(piece[PieceKeys.lengthMicroseconds.name] as? Int == 1_000_000)
             let text = try await fixture.earshot(["pieces", "get", id])
             #expect(text.lines.contains { $0.hasPrefix("Title ") && $0.hasSuffix("  Hello") }, "\(text)")
 

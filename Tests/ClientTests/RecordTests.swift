@@ -1,8 +1,11 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
 
 @Suite struct RecordTests {
+    private typealias Pieces = PiecesContract.Manager
+
     @Test func recordFollowsTheJobToAPiece() async throws {
         try await ClientFixture.with(ClientFixture.everything) { fixture in
             let status = try await fixture.earshot(["status"])
@@ -19,12 +22,12 @@ import Testing
             #expect(UUID(uuidString: pieceID) != nil)
             #expect(result.lines.contains("frames: 16000"), "\(result)")
 
-            let piece = try #require(try await fixture.client.call(destination: "org.earshot.Pieces1", path: "/org/earshot/Pieces1",
-                                                                   interface: "org.earshot.Pieces1", member: "Get",
+            let piece = try #require(try await fixture.client.call(destination: PiecesContract.busName, path: "/org/earshot/Pieces1",
+                                                                   interface: Pieces.interface.name, member: Pieces.get.name,
                                                                    [.string(pieceID)]).first?.stringKeyedValue)
-            #expect(piece["Title"]?.stringValue == "Morning idea")
-            #expect(piece["Tempo"]?.doubleValue == 100)
-            #expect(piece["LengthMicroseconds"]?.uint64Value == 1_000_000)
+            #expect(piece[Pieces.PieceKeys.title.name]?.stringValue == "Morning idea")
+            #expect(piece[Pieces.PieceKeys.tempo.name]?.doubleValue == 100)
+            #expect(piece[Pieces.PieceKeys.lengthMicroseconds.name]?.uint64Value == 1_000_000)
         }
     }
 

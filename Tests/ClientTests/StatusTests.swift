@@ -1,8 +1,15 @@
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
 
 @Suite struct StatusTests {
+    private static let capture = CaptureContract.busName
+    private static let alerts = AlertsContract.busName
+    private static let session = SessionContract.busName
+    private static let pieces = PiecesContract.busName
+    private static let orchestrator = OrchestratorContract.busName
+
     @Test func statusShowsWhatRunsAndWhatDoesNot() async throws {
         try await ClientFixture.with(["earshot-alerts", "earshot-pieces"]) { fixture in
             let text = try await fixture.earshot(["status"])
@@ -12,21 +19,20 @@ import Testing
             #expect(pieces.contains(" running ") && pieces.contains("Count 0"), "\(pieces)")
             let alerts = try #require(text.lines.first { $0.hasPrefix("org.earshot.Alerts1 ") })
             #expect(alerts.contains("Current /") && alerts.contains("QueueLength 0"), "\(alerts)")
-            for absent in ["org.earshot.Capture1", "org.earshot.Session1", "org.earshot.Orchestrator1"] {
+            for absent in [Self.capture, Self.session, Self.orchestrator] {
                 #expect(text.lines.contains { $0.hasPrefix(absent + " ") && $0.hasSuffix("not running") }, "\(text)")
             }
 
             let json = try await fixture.earshot(["status", "--json"])
             #expect(json.status == 3)
             let services = try #require(try json.object()["services"] as? [[String: Any]])
-            #expect(services.map { $0["name"] as? String } == ["org.earshot.Capture1", "org.earshot.Alerts1", "org.earshot.Session1",
-                                                              "org.earshot.Pieces1", "org.earshot.Orchestrator1"])
+            #expect(services.map { $0["name"] as? String } == [Self.capture, Self.alerts, Self.session, Self.pieces, Self.orchestrator])
             let byName = Dictionary(uniqueKeysWithValues: services.map { ($0["name"] as? String ?? "", $0) })
-            #expect(byName["org.earshot.Pieces1"]?["running"] as? Bool == true)
-            #expect((byName["org.earshot.Pieces1"]?["owner"] as? String)?.hasPrefix(":") == true)
-            #expect((byName["org.earshot.Pieces1"]?["state"] as? [String: Any])?["Count"] as? Int == 0)
-            #expect(byName["org.earshot.Capture1"]?["running"] as? Bool == false)
-            #expect(byName["org.earshot.Capture1"]?["owner"] is NSNull)
+            #expect(byName[Self.pieces]?["running"] as? Bool == true)
+            #expect((byName[Self.pieces]?["owner"] as? String)?.hasPrefix(":") == true)
+            #expect((byName[Self.pieces]?["state"] as? [String: Any])?[PiecesContract.Manager.count.name] as? Int == 0)
+            #expect(byName[Self.capture]?["running"] as? Bool == false)
+            #expect(byName[Self.capture]?["owner"] is NSNull)
         }
     }
 

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -66,13 +67,14 @@ import Testing
         defer { bus.stop() }
         let client = try await bus.connect()
         defer { client.close() }
-        #expect(try await client.nameOwner("org.earshot.Alerts1") == nil)
+        #expect(try await client.nameOwner(AlertsContract.busName) == nil)
         // The first call starts earshot-alerts from the installed activation file.
-        let reply = try await client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1",
+        let reply = try await client.call(destination: AlertsContract.busName, path: "/org/earshot/Alerts1",
                                           interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                          [.string("org.earshot.Alerts1"), .string("DisplayLines")], timeout: .seconds(30))
+                                          [.string(AlertsContract.Manager.interface.name), .string(AlertsContract.Manager.displayLines.name)],
+                                          timeout: .seconds(30))
         #expect(reply.first?.variantValue == .uint32(3))
-        #expect(try await client.nameOwner("org.earshot.Alerts1") != nil)
+        #expect(try await client.nameOwner(AlertsContract.busName) != nil)
         client.close()
         await bus.shutdown()
     }
@@ -92,7 +94,7 @@ import Testing
         defer { bus.stop() }
         let client = try await bus.connect()
         // Only the service user may own the names: the test's user is refused.
-        await #expect(throws: DBusError.self) { try await client.requestName("org.earshot.Pieces1") }
+        await #expect(throws: DBusError.self) { try await client.requestName(PiecesContract.busName) }
         client.close()
         await bus.shutdown()
     }

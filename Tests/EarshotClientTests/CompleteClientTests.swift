@@ -182,7 +182,7 @@ import Testing
             #expect(seen.count == 3)
             guard seen.count == 3 else { return }
             if case .dropped(let id, let summary) = seen[0] {
-                #expect(id == first && summary["Title"]?.stringValue == "Riff")
+                #expect(id == first && summary[PiecesContract.Manager.PieceKeys.title]?.stringValue == "Riff")
             } else {
                 Issue.record("first change: \(seen[0])")
             }

@@ -56,12 +56,12 @@ import Testing
             let id = try await earshot.pieces.drop(drop)
             let got = try await client.call(destination: PiecesContract.busName, path: try ObjectPath(PiecesContract.managerPath),
                                             interface: Pieces.interface.name, member: Pieces.get.name, [.string(id)])
-            Self.expectDeclared(got.first?.stringKeyedValue, Pieces.storedPieceKeys, "Get")
+            Self.expectDeclared(got.first?.stringKeyedValue, Pieces.storedPieceKeys, Pieces.get.name)
             let listed = try await client.call(destination: PiecesContract.busName, path: try ObjectPath(PiecesContract.managerPath),
                                                interface: Pieces.interface.name, member: Pieces.list.name, [.vardict([:])])
-            Self.expectDeclared(listed.first?.arrayValue?.first?.stringKeyedValue, Pieces.summaryKeys, "List")
+            Self.expectDeclared(listed.first?.arrayValue?.first?.stringKeyedValue, Pieces.summaryKeys, Pieces.list.name)
             for await signal in dropped {
-                Self.expectDeclared(signal.body.dropFirst().first?.stringKeyedValue, Pieces.summaryKeys, "PieceDropped")
+                Self.expectDeclared(signal.body.dropFirst().first?.stringKeyedValue, Pieces.summaryKeys, Pieces.pieceDropped.name)
                 break
             }
 
@@ -70,14 +70,14 @@ import Testing
             let session = (SessionContract.busName, SessionContract.managerPath)
             let state = try await client.call(destination: session.0, path: try ObjectPath(session.1), interface: Session.interface.name,
                                               member: Session.getState.name)
-            Self.expectDeclared(state.first?.stringKeyedValue, Session.getState.outputs[0].keys, "GetState")
+            Self.expectDeclared(state.first?.stringKeyedValue, Session.getState.outputs[0].keys, Session.getState.name)
             let inputs = try await client.call(destination: session.0, path: try ObjectPath(session.1), interface: Session.interface.name,
                                                member: Session.listInputs.name)
             for input in inputs.first?.arrayValue ?? [] {
-                Self.expectDeclared(input.stringKeyedValue, Session.InputKeys.all, "ListInputs")
+                Self.expectDeclared(input.stringKeyedValue, Session.InputKeys.all, Session.listInputs.name)
             }
             let route = try await Self.property(client, session.0, session.1, Session.interface, Session.route)
-            Self.expectDeclared(route?.stringKeyedValue, Session.RouteKeys.all, "Route")
+            Self.expectDeclared(route?.stringKeyedValue, Session.RouteKeys.all, Session.route.name)
             let streams = try await Self.property(client, session.0, session.1, Session.interface, Session.streams)
             #expect(streams?.type.signature == Session.streams.signature)
 

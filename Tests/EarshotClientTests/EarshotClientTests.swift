@@ -1,5 +1,6 @@
 import ContractCore
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -54,9 +55,11 @@ import Testing
             let text = await #expect(throws: EarshotError.self) { _ = try await earshot.capture.perform(request) }
             #expect(text?.message == "DisplayText1: 501 characters, at most 500 allowed")
             // Nothing reached the service.
-            let active = try await stack.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1",
+            typealias Capture = CaptureContract.Manager
+            let active = try await stack.client.call(destination: CaptureContract.busName,
+                                                     path: ObjectPath(declared: CaptureContract.managerPath),
                                                      interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                     [.string("org.earshot.Capture1"), .string("Active")])
+                                                     [.string(Capture.interface.name), .string(Capture.active.name)])
             #expect(active.first?.variantValue == .objectPath("/"))
         }
     }
@@ -107,9 +110,9 @@ import Testing
             #expect(try await earshot.pieces.count() == 1)
             piece.title = ""
             let error = await #expect(throws: EarshotError.self) { _ = try await earshot.pieces.drop(piece) }
-            #expect(error?.shortName == "TitleTooShort")
+            #expect(error?.shortName == EarshotErrorName.titleTooShort.shortName)
             let missing = await #expect(throws: EarshotError.self) { _ = try await earshot.pieces.get("no-such-piece") }
-            #expect(missing?.shortName == "PieceNotFound")
+            #expect(missing?.shortName == EarshotErrorName.pieceNotFound.shortName)
         }
     }
 
@@ -122,12 +125,12 @@ import Testing
             let refused = await #expect(throws: EarshotError.self) {
                 try await earshot.session.setDesiredState(DesiredSessionState(category: "karaoke"))
             }
-            #expect(refused?.shortName == "InvalidCategory")
+            #expect(refused?.shortName == EarshotErrorName.invalidCategory.shortName)
             let claim = try await earshot.session.activate(category: "ambient")
             try await claim.deactivate()
 
             let services = try await earshot.orchestrator.services()
-            #expect(services["org.earshot.Capture1"]?.running == true)
+            #expect(services[CaptureContract.busName]?.running == true)
             let job = try await earshot.orchestrator.recordPiece(RecordPieceRequest(title: "Take", prompt: "Go", maxDurationMs: 1000))
             let result = try await job.result
             #expect(result.resultCode == .success && !result.pieceId.isEmpty)

@@ -19,25 +19,34 @@ import Testing
 
     static let speech = DBusValue.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("probe")])])
 
+    private typealias CaptureKeys = CaptureContract.Manager.Keys
+    private typealias AlertKeys = AlertsContract.Manager.Keys
+    private typealias ButtonKeys = AlertsContract.Manager.SoftButtonKeys
+    private typealias PieceKeys = PiecesContract.Manager.PieceKeys
+    private typealias SessionKeys = SessionContract.Manager.Keys
+    private typealias RecordKeys = OrchestratorContract.Manager.Keys
+
     static func probes(_ service: ServiceDeclaration) -> [Probe] {
         switch service.busName {
         case CaptureContract.busName:
             [Probe(method: CaptureContract.Manager.performAudioPassThru, arguments: { [.vardict($0)] },
-                   base: ["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                          "MaxDuration": .uint32(1000)])]
+                   base: [CaptureKeys.samplingRate.name: .uint32(16000), CaptureKeys.bitsPerSample.name: .uint32(16),
+                          CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(1000)])]
         case AlertsContract.busName:
             [Probe(method: AlertsContract.Manager.presentAlert, arguments: { [.vardict($0)] },
-                   base: ["Text": .string("probe"), "SoftButtons": .vardicts([["Id": .uint16(1), "Text": .string("OK")]])]),
+                   base: [AlertKeys.text.name: .string("probe"),
+                          AlertKeys.softButtons.name: .vardicts([[ButtonKeys.id.name: .uint16(1), ButtonKeys.text.name: .string("OK")]])]),
              Probe(method: AlertsContract.Manager.speak, arguments: { [speech, .vardict($0)] }, base: [:])]
         case PiecesContract.busName:
             [Probe(method: PiecesContract.Manager.drop, arguments: { [.vardict($0)] },
-                   base: ["Title": .string("probe"), "MixStemPath": .string("/nonexistent/probe.wav")]),
+                   base: [PieceKeys.title.name: .string("probe"), PieceKeys.mixStem.path.name: .string("/nonexistent/probe.wav")]),
              Probe(method: PiecesContract.Manager.list, arguments: { [.vardict($0)] }, base: [:])]
         case SessionContract.busName:
-            [Probe(method: SessionContract.Manager.setDesiredState, arguments: { [.vardict($0)] }, base: ["Category": .string("playback")]),
-             Probe(method: SessionContract.Manager.activate, arguments: { [.vardict($0)] }, base: ["Category": .string("playback")])]
+            [Probe(method: SessionContract.Manager.setDesiredState, arguments: { [.vardict($0)] }, base: [SessionKeys.category.name: .string("playback")]),
+             Probe(method: SessionContract.Manager.activate, arguments: { [.vardict($0)] },
+                   base: [SessionKeys.category.name: .string("playback")])]
         case OrchestratorContract.busName:
-            [Probe(method: OrchestratorContract.Manager.recordPiece, arguments: { [.vardict($0)] }, base: ["Title": .string("probe")])]
+            [Probe(method: OrchestratorContract.Manager.recordPiece, arguments: { [.vardict($0)] }, base: [RecordKeys.title.name: .string("probe")])]
         default:
             []
         }

@@ -7,8 +7,8 @@ import Testing
 /// A handler replies only with the errors its method declares (or `Failed`).
 @Suite struct DeclaredErrorTests {
     static let path: ObjectPath = "/org/earshot/Test/Declared"
-    static let interface = "org.earshot.Test"
-    static let known = "org.earshot.Test.Error.Known"
+    static let interface = "org.example.Test"
+    static let known = "org.example.Test.Error.Known"
 
     /// In a process without `EARSHOT_UNDECLARED_ERRORS` (this test's own connection), an
     /// undeclared error becomes `Failed` naming it; declared ones and `Failed` go through.
@@ -30,7 +30,7 @@ import Testing
             }
             #expect(await fail(Self.known) == DBusError(name: Self.known, message: "as asked"))
             #expect(await fail(DBusError.prefix + "Failed") == .failed("as asked"))
-            let refused = try #require(await fail("org.earshot.Test.Error.Other"))
+            let refused = try #require(await fail("org.example.Test.Error.Other"))
             #expect(refused.name == DBusError.prefix + "Failed")
             #expect(refused.message == "internal error: Fail replied org.earshot.Test.Error.Other, which it does not declare (as asked)")
         }

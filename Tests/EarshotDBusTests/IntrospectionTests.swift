@@ -7,11 +7,11 @@ import Testing
             DBusMethod("Do", in: [DBusArgument("request", "a{sv}")], out: [DBusArgument("job", "o")]) { _ in [] },
             DBusMethod("Stop") { _ in [] },
         ], properties: [
-            DBusProperty("State", "s"),
+            DBusProperty("Phase", "s"),
             DBusProperty("Level", "d", access: .readwrite) { value, _ in value },
-            DBusProperty("Name", "s", emitsChangedSignal: .const),
+            DBusProperty("Label", "s", emitsChangedSignal: .const),
         ], signals: [
-            DBusSignal("Done", [DBusArgument("code", "s"), DBusArgument("info", "a{sv}")]),
+            DBusSignal("Ended", [DBusArgument("code", "s"), DBusArgument("info", "a{sv}")]),
         ])
         let expected = """
               <interface name="org.example.Thing1">
@@ -20,13 +20,13 @@ import Testing
                   <arg name="job" type="o" direction="out"/>
                 </method>
                 <method name="Stop"/>
-                <signal name="Done">
+                <signal name="Ended">
                   <arg name="code" type="s"/>
                   <arg name="info" type="a{sv}"/>
                 </signal>
-                <property name="State" type="s" access="read"/>
+                <property name="Phase" type="s" access="read"/>
                 <property name="Level" type="d" access="readwrite"/>
-                <property name="Name" type="s" access="read">
+                <property name="Label" type="s" access="read">
                   <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
                 </property>
               </interface>

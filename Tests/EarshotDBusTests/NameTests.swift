@@ -13,19 +13,19 @@ import Testing
             let owner = try await echo.client.nameOwner(EchoService.busName)
             #expect(error?.message.contains(owner ?? "?") == true)
             // A free name can be taken, and given back.
-            try await echo.client.requestName("org.earshot.Test.Free")
-            #expect(try await echo.client.nameOwner("org.earshot.Test.Free") == echo.client.uniqueName)
-            try await echo.client.releaseName("org.earshot.Test.Free")
-            #expect(try await echo.client.nameOwner("org.earshot.Test.Free") == nil)
+            try await echo.client.requestName("org.example.Test.Free")
+            #expect(try await echo.client.nameOwner("org.example.Test.Free") == echo.client.uniqueName)
+            try await echo.client.releaseName("org.example.Test.Free")
+            #expect(try await echo.client.nameOwner("org.example.Test.Free") == nil)
         }
     }
 
     @Test func watchingANameSeesItsOwnerComeAndGo() async throws {
         try await EchoFixture.with { echo in
-            var owners = try await echo.client.watchNameOwner("org.earshot.Test.Watched").makeAsyncIterator()
+            var owners = try await echo.client.watchNameOwner("org.example.Test.Watched").makeAsyncIterator()
             #expect(await owners.next() == .some(nil))
             let other = try await echo.bus.connect()
-            try await other.requestName("org.earshot.Test.Watched")
+            try await other.requestName("org.example.Test.Watched")
             #expect(await owners.next() == .some(other.uniqueName))
             other.close()
             #expect(await owners.next() == .some(nil))

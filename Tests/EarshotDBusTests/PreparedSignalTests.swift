@@ -6,7 +6,7 @@ import Testing
 @Suite struct PreparedSignalTests {
     static let interface = DBusInterface("org.example.Stream", signals: [
         DBusSignal("Chunk", [DBusArgument("data", "ay"), DBusArgument("sequence", "t")]),
-        DBusSignal("Done"),
+        DBusSignal("Ended"),
     ])
     static let rule = MatchRule(interface: "org.example.Stream", member: "Chunk")
 
@@ -91,8 +91,8 @@ import Testing
 
     @Test func aBroadcastPreparedSignalReachesSubscribers() async throws {
         try await Self.with { object, receiver, third in
-            let theirs = try await third.subscribe(MatchRule(interface: "org.example.Stream", member: "Done"))
-            let prepared = try object.prepare("Done")
+            let theirs = try await third.subscribe(MatchRule(interface: "org.example.Stream", member: "Ended"))
+            let prepared = try object.prepare("Ended")
             try prepared.send([])
             #expect(await theirs.next(timeout: .seconds(5))?.destination == nil)
         }
@@ -112,11 +112,11 @@ import Testing
     @Test func valuesAreCheckedBeforeLibdbusSeesThem() async throws {
         try await Self.with { object, receiver, _ in
             let prepared = try PreparedSignal(connection: object.connection, path: "/stream", interface: "org.example.Stream",
-                                              member: "Text", signature: [.string], destination: receiver.uniqueName)
+                                              member: "Line", signature: [.string], destination: receiver.uniqueName)
             let refused = #expect(throws: DBusError.self) { try prepared.send([.string("a\u{0}b")]) }
             #expect(refused?.message.contains("NUL") == true)
             // The service is still up and the signal still works.
-            let mine = try await receiver.subscribe(MatchRule(interface: "org.example.Stream", member: "Text"), addMatch: false)
+            let mine = try await receiver.subscribe(MatchRule(interface: "org.example.Stream", member: "Line"), addMatch: false)
             try prepared.send([.string("fine")])
             #expect(await mine.next(timeout: .seconds(5))?.body == [.string("fine")])
         }

@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotDBus
 import EarshotTestSupport
 import EarshotEcho
@@ -48,12 +49,12 @@ import Testing
             let path: ObjectPath = "/org/earshot/Test/Owned"
             var owner: ObjectOwner? = ObjectOwner()
             weak let watched = owner
-            let exported = try echo.client.export(path, interfaces: [DBusInterface("org.earshot.Test", methods: [
+            let exported = try echo.client.export(path, interfaces: [DBusInterface("org.example.Test", methods: [
                 DBusMethod("Ping", out: [DBusArgument("reply", "s")]) { [owner] _ in owner?.ping() ?? [] },
             ])])
             owner?.object.withLock { $0 = exported }
             let reply = try await echo.client.call(destination: echo.client.uniqueName, path: path,
-                                                   interface: "org.earshot.Test", member: "Ping")
+                                                   interface: "org.example.Test", member: "Ping")
             #expect(reply == [.string("pong")])
 
             echo.client.unexport(path)
@@ -74,10 +75,10 @@ import Testing
             await expectDBusError("org.freedesktop.DBus.Error.PropertyReadOnly") { try await echo.setProperty("Counter", .uint32(1)) }
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") { try await echo.setProperty("Label", .uint32(1)) }
             // The handler's own named error, with its message.
-            let custom = await expectDBusError("org.earshot.Error.InvalidData") { try await echo.setProperty("Label", .string("")) }
+            let custom = await expectDBusError(EarshotErrorName.invalidData.name) { try await echo.setProperty("Label", .string("")) }
             #expect(custom?.message == "Label: must not be empty")
-            let failed = await expectDBusError("org.earshot.Error.Rejected") {
-                _ = try await echo.call("Fail", [.string("org.earshot.Error.Rejected"), .string("busy for 1234 ms")])
+            let failed = await expectDBusError(EarshotErrorName.rejected.name) {
+                _ = try await echo.call("Fail", [.string(EarshotErrorName.rejected.name), .string("busy for 1234 ms")])
             }
             #expect(failed?.message == "busy for 1234 ms")
             // Peer is served.
@@ -128,7 +129,7 @@ import Testing
     @Test func propertiesReadLiveComeFromTheirReader() async throws {
         try await EchoFixture.with { echo in
             let path: ObjectPath = "/org/earshot/Test/Live"
-            let declaration = InterfaceDeclaration("org.earshot.Test", methods: [], signals: [], properties: [
+            let declaration = InterfaceDeclaration("org.example.Test", methods: [], signals: [], properties: [
                 PropertyDeclaration("Count", "t", doc: "Counted elsewhere.", emitsChangedSignal: .false),
                 PropertyDeclaration("Name", "s", doc: "Stored."),
             ])
@@ -143,14 +144,14 @@ import Testing
             ], values: [])
             func get(_ name: String) async throws -> DBusValue? {
                 try await echo.client.call(destination: echo.client.uniqueName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                           member: "Get", [.string("org.earshot.Test"), .string(name)]).first?.variantValue
+                                           member: "Get", [.string("org.example.Test"), .string(name)]).first?.variantValue
             }
             #expect(try await get("Count") == .uint64(7))
             counter.withLock { $0 = 41 }
             #expect(try await get("Count") == .uint64(41))
             #expect(exported.property("Count") == .uint64(41))
             let all = try await echo.client.call(destination: echo.client.uniqueName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                                 member: "GetAll", [.string("org.earshot.Test")])
+                                                 member: "GetAll", [.string("org.example.Test")])
             #expect(all.first?.stringKeyedValue?["Count"] == .uint64(41))
             #expect(all.first?.stringKeyedValue?["Name"] == .string(""))
             #expect(throws: DBusError.self) { try exported.set("Count", .uint64(1)) }
@@ -177,7 +178,7 @@ import Testing
         try await EchoFixture.with { echo in
             let normalized = try await echo.call("Options", [.vardict(["Mode": .string("fast"), "Count": .byte(3)])])
             #expect(normalized == [.vardict(["Mode": .string("fast"), "Count": .uint32(3), "Ratio": .double(0.5), "Name": .string("")])])
-            let range = await expectDBusError("org.earshot.Error.InvalidData") {
+            let range = await expectDBusError(EarshotErrorName.invalidData.name) {
                 _ = try await echo.call("Options", [.vardict(["Mode": .string("fast"), "Count": .uint32(0)])])
             }
             #expect(range?.message == "Count: 0 is outside 1..10")

@@ -75,8 +75,8 @@ import Testing
     @Test func headerNamesAreValidatedWithLibdbusReasons() throws {
         try DBusNames.validateInterface("org.earshot.Echo1")
         try DBusNames.validateMember("EchoBytes")
-        try DBusNames.validateErrorName("org.earshot.Error.Rejected")
-        for name in [":1.5", "org.earshot.Echo", "a.b"] { try DBusNames.validateBusName(name) }
+        try DBusNames.validateErrorName("org.example.Error.Rejected")
+        for name in [":1.5", "org.example.Echo", "a.b"] { try DBusNames.validateBusName(name) }
         func refusal(_ check: () throws(DBusError) -> Void) -> String? {
             do { try check() } catch { return error.message }
             return nil

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -11,15 +12,17 @@ import Testing
     @Test func servicesExitWithStatusTwoAndComeBackWithTheirState() async throws {
         try await ServiceStack.with { stack in
             let client = stack.client
-            _ = try await client.call(Service.session, "SetDesiredState", [.vardict([
-                "Category": .string("playAndRecord"), "Mode": .string("voiceChat"), "Options": .strings(["defaultToSpeaker"]),
-                "PreferredInput": .string("mic"), "IOBufferDuration": .double(0.01),
+            _ = try await client.call(Service.session, Session.setDesiredState, [.vardict([
+                Session.Keys.category.name: .string("playAndRecord"), Session.Keys.mode.name: .string("voiceChat"),
+                Session.Keys.options.name: .strings(["defaultToSpeaker"]),
+                Session.Keys.preferredInput.name: .string("mic"), Session.Keys.ioBufferDuration.name: .double(0.01),
             ])])
-            let desired = try #require(try await client.property(Service.session, "DesiredState"))
+            let desired = try #require(try await client.property(Service.session, Session.desiredState))
             let stem = TestAudio.wav(seconds: 1, frequency: 330)
             let stemFile = stack.file("before.wav")
             try Data(stem).write(to: stemFile)
-            let id = try await client.drop(["Title": .string("Before the crash"), "MixStemPath": .string(stemFile.path)])
+            let id = try await client.drop([PieceKeys.title.name: .string("Before the crash"),
+                                            PieceKeys.mixStem.path.name: .string(stemFile.path)])
 
             let killed = ContinuousClock.now
             stack.bus.kill()
@@ -35,14 +38,16 @@ import Testing
             defer { again.close() }
 
             // What was persisted is back.
-            #expect(try await again.property(Service.session, "DesiredState") == desired)
+            #expect(try await again.property(Service.session, Session.desiredState) == desired)
             #expect(try await again.pieceCount() == 1)
             #expect(try await again.mixStem(id) == stem)
 
             // And everything works together: a whole RecordPiece job, on the session's input.
-            let finished = try await again.subscribe(MatchRule(sender: Service.orchestrator, interface: Service.job, member: "Finished"))
-            let reply = try await again.call(Service.orchestrator, "RecordPiece", [.vardict([
-                "Title": .string("After the restart"), "MaxDuration": .uint32(800), "SamplingRate": .uint32(16000),
+            let finished = try await again.subscribe(MatchRule(sender: Service.orchestrator, interface: Service.job,
+                                                               member: Job.finished.name))
+            let reply = try await again.call(Service.orchestrator, Orchestrator.recordPiece, [.vardict([
+                Orchestrator.Keys.title.name: .string("After the restart"), Orchestrator.Keys.maxDuration.name: .uint32(800),
+                Orchestrator.Keys.samplingRate.name: .uint32(16000),
             ])])
             let job = try #require(reply.first?.objectPathValue)
             var outcome: DBusMessage?

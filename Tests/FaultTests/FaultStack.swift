@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
@@ -7,17 +8,29 @@ import Foundation
 import Glibc
 import Testing
 
+/// The interfaces the tests call, as the contract declares them (their members, properties
+/// and keys).
+typealias Capture = CaptureContract.Manager
+typealias PassThru = CaptureContract.PassThru
+typealias Alerts = AlertsContract.Manager
+typealias Alert = AlertsContract.Alert
+typealias Pieces = PiecesContract.Manager
+typealias PieceKeys = PiecesContract.Manager.PieceKeys
+typealias Session = SessionContract.Manager
+typealias Orchestrator = OrchestratorContract.Manager
+typealias Job = OrchestratorContract.Job
+
 /// The services' names, and calls on a `ServiceStack` made from any connection (a test's
 /// own client dies with the bus it was on).
 enum Service {
-    static let capture = "org.earshot.Capture1"
-    static let alerts = "org.earshot.Alerts1"
-    static let pieces = "org.earshot.Pieces1"
-    static let session = "org.earshot.Session1"
-    static let orchestrator = "org.earshot.Orchestrator1"
-    static let passThru = "org.earshot.Capture1.PassThru"
-    static let alert = "org.earshot.Alerts1.Alert"
-    static let job = "org.earshot.Orchestrator1.Job"
+    static let capture = CaptureContract.busName
+    static let alerts = AlertsContract.busName
+    static let pieces = PiecesContract.busName
+    static let session = SessionContract.busName
+    static let orchestrator = OrchestratorContract.busName
+    static let passThru = PassThru.interface.name
+    static let alert = Alert.interface.name
+    static let job = Job.interface.name
 
     /// The manager object of `busName` (`/org/earshot/Pieces1`).
     static func manager(_ busName: String) -> ObjectPath {
@@ -27,38 +40,39 @@ enum Service {
 
 extension DBusConnection {
     /// A method of `busName`'s manager (or of `path` with `interface`).
-    func call(_ busName: String, _ member: String, _ arguments: [DBusValue] = [], path: ObjectPath? = nil,
+    func call(_ busName: String, _ method: MethodDeclaration, _ arguments: [DBusValue] = [], path: ObjectPath? = nil,
               interface: String? = nil, timeout: Duration = .seconds(60)) async throws -> [DBusValue] {
         try await call(destination: busName, path: path ?? Service.manager(busName), interface: interface ?? busName,
-                       member: member, arguments, timeout: timeout)
+                       member: method.name, arguments, timeout: timeout)
     }
 
     /// A property of `busName`'s manager (or of `path` with `interface`).
-    func property(_ busName: String, _ name: String, path: ObjectPath? = nil, interface: String? = nil) async throws -> DBusValue? {
+    func property(_ busName: String, _ property: PropertyDeclaration, path: ObjectPath? = nil,
+                  interface: String? = nil) async throws -> DBusValue? {
         try await call(destination: busName, path: path ?? Service.manager(busName), interface: "org.freedesktop.DBus.Properties",
-                       member: "Get", [.string(interface ?? busName), .string(name)]).first?.variantValue
+                       member: "Get", [.string(interface ?? busName), .string(property.name)]).first?.variantValue
     }
 
     /// `Drop`, returning the new piece's id.
     func drop(_ piece: [String: DBusValue]) async throws -> String {
-        let reply = try await call(Service.pieces, "Drop", [.vardict(piece)], timeout: .seconds(120))
+        let reply = try await call(Service.pieces, Pieces.drop, [.vardict(piece)], timeout: .seconds(120))
         return try #require(reply.first?.stringValue)
     }
 
     /// The bytes of a piece's mix stem in `format`.
     func mixStem(_ id: String, format: String = "wave") async throws -> [UInt8] {
-        try readAll(try await call(Service.pieces, "OpenMixStem", [.string(id), .string(format)]).first)
+        try readAll(try await call(Service.pieces, Pieces.openMixStem, [.string(id), .string(format)]).first)
     }
 
     /// `Count` of the piece store.
     func pieceCount() async throws -> UInt32? {
-        try await property(Service.pieces, "Count")?.uint32Value
+        try await property(Service.pieces, Pieces.count)?.uint32Value
     }
 
     /// The ids `List` gives for everything.
     func pieceIDs() async throws -> [String] {
-        let reply = try await call(Service.pieces, "List", [.vardict(["Limit": .uint32(500)])])
-        return try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?["Id"]?.stringValue }
+        let reply = try await call(Service.pieces, Pieces.list, [.vardict([Pieces.QueryKeys.limit.name: .uint32(500)])])
+        return try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?[Pieces.StoredKeys.id.name]?.stringValue }
     }
 }
 

@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -58,8 +60,8 @@ import Testing
             for index in 0..<20 {
                 let stem = TestAudio.wav(seconds: 3, frequency: 200 + Double(index) * 25)  // 529 KB each
                 do {
-                    let id = try await client.drop(["Title": .string("Piece \(index)"),
-                                                    "MixStemPath": .string(try stemFile(stem, "stem-\(index)", in: stack))])
+                    let id = try await client.drop([PieceKeys.title.name: .string("Piece \(index)"),
+                                                    PieceKeys.mixStem.path.name: .string(try stemFile(stem, "stem-\(index)", in: stack))])
                     stored.pieces.append((id, stem))
                 } catch let error as DBusError {
                     refusal = (error, stem)
@@ -67,24 +69,25 @@ import Testing
                 }
             }
             let refused = try #require(refusal, "20 pieces fitted in 6 MiB")
-            #expect(refused.error.name == "org.earshot.Error.NoSpace", "\(refused.error)")
+            #expect(refused.error.name == EarshotErrorName.noSpace.name, "\(refused.error)")
             #expect(refused.error.message.contains("out of space"), "\(refused.error)")
             #expect(stored.pieces.count >= 5)
             try await expectHolds(stored, store, client)
 
             // Larger than what is free: the write itself fails (ENOSPC), refused alike.
             let large = TestAudio.wav(seconds: 15, frequency: 100)
-            let error = await expectDBusError("org.earshot.Error.NoSpace") {
-                _ = try await client.drop(["Title": .string("Too large"), "MixStemPath": .string(try stemFile(large, "large", in: stack))])
+            let error = await expectDBusError(EarshotErrorName.noSpace.name) {
+                _ = try await client.drop([PieceKeys.title.name: .string("Too large"),
+                                           PieceKeys.mixStem.path.name: .string(try stemFile(large, "large", in: stack))])
             }
             #expect(error?.message.contains(String(cString: strerror(ENOSPC))) == true, "\(String(describing: error))")
             try await expectHolds(stored, store, client)
 
             // Deleting a piece makes room: the refused one fits now.
-            _ = try await client.call(Service.pieces, "Delete", [.string(stored.pieces[0].id)])
+            _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
             stored.pieces.removeFirst()
-            let id = try await client.drop(["Title": .string("Fits now"),
-                                            "MixStemPath": .string(try stemFile(refused.stem, "refused", in: stack))])
+            let id = try await client.drop([PieceKeys.title.name: .string("Fits now"),
+                                            PieceKeys.mixStem.path.name: .string(try stemFile(refused.stem, "refused", in: stack))])
             stored.pieces.append((id, refused.stem))
             try await expectHolds(stored, store, client)
             #expect(service.isRunning)
@@ -102,26 +105,27 @@ import Testing
             var stored = Stored()
             for index in 0..<2 {
                 let stem = TestAudio.wav(seconds: 1, frequency: 600 + Double(index) * 50)
-                let id = try await client.drop(["Title": .string("Kept \(index)"),
-                                                "MixStemPath": .string(try stemFile(stem, "kept-\(index)", in: stack))])
+                let id = try await client.drop([PieceKeys.title.name: .string("Kept \(index)"),
+                                                PieceKeys.mixStem.path.name: .string(try stemFile(stem, "kept-\(index)", in: stack))])
                 stored.pieces.append((id, stem))
             }
             // Something else takes the last byte: even SQLite's log cannot grow.
             let filler = try disk.fill("filler")
-            let refused = await expectDBusError("org.earshot.Error.NoSpace") {
-                _ = try await client.call(Service.pieces, "Delete", [.string(stored.pieces[0].id)])
+            let refused = await expectDBusError(EarshotErrorName.noSpace.name) {
+                _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
             }
             #expect(refused?.message.contains("database") == true, "\(String(describing: refused))")
             let tiny = TestAudio.wav(seconds: 0.1, frequency: 880)
-            await expectDBusError("org.earshot.Error.NoSpace") {
-                _ = try await client.drop(["Title": .string("No room"), "MixStemPath": .string(try stemFile(tiny, "tiny", in: stack))])
+            await expectDBusError(EarshotErrorName.noSpace.name) {
+                _ = try await client.drop([PieceKeys.title.name: .string("No room"),
+                                           PieceKeys.mixStem.path.name: .string(try stemFile(tiny, "tiny", in: stack))])
             }
             // The rolled-back deletion changed nothing.
             try await expectHolds(stored, store, client)
 
             // Room again: the same deletion goes through.
             unlink(filler.path)
-            _ = try await client.call(Service.pieces, "Delete", [.string(stored.pieces[0].id)])
+            _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
             stored.pieces.removeFirst()
             try await expectHolds(stored, store, client)
             #expect(service.isRunning)
@@ -138,12 +142,13 @@ import Testing
             let client = stack.client
             // Noise: FLAC cannot shrink it, so its FLAC is as large as the WAV (2.6 MB).
             let stem = TestAudio.wav(seconds: 15, noise: true)
-            let id = try await client.drop(["Title": .string("Noise"), "MixStemPath": .string(try stemFile(stem, "noise", in: stack))])
+            let id = try await client.drop([PieceKeys.title.name: .string("Noise"),
+                                            PieceKeys.mixStem.path.name: .string(try stemFile(stem, "noise", in: stack))])
             let stored = Stored(pieces: [(id, stem)])
 
             // 1.5 MiB free: no room for the FLAC.
             let filler = try disk.fill("filler", leaving: (3 << 20) / 2)
-            let flac = await expectDBusError("org.earshot.Error.NoSpace") {
+            let flac = await expectDBusError(EarshotErrorName.noSpace.name) {
                 _ = try await client.mixStem(id, format: "flac")
             }
             #expect(flac?.message.contains("out of space") == true, "\(String(describing: flac))")
@@ -151,8 +156,8 @@ import Testing
 
             // The same through a path.
             let exported = stack.file("noise.flac")
-            await expectDBusError("org.earshot.Error.NoSpace") {
-                _ = try await client.call(Service.pieces, "ExportMixStem", [.string(id), .string("flac"), .string(exported.path)])
+            await expectDBusError(EarshotErrorName.noSpace.name) {
+                _ = try await client.call(Service.pieces, Pieces.exportMixStem, [.string(id), .string("flac"), .string(exported.path)])
             }
             #expect(!FileManager.default.fileExists(atPath: exported.path))
             try await expectHolds(stored, store, client)
@@ -186,17 +191,17 @@ import Testing
             let store = StoreDirectory(url: data)
             let client = stack.client
             let large = TestAudio.wav(seconds: 12, frequency: 150)  // 2.1 MB, past the limit
-            let error = await expectDBusError("org.earshot.Error.NoSpace") {
-                _ = try await client.drop(["Title": .string("Past the limit"),
-                                           "MixStemPath": .string(try stemFile(large, "limited-large", in: stack))])
+            let error = await expectDBusError(EarshotErrorName.noSpace.name) {
+                _ = try await client.drop([PieceKeys.title.name: .string("Past the limit"),
+                                           PieceKeys.mixStem.path.name: .string(try stemFile(large, "limited-large", in: stack))])
             }
             #expect(error?.message.contains(String(cString: strerror(EFBIG))) == true, "\(String(describing: error))")
             #expect(service.isRunning, "\(service.logText.suffix(1000))")
             try await expectHolds(Stored(), store, client)
 
             let small = TestAudio.wav(seconds: 2, frequency: 700)  // 353 KB
-            let id = try await client.drop(["Title": .string("Within the limit"),
-                                            "MixStemPath": .string(try stemFile(small, "limited-small", in: stack))])
+            let id = try await client.drop([PieceKeys.title.name: .string("Within the limit"),
+                                            PieceKeys.mixStem.path.name: .string(try stemFile(small, "limited-small", in: stack))])
             try await expectHolds(Stored(pieces: [(id, small)]), store, client)
             await service.shutdown()
         }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -12,12 +13,12 @@ import Testing
         try await ServiceStack.with(["earshot-pieces"]) { stack in
             let store = StoreDirectory(url: stack.file("pieces"))
             let dropped = try await stack.client.subscribe(MatchRule(sender: Service.pieces, interface: Service.pieces,
-                                                                     member: "PieceDropped"))
+                                                                     member: Pieces.pieceDropped.name))
             let stem = TestAudio.wav(seconds: 20, frequency: 523)  // 3.5 MB
             let source = try SlowSource()
             let caller = try await stack.bus.connect()
             let call = Task {
-                try await caller.drop(["Title": .string("Caller gone"), "MixStem": .unixFD(source.reader)])
+                try await caller.drop([PieceKeys.title.name: .string("Caller gone"), PieceKeys.mixStem.fd.name: .unixFD(source.reader)])
             }
             // Half the stem is in: the service is staging it.
             source.write(Array(stem.prefix(stem.count / 2)))
@@ -45,12 +46,13 @@ import Testing
             let stem = TestAudio.wav(seconds: 60, frequency: 392)  // 10.6 MB: seconds of AAC encoding
             let stemFile = stack.file("long.wav")
             try Data(stem).write(to: stemFile)
-            let id = try await stack.client.drop(["Title": .string("Long"), "MixStemPath": .string(stemFile.path)])
+            let id = try await stack.client.drop([PieceKeys.title.name: .string("Long"),
+                                                  PieceKeys.mixStem.path.name: .string(stemFile.path)])
 
             let caller = try await stack.bus.connect()
             let exported = stack.file("export.m4a")
             let call = Task {
-                try await caller.call(Service.pieces, "ExportMixStem", [.string(id), .string("aacM4A"), .string(exported.path)])
+                try await caller.call(Service.pieces, Pieces.exportMixStem, [.string(id), .string("aacM4A"), .string(exported.path)])
             }
             #expect(await eventually { store.staged.contains { $0.hasSuffix(".m4a") } }, "the transcode never started")
             caller.close()
@@ -75,7 +77,8 @@ import Testing
                 let caller = try await stack.bus.connect()
                 let category = categories[round % categories.count]
                 let call = Task {
-                    try await caller.call(Service.session, "SetDesiredState", [.vardict(["Category": .string(category)])])
+                    try await caller.call(Service.session, Session.setDesiredState,
+                                          [.vardict([Session.Keys.category.name: .string(category)])])
                 }
                 // Leave at once, or after the call has had a few milliseconds.
                 if round % 2 == 1 { try await Task.sleep(for: .milliseconds(round % 7)) }
@@ -92,7 +95,8 @@ import Testing
                 return (configuration?["category"] as? String, names.filter { $0.hasSuffix(".tmp") })
             }
             func held() async -> String? {
-                try? await stack.client.property(Service.session, "DesiredState")?.stringKeyedValue?["Category"]?.stringValue
+                let desired = try? await stack.client.property(Service.session, Session.desiredState)?.stringKeyedValue
+                return desired?[Session.Keys.category.name]?.stringValue
             }
             // Settled: consistent, and no call logged as set for a while.
             let service = try #require(stack.process("earshot-session"))
@@ -113,7 +117,8 @@ import Testing
             #expect(categories.contains(holding ?? ""), "no call got through")
 
             // The next client is answered, and what it set is held and saved.
-            _ = try await stack.client.call(Service.session, "SetDesiredState", [.vardict(["Category": .string("record")])])
+            _ = try await stack.client.call(Service.session, Session.setDesiredState,
+                                            [.vardict([Session.Keys.category.name: .string("record")])])
             #expect(await eventually { saved().category == "record" && saved().leftovers.isEmpty })
             let final = await held()
             #expect(final == "record")

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -12,6 +13,7 @@ import Testing
 /// nothing half-done is left.
 @Suite struct SigtermTests {
     static let prompt = Duration.seconds(4)
+    private typealias SessionKeys = Session.Keys
 
     func expectCleanStop(_ process: ServiceProcess, since start: ContinuousClock.Instant, within limit: Duration = prompt,
                          sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -25,8 +27,8 @@ import Testing
             let capture = try #require(stack.process("earshot-capture"))
             let client = stack.client
             let signals = try await client.subscribe(MatchRule(sender: Service.capture, interface: Service.passThru))
-            let path = try #require(try await client.call(Service.capture, "PerformAudioPassThru", [UnpluggedMicrophoneTests.request(maxMs: 20000)])
-                .first?.objectPathValue)
+            let path = try #require(try await client.call(Service.capture, Capture.performAudioPassThru,
+                                                          [UnpluggedMicrophoneTests.request(maxMs: 20000)]).first?.objectPathValue)
             let (before, early) = try await UnpluggedMicrophoneTests.collect(signals, path, until: 6400)
             #expect(early == nil)
 
@@ -35,7 +37,7 @@ import Testing
             let (after, finished) = try await UnpluggedMicrophoneTests.collect(signals, path)
             let body = try #require(finished)
             #expect(body.first == .string("ABORTED"))
-            #expect(body.count > 2 && body[2].stringKeyedValue?["Reason"] == .string("cancel"), "\(body)")
+            #expect(body.count > 2 && body[2].stringKeyedValue?[PassThru.FinishedKeys.reason.name] == .string("cancel"), "\(body)")
             let audio = before + after
             #expect(audio == Array(stack.microphone.prefix(audio.count)))
             await expectCleanStop(capture, since: stopped)
@@ -46,17 +48,19 @@ import Testing
         try await ServiceStack.with(["earshot-alerts"]) { stack in
             let alerts = try #require(stack.process("earshot-alerts"))
             let client = stack.client
-            let completions = try await client.subscribe(MatchRule(sender: Service.alerts, interface: Service.alert, member: "Completed"))
+            let completions = try await client.subscribe(MatchRule(sender: Service.alerts, interface: Service.alert,
+                                                                   member: Alert.completed.name))
             let speech = "This alert keeps talking for a good long while, so that the service is stopped in the middle of a sentence."
             var paths: [ObjectPath] = []
             for title in ["Spoken", "Waiting"] {
-                let reply = try await client.call(Service.alerts, "PresentAlert", [.vardict([
-                    "Text": .string(title), "Audio": .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string(speech)])]),
+                let reply = try await client.call(Service.alerts, Alerts.presentAlert, [.vardict([
+                    Alerts.Keys.text.name: .string(title),
+                    Alerts.Keys.audio.name: .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string(speech)])]),
                 ])])
                 paths.append(try #require(reply.first?.objectPathValue))
             }
             #expect(await eventually {
-                (try? await client.property(Service.alerts, "State", path: paths[0], interface: Service.alert)) == .string("presenting")
+                (try? await client.property(Service.alerts, Alert.state, path: paths[0], interface: Service.alert)) == .string("presenting")
             })
             try await Task.sleep(for: .milliseconds(300))  // well into the speech
 
@@ -70,7 +74,7 @@ import Testing
                 let body = try #require(ended[path], "no Completed for \(path)")
                 #expect(body.first == .boolean(false))
                 #expect(body.count > 1 && body[1] == .string("ABORTED"))
-                #expect(body.count > 2 && body[2].stringKeyedValue?["Reason"] == .string("cancelled"), "\(body)")
+                #expect(body.count > 2 && body[2].stringKeyedValue?[Alert.CompletionKeys.reason.name] == .string("cancelled"), "\(body)")
             }
             await expectCleanStop(alerts, since: stopped)
         }
@@ -83,7 +87,8 @@ import Testing
             let client = stack.client
             let stem = TestAudio.wav(seconds: 20, frequency: 262)
             let source = try SlowSource()
-            let call = Task { try await client.drop(["Title": .string("Finished before exit"), "MixStem": .unixFD(source.reader)]) }
+            let call = Task { try await client.drop([PieceKeys.title.name: .string("Finished before exit"),
+                                                     PieceKeys.mixStem.fd.name: .unixFD(source.reader)]) }
             source.write(Array(stem.prefix(stem.count / 2)))
             #expect(await eventually { store.largestStagedSize >= stem.count / 4 })
 
@@ -93,7 +98,8 @@ import Testing
             // Meanwhile new work is refused.
             let other = try await stack.bus.connect()
             let refused = await expectDBusError("org.freedesktop.DBus.Error.Failed") {
-                _ = try await other.drop(["Title": .string("Too late"), "MixStemPath": .string("/nonexistent.wav")])
+                _ = try await other.drop([PieceKeys.title.name: .string("Too late"),
+                                          PieceKeys.mixStem.path.name: .string("/nonexistent.wav")])
             }
             #expect(refused?.message.contains("stopping") == true)
             other.close()
@@ -112,7 +118,8 @@ import Testing
             // A drop whose data stops coming cannot hold the service up: it exits after its
             // grace period, the caller gets an error, and the next start sweeps what was staged.
             let stalled = try SlowSource()
-            let stalledCall = Task { try await client.drop(["Title": .string("Never finished"), "MixStem": .unixFD(stalled.reader)]) }
+            let stalledCall = Task { try await client.drop([PieceKeys.title.name: .string("Never finished"),
+                                                            PieceKeys.mixStem.fd.name: .unixFD(stalled.reader)]) }
             stalled.write(Array(stem.prefix(stem.count / 2)))
             #expect(await eventually { store.largestStagedSize >= stem.count / 4 })
             let stoppedAgain = ContinuousClock.now
@@ -135,19 +142,21 @@ import Testing
             let session = try #require(stack.process("earshot-session"))
             let client = stack.client
             let requests: [[String: DBusValue]] = [
-                ["Category": .string("playback"), "Mode": .string("spokenAudio")],
-                ["Category": .string("record"), "PreferredInput": .string("mic"), "Mode": .string("measurement")],
-                ["Category": .string("playAndRecord"), "Mode": .string("voiceChat"), "Options": .strings(["defaultToSpeaker"])],
+                [SessionKeys.category.name: .string("playback"), SessionKeys.mode.name: .string("spokenAudio")],
+                [SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mic"),
+                 SessionKeys.mode.name: .string("measurement")],
+                [SessionKeys.category.name: .string("playAndRecord"), SessionKeys.mode.name: .string("voiceChat"),
+                 SessionKeys.options.name: .strings(["defaultToSpeaker"])],
             ]
             // Calls answered one after another…
             var acknowledged: [String: DBusValue]?
             for request in requests + requests {
-                _ = try await client.call(Service.session, "SetDesiredState", [.vardict(request)])
+                _ = try await client.call(Service.session, Session.setDesiredState, [.vardict(request)])
                 acknowledged = request
             }
             // …then one that is being worked on (saved, applied to ALSA) when SIGTERM comes.
             let request = requests[0]
-            let call = Task { try await client.call(Service.session, "SetDesiredState", [.vardict(request)], timeout: .seconds(10)) }
+            let call = Task { try await client.call(Service.session, Session.setDesiredState, [.vardict(request)], timeout: .seconds(10)) }
             try await Task.sleep(for: .milliseconds(1))
             let stopped = ContinuousClock.now
             session.signal(SIGTERM)
@@ -155,7 +164,7 @@ import Testing
             // Nothing is accepted once it is shutting down.
             #expect(await eventually { session.logText.contains("shutting down") })
             await #expect(throws: DBusError.self) {
-                _ = try await client.call(Service.session, "SetDesiredState", [.vardict(requests[1])])
+                _ = try await client.call(Service.session, Session.setDesiredState, [.vardict(requests[1])])
             }
             let last = try #require(acknowledged)
             await expectCleanStop(session, since: stopped)
@@ -164,15 +173,15 @@ import Testing
             let saved = try Data(contentsOf: stack.file("session.json"))
             let json = try #require(try JSONSerialization.jsonObject(with: saved) as? [String: Any])
             let configuration = (json["desired"] as? [String: Any])?["configuration"] as? [String: Any]
-            #expect(configuration?["category"] as? String == last["Category"]?.stringValue)
-            #expect(configuration?["mode"] as? String == last["Mode"]?.stringValue)
+            #expect(configuration?["category"] as? String == last[SessionKeys.category.name]?.stringValue)
+            #expect(configuration?["mode"] as? String == last[SessionKeys.mode.name]?.stringValue)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: stack.bus.directory.path).filter { $0.hasSuffix(".tmp") }
             #expect(leftovers.isEmpty)
             // And the restarted service starts from it.
             _ = try await stack.launch("earshot-session")
-            let desired = try #require(try await client.property(Service.session, "DesiredState")?.stringKeyedValue)
-            #expect(desired["Category"] == last["Category"], "\(desired)")
-            #expect(desired["Mode"] == last["Mode"], "\(desired)")
+            let desired = try #require(try await client.property(Service.session, Session.desiredState)?.stringKeyedValue)
+            #expect(desired[SessionKeys.category.name] == last[SessionKeys.category.name], "\(desired)")
+            #expect(desired[SessionKeys.mode.name] == last[SessionKeys.mode.name], "\(desired)")
         }
     }
 
@@ -181,12 +190,13 @@ import Testing
             let orchestrator = try #require(stack.process("earshot-orchestrator"))
             let client = stack.client
             let jobSignals = try await client.subscribe(MatchRule(sender: Service.orchestrator, interface: Service.job))
-            let passThruEnds = try await client.subscribe(MatchRule(sender: Service.capture, interface: Service.passThru, member: "Finished"))
-            let job = try #require(try await client.call(Service.orchestrator, "RecordPiece", [.vardict([
-                "Title": .string("Interrupted by a stop"), "MaxDuration": .uint32(20000),
+            let passThruEnds = try await client.subscribe(MatchRule(sender: Service.capture, interface: Service.passThru,
+                                                                    member: PassThru.finished.name))
+            let job = try #require(try await client.call(Service.orchestrator, Orchestrator.recordPiece, [.vardict([
+                Orchestrator.Keys.title.name: .string("Interrupted by a stop"), Orchestrator.Keys.maxDuration.name: .uint32(20000),
             ])]).first?.objectPathValue)
             #expect(await eventually {
-                (try? await client.property(Service.orchestrator, "State", path: job, interface: Service.job)) == .string("recording")
+                (try? await client.property(Service.orchestrator, Job.state, path: job, interface: Service.job)) == .string("recording")
             })
             try await Task.sleep(for: .milliseconds(300))
 
@@ -194,7 +204,7 @@ import Testing
             orchestrator.signal(SIGTERM)
             var finished: [DBusValue]?
             while finished == nil, let signal = await jobSignals.next(timeout: .seconds(10)) {
-                if signal.path == job, signal.member == "Finished" { finished = signal.body }
+                if signal.path == job, signal.member == Job.finished.name { finished = signal.body }
             }
             let body = try #require(finished, "no Finished from the job")
             #expect(body.first == .string("ABORTED"), "\(body)")
@@ -204,13 +214,13 @@ import Testing
             await expectCleanStop(orchestrator, since: stopped)
 
             // Nothing half-done: the capture is idle, no piece, no temporary audio file.
-            #expect(try await client.property(Service.capture, "Active") == .objectPath(.root))
+            #expect(try await client.property(Service.capture, Capture.active) == .objectPath(.root))
             #expect(try await client.pieceCount() == 0)
             let temporary = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
                 .filter { $0.hasPrefix("earshot-job-\(orchestrator.pid)-") }
             #expect(temporary.isEmpty, "\(temporary)")
             _ = try await stack.launch("earshot-orchestrator")
-            let services = try await client.property(Service.orchestrator, "Services")?.stringKeyedValue
+            let services = try await client.property(Service.orchestrator, Orchestrator.services)?.stringKeyedValue
             #expect(services?[Service.capture] != nil)
         }
     }

@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -11,8 +13,8 @@ import Testing
 /// a clear error, and records again once it has a working input.
 @Suite struct UnpluggedMicrophoneTests {
     static func request(maxMs: UInt32) -> DBusValue {
-        .vardict(["SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                  "MaxDuration": .uint32(maxMs)])
+        .vardict([Capture.Keys.samplingRate.name: .uint32(16000), Capture.Keys.bitsPerSample.name: .uint32(16),
+                  Capture.Keys.audioType.name: .string("PCM"), Capture.Keys.maxDuration.name: .uint32(maxMs)])
     }
 
     /// Chunks of `path` until `Finished` (its body), or until `enough` bytes when given.
@@ -21,8 +23,8 @@ import Testing
         var audio: [UInt8] = []
         while let signal = await signals.next(timeout: .seconds(15)) {
             guard signal.path == path else { continue }
-            if signal.member == "AudioPassThru" { audio += signal.body.first?.bytesValue ?? [] }
-            if signal.member == "Finished" { return (audio, signal.body) }
+            if signal.member == PassThru.audioPassThru.name { audio += signal.body.first?.bytesValue ?? [] }
+            if signal.member == PassThru.finished.name { return (audio, signal.body) }
             if let enough, audio.count >= enough { return (audio, nil) }
         }
         throw HarnessError("\(path) went quiet without Finished")
@@ -36,7 +38,7 @@ import Testing
                                                                                 "--linger-seconds", "5"])
             let client = stack.client
             let signals = try await client.subscribe(MatchRule(sender: Service.capture, interface: Service.passThru))
-            let path = try #require(try await client.call(Service.capture, "PerformAudioPassThru",
+            let path = try #require(try await client.call(Service.capture, Capture.performAudioPassThru,
                                                           [Self.request(maxMs: 20000)]).first?.objectPathValue)
             // The plugin really serves the file: 0.3 s of it, byte for byte.
             let (before, early) = try await Self.collect(signals, path, until: 9600)
@@ -48,27 +50,27 @@ import Testing
             #expect(body.first == .string("GENERIC_ERROR"))
             #expect(body.count > 1 && body[1] == .boolean(false))
             let info = body.count > 2 ? body[2].stringKeyedValue ?? [:] : [:]
-            #expect(info["Reason"] == .string("device-error"), "\(info)")
+            #expect(info[PassThru.FinishedKeys.reason.name] == .string("device-error"), "\(info)")
             let audio = before + after
             #expect(audio == Array(stack.microphone.prefix(audio.count)))
-            #expect(info["FramesCaptured"] == .uint64(UInt64(audio.count / 2)))
-            #expect(try await client.property(Service.capture, "ResultCode", path: path, interface: Service.passThru)
+            #expect(info[PassThru.FinishedKeys.framesCaptured.name] == .uint64(UInt64(audio.count / 2)))
+            #expect(try await client.property(Service.capture, PassThru.resultCode, path: path, interface: Service.passThru)
                     == .string("GENERIC_ERROR"))
-            #expect(try await client.property(Service.capture, "Active") == .objectPath(.root))
+            #expect(try await client.property(Service.capture, Capture.active) == .objectPath(.root))
             #expect(capture.logText.contains("is gone"), "\(capture.logText.suffix(1500))")
             #expect(capture.isRunning)
 
             // Still unplugged: refused at once, naming the device.
-            let refused = await expectDBusError("org.earshot.Error.GenericError") {
-                _ = try await client.call(Service.capture, "PerformAudioPassThru", [Self.request(maxMs: 500)])
+            let refused = await expectDBusError(EarshotErrorName.genericError.name) {
+                _ = try await client.call(Service.capture, Capture.performAudioPassThru, [Self.request(maxMs: 500)])
             }
             #expect(refused?.message.contains(microphone.name) == true, "\(String(describing: refused))")
 
             // The session names a working input: the next pass-thru records from it.
-            _ = try await client.call(Service.session, "SetDesiredState", [.vardict([
-                "Category": .string("record"), "PreferredInput": .string("mic"),
+            _ = try await client.call(Service.session, Session.setDesiredState, [.vardict([
+                Session.Keys.category.name: .string("record"), Session.Keys.preferredInput.name: .string("mic"),
             ])])
-            let next = try #require(try await client.call(Service.capture, "PerformAudioPassThru",
+            let next = try #require(try await client.call(Service.capture, Capture.performAudioPassThru,
                                                           [Self.request(maxMs: 500)]).first?.objectPathValue)
             let (recorded, done) = try await Self.collect(signals, next)
             #expect(done?.first == .string("SUCCESS"))

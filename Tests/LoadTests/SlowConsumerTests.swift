@@ -1,8 +1,12 @@
 import CDBus
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
+
+private typealias SessionManager = SessionContract.Manager
+private typealias AlertsManager = AlertsContract.Manager
 
 /// A raw libdbus connection that matches every signal and never reads its socket.
 final class StalledSubscriber {
@@ -45,16 +49,19 @@ extension LoadTests {
                 for round in 0..<rounds {
                     let start = monotonicNanoseconds()
                     let category = round % 2 == 0 ? "playback" : "ambient"
-                    _ = try await stack.client.call(destination: "org.earshot.Session1", path: manager, interface: "org.earshot.Session1",
-                                                    member: "SetDesiredState", [.vardict(["Category": .string(category)])])
+                    _ = try await stack.client.call(destination: SessionContract.busName, path: manager,
+                                                    interface: SessionManager.interface.name, member: SessionManager.setDesiredState.name,
+                                                    [.vardict([SessionManager.Keys.category.name: .string(category)])])
                     latencies.append(Double(monotonicNanoseconds() - start) / 1e6)
                     if round % 10 == 0 {
-                        let alert = try await stack.client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1",
-                                                                interface: "org.earshot.Alerts1", member: "PresentAlert",
-                                                                [.vardict(["Text": .string("Slow consumer \(round)")])])
+                        let alert = try await stack.client.call(destination: AlertsContract.busName, path: "/org/earshot/Alerts1",
+                                                                interface: AlertsManager.interface.name,
+                                                                member: AlertsManager.presentAlert.name,
+                                                                [.vardict([AlertsManager.Keys.text.name: .string("Slow consumer \(round)")])])
                         if let path = alert.first?.objectPathValue {
-                            _ = try? await stack.client.call(destination: "org.earshot.Alerts1", path: path,
-                                                             interface: "org.earshot.Alerts1.Alert", member: "Cancel")
+                            _ = try? await stack.client.call(destination: AlertsContract.busName, path: path,
+                                                             interface: AlertsContract.Alert.interface.name,
+                                                             member: AlertsContract.Alert.cancel.name)
                         }
                     }
                 }

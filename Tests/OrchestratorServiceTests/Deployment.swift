@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -7,33 +8,40 @@ import Testing
 /// Every Earshot service on one private bus, as a head unit would run them.
 typealias Deployment = ServiceStack
 
+/// The orchestrator's and the piece store's declarations, as the contract spells them.
+typealias Orchestrator = OrchestratorContract.Manager
+typealias Job = OrchestratorContract.Job
+typealias Pieces = PiecesContract.Manager
+
 extension ServiceStack {
-    static let orchestrator = "org.earshot.Orchestrator1"
-    static let path: ObjectPath = "/org/earshot/Orchestrator1"
-    static let job = "org.earshot.Orchestrator1.Job"
+    static let orchestrator = OrchestratorContract.busName
+    static let path = ObjectPath(declared: OrchestratorContract.managerPath)
+    /// The manager's interface (at `path`) and each job's.
+    static let manager = Orchestrator.interface.name
+    static let job = Job.interface.name
 
     // MARK: Calls
 
     func record(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
-        let reply = try await (connection ?? client).call(destination: Self.orchestrator, path: Self.path, interface: Self.orchestrator,
-                                                          member: "RecordPiece", [.vardict(request)])
+        let reply = try await (connection ?? client).call(destination: Self.orchestrator, path: Self.path, interface: Self.manager,
+                                                          member: Orchestrator.recordPiece.name, [.vardict(request)])
         return try #require(reply.first?.objectPathValue)
     }
 
-    func jobProperty(_ path: ObjectPath, _ name: String) async throws -> DBusValue? {
+    func jobProperty(_ path: ObjectPath, _ property: PropertyDeclaration) async throws -> DBusValue? {
         try await client.call(destination: Self.orchestrator, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
-                              [.string(Self.job), .string(name)]).first?.variantValue
+                              [.string(Self.job), .string(property.name)]).first?.variantValue
     }
 
-    func pieces(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
-        try await client.call(destination: "org.earshot.Pieces1", path: "/org/earshot/Pieces1", interface: "org.earshot.Pieces1",
-                              member: member, arguments)
+    func pieces(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await client.call(destination: PiecesContract.busName, path: ObjectPath(declared: PiecesContract.managerPath),
+                              interface: Pieces.interface.name, member: method.name, arguments)
     }
 
     /// Subscribes to a job's `Finished` and `PropertiesChanged`.
     func watch(on connection: DBusConnection? = nil) async throws -> (finished: SignalSubscription, changes: SignalSubscription) {
         let connection = connection ?? client
-        return (try await connection.subscribe(MatchRule(sender: Self.orchestrator, interface: Self.job, member: "Finished")),
+        return (try await connection.subscribe(MatchRule(sender: Self.orchestrator, interface: Self.job, member: Job.finished.name)),
                 try await connection.subscribe(MatchRule(sender: Self.orchestrator, interface: "org.freedesktop.DBus.Properties",
                                                          member: "PropertiesChanged")))
     }
@@ -54,7 +62,7 @@ extension ServiceStack {
                       timeout: Duration = .seconds(20)) async throws {
         let deadline = ContinuousClock.now + timeout
         while let signal = await subscription.next(timeout: deadline - ContinuousClock.now) {
-            if signal.path == path, signal.body.count > 1, signal.body[1].stringKeyedValue?["State"]?.stringValue == state { return }
+            if signal.path == path, signal.body.count > 1, signal.body[1].stringKeyedValue?[Job.state]?.stringValue == state { return }
         }
         throw HarnessError("\(path) did not become \(state) within \(timeout)")
     }

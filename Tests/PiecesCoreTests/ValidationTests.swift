@@ -13,29 +13,29 @@ import Testing
     }
 
     @Test func titleBoundaries() {
-        #expect(errorName(PieceDraft(title: "")) == "TitleTooShort")
+        #expect(errorName(PieceDraft(title: "")) == EarshotErrorName.titleTooShort.shortName)
         #expect(errorName(PieceDraft(title: "a")) == nil)
         let fifty = String(repeating: "🎸", count: 50)
         #expect(fifty.unicodeScalars.count == 50)
         #expect(errorName(PieceDraft(title: fifty)) == nil)
-        #expect(errorName(PieceDraft(title: fifty + "x")) == "TitleTooLong")
+        #expect(errorName(PieceDraft(title: fifty + "x")) == EarshotErrorName.titleTooLong.shortName)
         // Scalars, not grapheme clusters: a flag is two.
         #expect(errorName(PieceDraft(title: String(repeating: "🇸🇪", count: 25))) == nil)
-        #expect(errorName(PieceDraft(title: String(repeating: "🇸🇪", count: 25) + "x")) == "TitleTooLong")
+        #expect(errorName(PieceDraft(title: String(repeating: "🇸🇪", count: 25) + "x")) == EarshotErrorName.titleTooLong.shortName)
         #expect(errorName(PieceDraft(title: "t", description: String(repeating: "d", count: 140))) == nil)
-        #expect(errorName(PieceDraft(title: "t", description: String(repeating: "d", count: 141))) == "InvalidData")
+        #expect(errorName(PieceDraft(title: "t", description: String(repeating: "d", count: 141))) == EarshotErrorName.invalidData.shortName)
     }
 
     @Test func lengthBoundaries() throws {
         #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 1)) == nil)
         #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 1_200_000_000)) == nil)
-        #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 0)) == "PieceTooShort")
-        #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 1_200_000_001)) == "PieceTooLong")
+        #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 0)) == EarshotErrorName.pieceTooShort.shortName)
+        #expect(errorName(PieceDraft(title: "t", lengthMicroseconds: 1_200_000_001)) == EarshotErrorName.pieceTooLong.shortName)
         // Measured against the mix stem: within 1 %.
         #expect(try PieceDraft(title: "t").validate(measuredMicroseconds: 4_000_000) == 4_000_000)
         #expect(try PieceDraft(title: "t", lengthMicroseconds: 4_040_000).validate(measuredMicroseconds: 4_000_000) == 4_040_000)
         #expect(throws: RuleViolation.self) { try PieceDraft(title: "t", lengthMicroseconds: 4_040_001).validate(measuredMicroseconds: 4_000_000) }
-        #expect(throws: RuleViolation(.pieceTooLong, field: "MixStem", "1200000001 µs is longer than 1200000000 µs (20 minutes)")) {
+        #expect(throws: RuleViolation(.pieceTooLong, field: .mixStem, "1200000001 µs is longer than 1200000000 µs (20 minutes)")) {
             try PieceDraft(title: "t").validate(measuredMicroseconds: 1_200_000_001)
         }
     }
@@ -43,9 +43,9 @@ import Testing
     @Test func tempoBoundaries() {
         #expect(errorName(PieceDraft(title: "t", tempo: 1)) == nil)
         #expect(errorName(PieceDraft(title: "t", tempo: 999.999)) == nil)
-        #expect(errorName(PieceDraft(title: "t", tempo: 0.999)) == "TempoTooLow")
-        #expect(errorName(PieceDraft(title: "t", tempo: 1000)) == "TempoTooHigh")
-        #expect(errorName(PieceDraft(title: "t", tempo: .nan)) == "TempoTooLow")
+        #expect(errorName(PieceDraft(title: "t", tempo: 0.999)) == EarshotErrorName.tempoTooLow.shortName)
+        #expect(errorName(PieceDraft(title: "t", tempo: 1000)) == EarshotErrorName.tempoTooHigh.shortName)
+        #expect(errorName(PieceDraft(title: "t", tempo: .nan)) == EarshotErrorName.tempoTooLow.shortName)
     }
 
     @Test func loopMarkers() throws {
@@ -54,11 +54,12 @@ import Testing
         }
         #expect(loop(0, 1000) == nil)
         #expect(loop(10, 20) == nil)
-        #expect(loop(0, 1001) == "InvalidLoopMarkers")  // past the end
-        #expect(loop(20, 20) == "InvalidLoopMarkers")   // equal
-        #expect(loop(30, 20) == "InvalidLoopMarkers")   // reversed
-        #expect(loop(0, nil) == "InvalidLoopMarkers")   // one without the other
-        #expect(loop(nil, 10) == "InvalidLoopMarkers")
+        let invalid = EarshotErrorName.invalidLoopMarkers.shortName
+        #expect(loop(0, 1001) == invalid)  // past the end
+        #expect(loop(20, 20) == invalid)   // equal
+        #expect(loop(30, 20) == invalid)   // reversed
+        #expect(loop(0, nil) == invalid)   // one without the other
+        #expect(loop(nil, 10) == invalid)
         // Against the measured length when none is given.
         #expect(throws: RuleViolation.self) { try PieceDraft(title: "t", loopStart: 0, loopEnd: 5_000_001).validate(measuredMicroseconds: 5_000_000) }
         #expect(try PieceDraft(title: "t", loopStart: 0, loopEnd: 5_000_000).validate(measuredMicroseconds: 5_000_000) == 5_000_000)

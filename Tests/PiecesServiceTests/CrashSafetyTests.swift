@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -23,9 +24,10 @@ import Testing
                 try Data(attachment).write(to: attachmentFile)
                 contents["Crash \(index)"] = stem
                 let caller = try await pieces.bus.connect()
-                let request: [String: DBusValue] = ["Title": .string("Crash \(index)"), "MixStemPath": .string(stemFile.path),
-                                                    "AttachmentPath": .string(attachmentFile.path),
-                                                    "AttachmentMimeType": .string("application/octet-stream")]
+                let request: [String: DBusValue] = [PieceKeys.title.name: .string("Crash \(index)"),
+                                                    PieceKeys.mixStem.path.name: .string(stemFile.path),
+                                                    PieceKeys.attachment.path.name: .string(attachmentFile.path),
+                                                    PieceKeys.attachmentMimeType.name: .string("application/octet-stream")]
                 let drop = Task { try await pieces.drop(request, on: caller) }
                 let kill = generator.next() % 3 != 0  // two drops in three see a kill
                 if kill {
@@ -42,17 +44,17 @@ import Testing
             }
             #expect(killed > 20)
 
-            let listed = try await pieces.list(["Limit": .uint32(500)])
+            let listed = try await pieces.list([QueryKeys.limit.name: .uint32(500)])
             // Every acknowledged drop survived.
             #expect(Set(expected.keys).isSubset(of: Set(listed.ids)))
             var named: Set<String> = []
             for id in listed.ids {
                 let piece = try await pieces.get(id)
-                let title = try #require(piece["Title"]?.stringValue)
-                let stem = try readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                let title = try #require(piece[PieceKeys.title.name]?.stringValue)
+                let stem = try readAll(try await pieces.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
                 #expect(stem == contents[title], "\(title) has a different mix stem")
-                let attachment = try readAll(try await pieces.call("OpenAttachment", [.string(id)]).first)
-                #expect(piece["AttachmentSize"]?.uint64Value == UInt64(attachment.count))
+                let attachment = try readAll(try await pieces.call(Pieces.openAttachment, [.string(id)]).first)
+                #expect(piece[StoredKeys.size(PieceKeys.attachment.fd.name).name]?.uint64Value == UInt64(attachment.count))
                 if let want = expected[id] {
                     #expect(TestMedia.sha256(stem) == want.stem)
                     #expect(TestMedia.sha256(attachment) == want.attachment)

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
@@ -15,11 +16,18 @@ enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
+/// The store's interface and the keys of its requests and results, as the contract declares them.
+typealias Pieces = PiecesContract.Manager
+typealias PieceKeys = PiecesContract.Manager.PieceKeys
+typealias StoredKeys = PiecesContract.Manager.StoredKeys
+typealias QueryKeys = PiecesContract.Manager.QueryKeys
+
 /// A private bus and the real earshot-pieces keeping its store in the bus directory, or
 /// its catalogue in a new PostgreSQL database.
 struct PiecesFixture {
-    static let busName = "org.earshot.Pieces1"
-    static let path: ObjectPath = "/org/earshot/Pieces1"
+    static let busName = PiecesContract.busName
+    static let path = ObjectPath(declared: PiecesContract.managerPath)
+    static let interface = Pieces.interface.name
 
     let bus: PrivateBus
     let service: ServiceProcess
@@ -55,23 +63,23 @@ struct PiecesFixture {
 
     @discardableResult
     func drop(_ piece: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> String {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: "Drop", [.vardict(piece)], timeout: .seconds(60))
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                                          member: Pieces.drop.name, [.vardict(piece)], timeout: .seconds(60))
         return try #require(reply.first?.stringValue)
     }
 
-    func call(_ member: String, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws -> [DBusValue] {
-        try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                              member: member, arguments, timeout: .seconds(120))
+    func call(_ method: MethodDeclaration, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws -> [DBusValue] {
+        try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                              member: method.name, arguments, timeout: .seconds(120))
     }
 
     func get(_ id: String) async throws -> [String: DBusValue] {
-        try #require(try await call("Get", [.string(id)]).first?.stringKeyedValue)
+        try #require(try await call(Pieces.get, [.string(id)]).first?.stringKeyedValue)
     }
 
     func list(_ query: [String: DBusValue]) async throws -> (ids: [String], total: UInt32) {
-        let reply = try await call("List", [.vardict(query)])
-        let pieces = try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?["Id"]?.stringValue }
+        let reply = try await call(Pieces.list, [.vardict(query)])
+        let pieces = try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?[StoredKeys.id.name]?.stringValue }
         return (pieces, try #require(reply.last?.uint32Value))
     }
 

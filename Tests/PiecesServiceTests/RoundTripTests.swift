@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -9,49 +11,52 @@ import Testing
 
     /// A piece with every field, its assets from `assets`.
     static func everyField(_ assets: [String: DBusValue]) -> [String: DBusValue] {
-        [
-            "Title": .string("Riff in A 🎸"), "Description": .string("A short riff"), "Tempo": .double(120.5),
-            "LoopStartMicroseconds": .uint64(500_000), "LoopEndMicroseconds": .uint64(1_500_000),
-            "TimeSignatureUpper": .byte(7), "TimeSignatureLower": .byte(8), "Tonality": .string("tonal"),
-            "Scale": .array(.boolean, major.map { .boolean($0) }), "Root": .byte(9), "Listed": .boolean(true),
-            "AttachmentMimeType": .string("text/plain"),
-        ].merging(assets) { _, new in new }
+        let fields: [String: DBusValue] = [
+            PieceKeys.title.name: .string("Riff in A 🎸"), PieceKeys.description.name: .string("A short riff"),
+            PieceKeys.tempo.name: .double(120.5),
+            PieceKeys.loopStartMicroseconds.name: .uint64(500_000), PieceKeys.loopEndMicroseconds.name: .uint64(1_500_000),
+            PieceKeys.timeSignatureUpper.name: .byte(7), PieceKeys.timeSignatureLower.name: .byte(8),
+            PieceKeys.tonality.name: .string("tonal"), PieceKeys.scale.name: .array(.boolean, major.map { .boolean($0) }),
+            PieceKeys.root.name: .byte(9), PieceKeys.listed.name: .boolean(true),
+            PieceKeys.attachmentMimeType.name: .string("text/plain"),
+        ]
+        return fields.merging(assets) { _, new in new }
     }
 
     func checkEveryField(_ piece: [String: DBusValue], id: String) {
-        #expect(piece["Id"]?.stringValue == id)
-        #expect(piece["Title"]?.stringValue == "Riff in A 🎸")
-        #expect(piece["Description"]?.stringValue == "A short riff")
-        #expect(piece["Tempo"]?.doubleValue == 120.5)
-        #expect(piece["LengthMicroseconds"]?.uint64Value == 2_000_000)
-        #expect(piece["LoopStartMicroseconds"]?.uint64Value == 500_000)
-        #expect(piece["LoopEndMicroseconds"]?.uint64Value == 1_500_000)
-        #expect(piece["TimeSignatureUpper"] == .byte(7))
-        #expect(piece["TimeSignatureLower"] == .byte(8))
-        #expect(piece["Tonality"]?.stringValue == "tonal")
-        #expect(piece["Scale"]?.arrayValue?.compactMap(\.boolValue) == Self.major)
-        #expect(piece["Root"] == .byte(9))
-        #expect(piece["Listed"]?.boolValue == true)
-        #expect(piece["SampleRate"]?.uint32Value == 44100)
-        #expect(piece["Channels"]?.uint32Value == 2)
-        #expect(piece["Author"]?.stringValue?.isEmpty == false)
+        #expect(piece[StoredKeys.id.name]?.stringValue == id)
+        #expect(piece[PieceKeys.title.name]?.stringValue == "Riff in A 🎸")
+        #expect(piece[PieceKeys.description.name]?.stringValue == "A short riff")
+        #expect(piece[PieceKeys.tempo.name]?.doubleValue == 120.5)
+        #expect(piece[PieceKeys.lengthMicroseconds.name]?.uint64Value == 2_000_000)
+        #expect(piece[PieceKeys.loopStartMicroseconds.name]?.uint64Value == 500_000)
+        #expect(piece[PieceKeys.loopEndMicroseconds.name]?.uint64Value == 1_500_000)
+        #expect(piece[PieceKeys.timeSignatureUpper.name] == .byte(7))
+        #expect(piece[PieceKeys.timeSignatureLower.name] == .byte(8))
+        #expect(piece[PieceKeys.tonality.name]?.stringValue == "tonal")
+        #expect(piece[PieceKeys.scale.name]?.arrayValue?.compactMap(\.boolValue) == Self.major)
+        #expect(piece[PieceKeys.root.name] == .byte(9))
+        #expect(piece[PieceKeys.listed.name]?.boolValue == true)
+        #expect(piece[StoredKeys.sampleRate.name]?.uint32Value == 44100)
+        #expect(piece[StoredKeys.channels.name]?.uint32Value == 2)
+        #expect(piece[StoredKeys.author.name]?.stringValue?.isEmpty == false)
         // RFC 3339 in UTC to the millisecond, and recent.
-        let created = piece["CreatedAt"]?.stringValue ?? ""
+        let created = piece[StoredKeys.createdAt.name]?.stringValue ?? ""
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         let createdDate = try? style.parse(created)
         #expect(created.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(created)")
         #expect(createdDate.map { abs($0.timeIntervalSinceNow) < 600 } == true, "\(created)")
         // A sine at half scale: about -9 LUFS, true peak about -6 dBTP.
-        let loudness = piece["LoudnessLufs"]?.doubleValue ?? 0
+        let loudness = piece[StoredKeys.loudnessLufs.name]?.doubleValue ?? 0
         #expect(loudness > -12 && loudness < -6, "\(loudness)")
-        let peak = piece["TruePeakDbtp"]?.doubleValue ?? 0
+        let peak = piece[StoredKeys.truePeakDbtp.name]?.doubleValue ?? 0
         #expect(peak > -7 && peak < -5, "\(peak)")
-        for key in ["HasMixStem", "HasPreview", "HasCoverImage", "HasAttachment"] { #expect(piece[key]?.boolValue == true, "\(key)") }
-        #expect(piece["MixStemFormat"]?.stringValue == "wave")
-        #expect(piece["PreviewFormat"]?.stringValue == "flac")
-        #expect(piece["CoverImageFormat"]?.stringValue == "png")
-        #expect(piece["AttachmentMimeType"]?.stringValue == "text/plain")
-        #expect(piece["AttachmentSize"]?.uint64Value == 11)
+        for key in Pieces.assets.map({ StoredKeys.has($0.fd.name).name }) { #expect(piece[key]?.boolValue == true, "\(key)") }
+        #expect(piece[StoredKeys.format(PieceKeys.mixStem.fd.name).name]?.stringValue == "wave")
+        #expect(piece[StoredKeys.format(PieceKeys.preview.fd.name).name]?.stringValue == "flac")
+        #expect(piece[StoredKeys.format(PieceKeys.coverImage.fd.name).name]?.stringValue == "png")
+        #expect(piece[PieceKeys.attachmentMimeType.name]?.stringValue == "text/plain")
+        #expect(piece[StoredKeys.size(PieceKeys.attachment.fd.name).name]?.uint64Value == 11)
     }
 
     @Test(arguments: Backend.allCases) func everyFieldAndAssetByDescriptorAndByPath(backend: Backend) async throws {
@@ -63,36 +68,36 @@ import Testing
             try await TestMedia.convert(wav, to: flac)
             try await TestMedia.image(cover, width: 640, height: 640)
             try Data("hello notes".utf8).write(to: attachment)
-            let dropped = try await pieces.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.busName,
-                                                                      member: "PieceDropped"))
+            let dropped = try await pieces.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface,
+                                                                      member: Pieces.pieceDropped.name))
 
             let byFD = try await pieces.drop(Self.everyField([
-                "MixStem": try PiecesFixture.fd(wav), "Preview": try PiecesFixture.fd(flac),
-                "CoverImage": try PiecesFixture.fd(cover), "Attachment": try PiecesFixture.fd(attachment),
+                PieceKeys.mixStem.fd.name: try PiecesFixture.fd(wav), PieceKeys.preview.fd.name: try PiecesFixture.fd(flac),
+                PieceKeys.coverImage.fd.name: try PiecesFixture.fd(cover), PieceKeys.attachment.fd.name: try PiecesFixture.fd(attachment),
             ]))
             let byPath = try await pieces.drop(Self.everyField([
-                "MixStemPath": .string(wav.path), "PreviewPath": .string(flac.path),
-                "CoverImagePath": .string(cover.path), "AttachmentPath": .string(attachment.path),
+                PieceKeys.mixStem.path.name: .string(wav.path), PieceKeys.preview.path.name: .string(flac.path),
+                PieceKeys.coverImage.path.name: .string(cover.path), PieceKeys.attachment.path.name: .string(attachment.path),
             ]))
             #expect(byFD != byPath)
             let signal = try #require(await dropped.next(timeout: .seconds(5)))
             #expect(signal.body.first?.stringValue == byFD)
-            #expect(signal.body[1].stringKeyedValue?["Title"]?.stringValue == "Riff in A 🎸")
+            #expect(signal.body[1].stringKeyedValue?[PieceKeys.title.name]?.stringValue == "Riff in A 🎸")
 
             for id in [byFD, byPath] {
                 checkEveryField(try await pieces.get(id), id: id)
                 // The WAV mix stem comes back byte for byte.
-                let stem = try readAll(try await pieces.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                let stem = try readAll(try await pieces.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
                 #expect(stem == wavBytes)
-                let coverBytes = try readAll(try await pieces.call("OpenCoverImage", [.string(id)]).first)
+                let coverBytes = try readAll(try await pieces.call(Pieces.openCoverImage, [.string(id)]).first)
                 #expect(coverBytes == Array(try Data(contentsOf: cover)))
-                let preview = try readAll(try await pieces.call("OpenPreview", [.string(id), .string("flac")]).first)
+                let preview = try readAll(try await pieces.call(Pieces.openPreview, [.string(id), .string("flac")]).first)
                 #expect(preview == Array(try Data(contentsOf: flac)))
-                let reply = try await pieces.call("OpenAttachment", [.string(id)])
+                let reply = try await pieces.call(Pieces.openAttachment, [.string(id)])
                 #expect(try readAll(reply.first) == Array("hello notes".utf8))
                 #expect(reply.last?.stringValue == "text/plain")
                 let exported = pieces.file("export-\(id).txt")
-                let mime = try await pieces.call("ExportAttachment", [.string(id), .string(exported.path)])
+                let mime = try await pieces.call(Pieces.exportAttachment, [.string(id), .string(exported.path)])
                 #expect(mime.first?.stringValue == "text/plain")
                 #expect(try Data(contentsOf: exported) == Data("hello notes".utf8))
             }
@@ -101,7 +106,7 @@ import Testing
             #expect(stored.objects.count == 4)
             #expect(stored.objects.contains(TestMedia.sha256(wavBytes)))
             #expect(stored.staged.isEmpty)
-            #expect(try await pieces.call("Get", [.string(byFD)]).isEmpty == false)
+            #expect(try await pieces.call(Pieces.get, [.string(byFD)]).isEmpty == false)
         }
     }
 
@@ -115,14 +120,14 @@ import Testing
             func mapsFFmpeg() throws -> Bool {
                 try pieces.service.maps("libavutil") || pieces.service.maps("libswresample")
             }
-            let first = try await pieces.drop(["Title": .string("First"), "MixStemPath": .string(wav.path)])
-            let second = try await pieces.drop(["Title": .string("Second"), "MixStemPath": .string(wav.path)])
+            let first = try await pieces.drop([PieceKeys.title.name: .string("First"), PieceKeys.mixStem.path.name: .string(wav.path)])
+            let second = try await pieces.drop([PieceKeys.title.name: .string("Second"), PieceKeys.mixStem.path.name: .string(wav.path)])
             #expect(try !mapsFFmpeg(), "FFmpeg's libraries mapped by a drop")
             let pieceFirst = try await pieces.get(first)
             let pieceSecond = try await pieces.get(second)
-            #expect(pieceFirst["TruePeakDbtp"]?.doubleValue != nil)
-            #expect(pieceSecond["TruePeakDbtp"] == pieceFirst["TruePeakDbtp"])
-            #expect(pieceSecond["LoudnessLufs"] == pieceFirst["LoudnessLufs"])
+            #expect(pieceFirst[StoredKeys.truePeakDbtp.name]?.doubleValue != nil)
+            #expect(pieceSecond[StoredKeys.truePeakDbtp.name] == pieceFirst[StoredKeys.truePeakDbtp.name])
+            #expect(pieceSecond[StoredKeys.loudnessLufs.name] == pieceFirst[StoredKeys.loudnessLufs.name])
         }
     }
 
@@ -136,18 +141,20 @@ import Testing
                 try pieces.service.maps("libsndfile") || pieces.service.maps("libvorbisenc") || pieces.service.maps("libFLAC")
             }
             #expect(try !mapsLibsndfile(), "libsndfile mapped at start")
-            let first = try await pieces.drop(["Title": .string("First"), "MixStemPath": .string(wav.path)])
+            let first = try await pieces.drop([PieceKeys.title.name: .string("First"), PieceKeys.mixStem.path.name: .string(wav.path)])
             #expect(try mapsLibsndfile(), "libsndfile not mapped after a drop")
             // Quiet: no call for one trim interval (10 s) after one with calls.
             let deadline = ContinuousClock.now + .seconds(40)
             while try mapsLibsndfile(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
             #expect(try !mapsLibsndfile(), "libsndfile still mapped 40 s after the last call")
-            let second = try await pieces.drop(["Title": .string("Second"), "MixStemPath": .string(wav.path)])
+            let second = try await pieces.drop([PieceKeys.title.name: .string("Second"), PieceKeys.mixStem.path.name: .string(wav.path)])
             #expect(try mapsLibsndfile())
             let pieceFirst = try await pieces.get(first)
             let pieceSecond = try await pieces.get(second)
-            #expect(pieceSecond["LoudnessLufs"] != nil && pieceSecond["LoudnessLufs"] == pieceFirst["LoudnessLufs"])
-            #expect(pieceSecond["SampleRate"]?.uint32Value == 44100 && pieceSecond["Channels"]?.uint32Value == 2)
+            let loudness = StoredKeys.loudnessLufs.name
+            #expect(pieceSecond[loudness] != nil && pieceSecond[loudness] == pieceFirst[loudness])
+            #expect(pieceSecond[StoredKeys.sampleRate.name]?.uint32Value == 44100
+                        && pieceSecond[StoredKeys.channels.name]?.uint32Value == 2)
         }
     }
 
@@ -155,7 +162,7 @@ import Testing
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
-            let id = try await pieces.drop(["Title": .string("Transcodes"), "MixStemPath": .string(wav.path)])
+            let id = try await pieces.drop([PieceKeys.title.name: .string("Transcodes"), PieceKeys.mixStem.path.name: .string(wav.path)])
             let expected: [String: (container: String, codec: String)] = [
                 "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
                 "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
@@ -169,26 +176,26 @@ import Testing
             for (format, want) in expected.sorted(by: { $0.key < $1.key }) {
                 #expect(try mapsCodecLibraries() == (format > "aacM4A"), "before \(format)")
                 let out = pieces.file("export.\(format)")
-                _ = try await pieces.call("ExportMixStem", [.string(id), .string(format), .string(out.path)])
+                _ = try await pieces.call(Pieces.exportMixStem, [.string(id), .string(format), .string(out.path)])
                 let probe = try await TestMedia.probe(out)
                 #expect(probe.container == want.container, "\(format)")
                 #expect(probe.codec == want.codec, "\(format)")
                 #expect(abs(probe.seconds - 3) <= 0.03, "\(format): \(probe.seconds) s")
                 // A second request reuses the stored transcode.
                 let again = pieces.file("again.\(format)")
-                _ = try await pieces.call("ExportMixStem", [.string(id), .string(format), .string(again.path)])
+                _ = try await pieces.call(Pieces.exportMixStem, [.string(id), .string(format), .string(again.path)])
                 #expect(try Data(contentsOf: again) == Data(contentsOf: out), "\(format)")
             }
             let transcoded = pieces.service.logText.components(separatedBy: "transcoded to").count - 1
             #expect(transcoded == 3, "wave was dropped; flac, oggVorbis and aacM4A were made once each")
             // The preview falls back to the mix stem.
-            let preview = try readAll(try await pieces.call("OpenPreview", [.string(id), .string("wave")]).first)
+            let preview = try readAll(try await pieces.call(Pieces.openPreview, [.string(id), .string("wave")]).first)
             #expect(preview == Array(try Data(contentsOf: wav)))
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
-                _ = try await pieces.call("OpenMixStem", [.string(id), .string("mp3")])
+                _ = try await pieces.call(Pieces.openMixStem, [.string(id), .string("mp3")])
             }
-            await expectDBusError("org.earshot.Error.AssetNotFound") { _ = try await pieces.call("OpenCoverImage", [.string(id)]) }
-            await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await pieces.call("Get", [.string("nope")]) }
+            await expectDBusError(EarshotErrorName.assetNotFound.name) { _ = try await pieces.call(Pieces.openCoverImage, [.string(id)]) }
+            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await pieces.call(Pieces.get, [.string("nope")]) }
         }
     }
 }

@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -26,7 +28,7 @@ struct SharedHosts {
 
         /// `PieceDropped` and `PieceDeleted` as they arrive on this host's bus.
         func changes() async throws -> SignalSubscription {
-            try await client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.busName))
+            try await client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface))
         }
     }
 
@@ -66,12 +68,13 @@ struct SharedHosts {
 }
 
 @Suite struct SharedCatalogueTests {
-    /// The next signal named `member` about `id`, within `limit`.
-    static func next(_ member: String, about id: String, in signals: SignalSubscription, within limit: Duration = .seconds(1)) async -> DBusMessage? {
+    /// The next `signal` about `id`, within `limit`.
+    static func next(_ signal: SignalDeclaration, about id: String, in signals: SignalSubscription,
+                     within limit: Duration = .seconds(1)) async -> DBusMessage? {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             guard let message = await signals.next(timeout: deadline - .now) else { return nil }
-            if message.member == member, message.body.first?.stringValue == id { return message }
+            if message.member == signal.name, message.body.first?.stringValue == id { return message }
         }
         return nil
     }
@@ -80,39 +83,43 @@ struct SharedHosts {
         try await SharedHosts.with(3) { shared in
             let (a, b, c) = (shared.hosts[0], shared.hosts[1], shared.hosts[2])
             let onB = try await b.changes(), onC = try await c.changes()
-            let parent = try await a.pieces.drop(["Title": .string("Riff"), "Tempo": .double(96),
-                                                   "MixStemPath": .string(try SharedHosts.stem(a, "riff", frequency: 330).path)])
+            let parent = try await a.pieces.drop([
+                PieceKeys.title.name: .string("Riff"), PieceKeys.tempo.name: .double(96),
+                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(a, "riff", frequency: 330).path),
+            ])
             // Every other host announces it within a second, with its summary.
             for signals in [onB, onC] {
-                let dropped = await Self.next("PieceDropped", about: parent, in: signals)
-                #expect(dropped?.body.last?.stringKeyedValue?["Title"]?.stringValue == "Riff")
+                let dropped = await Self.next(Pieces.pieceDropped, about: parent, in: signals)
+                #expect(dropped?.body.last?.stringKeyedValue?[PieceKeys.title.name]?.stringValue == "Riff")
             }
             let seen = try await c.pieces.get(parent)
-            #expect(seen["Author"]?.stringValue == "root@host-a")
-            #expect(seen["Tempo"]?.doubleValue == 96)
+            #expect(seen[StoredKeys.author.name]?.stringValue == "root@host-a")
+            #expect(seen[PieceKeys.tempo.name]?.doubleValue == 96)
 
             // Built upon on another host; lineage seen from a third.
-            let child = try await b.pieces.drop(["Title": .string("Riff, extended"), "BasedOn": .strings([parent]),
-                                                  "MixStemPath": .string(try SharedHosts.stem(b, "extended", frequency: 440).path)])
-            let lineage = try await c.pieces.call("Lineage", [.string(child)])
+            let child = try await b.pieces.drop([
+                PieceKeys.title.name: .string("Riff, extended"), PieceKeys.basedOn.name: .strings([parent]),
+                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(b, "extended", frequency: 440).path),
+            ])
+            let lineage = try await c.pieces.call(Pieces.lineage, [.string(child)])
             #expect(lineage.first?.arrayValue?.compactMap(\.stringValue) == [parent])
-            let descendants = try await a.pieces.call("Lineage", [.string(parent)])
+            let descendants = try await a.pieces.call(Pieces.lineage, [.string(parent)])
             #expect(descendants.last?.arrayValue?.compactMap(\.stringValue) == [child])
-            #expect(try await a.pieces.list(["BasedOn": .string(parent)]).ids == [child])
+            #expect(try await a.pieces.list([QueryKeys.basedOn.name: .string(parent)]).ids == [child])
 
             // The same totals and Count everywhere.
             for host in shared.hosts {
                 #expect(try await host.pieces.list([:]).total == 2)
                 let count = try await host.client.call(destination: PiecesFixture.busName, path: PiecesFixture.path,
                                                        interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                       [.string(PiecesFixture.busName), .string("Count")])
+                                                       [.string(PiecesFixture.interface), .string(Pieces.count.name)])
                 #expect(count.first?.variantValue?.uint32Value == 2, "\(host.name)")
             }
 
             // A transcode made on one host is the one every host delivers.
-            let ogg = try await c.pieces.call("OpenMixStem", [.string(parent), .string("oggVorbis")])
+            let ogg = try await c.pieces.call(Pieces.openMixStem, [.string(parent), .string("oggVorbis")])
             let fromC = try readAll(ogg.first)
-            let fromA = try readAll(try await a.pieces.call("OpenMixStem", [.string(parent), .string("oggVorbis")]).first)
+            let fromA = try readAll(try await a.pieces.call(Pieces.openMixStem, [.string(parent), .string("oggVorbis")]).first)
             #expect(!fromC.isEmpty && fromA == fromC)
             #expect(try await shared.server.psql("SELECT count(*) FROM asset WHERE format = 'oggVorbis'",
                                                  database: String(shared.url.split(separator: "/").last!)) == "1\n")
@@ -120,11 +127,11 @@ struct SharedHosts {
             // Root of another host may not delete it; root of its own host may, and every
             // host announces it.
             let onA = try await a.changes()
-            _ = await expectDBusError("org.earshot.Error.Disallowed") { _ = try await c.pieces.call("Delete", [.string(child)]) }
-            _ = try await b.pieces.call("Delete", [.string(child)])
-            #expect(await Self.next("PieceDeleted", about: child, in: onA) != nil)
-            #expect(await Self.next("PieceDeleted", about: child, in: onC) != nil)
-            await expectDBusError("org.earshot.Error.PieceNotFound") { _ = try await a.pieces.get(child) }
+            _ = await expectDBusError(EarshotErrorName.disallowed.name) { _ = try await c.pieces.call(Pieces.delete, [.string(child)]) }
+            _ = try await b.pieces.call(Pieces.delete, [.string(child)])
+            #expect(await Self.next(Pieces.pieceDeleted, about: child, in: onA) != nil)
+            #expect(await Self.next(Pieces.pieceDeleted, about: child, in: onC) != nil)
+            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await a.pieces.get(child) }
         }
     }
 
@@ -136,7 +143,8 @@ struct SharedHosts {
                     for round in 0..<6 {
                         let stem = try SharedHosts.stem(host, "stem-\(round)", frequency: round % 2 == 0 ? 500 : 600 + Double(index * 10 + round))
                         group.addTask {
-                            try await host.pieces.drop(["Title": .string("\(host.name) \(round)"), "MixStemPath": .string(stem.path)])
+                            try await host.pieces.drop([PieceKeys.title.name: .string("\(host.name) \(round)"),
+                                                        PieceKeys.mixStem.path.name: .string(stem.path)])
                         }
                     }
                 }
@@ -144,7 +152,7 @@ struct SharedHosts {
             }
             #expect(Set(ids).count == 18)
             for host in shared.hosts {
-                let listed = try await host.pieces.list(["Limit": .uint32(100)])
+                let listed = try await host.pieces.list([QueryKeys.limit.name: .uint32(100)])
                 #expect(listed.total == 18)
                 #expect(Set(listed.ids) == Set(ids))
             }
@@ -180,7 +188,8 @@ struct SharedHosts {
                 for round in 0..<400 {
                     if stop.withLock({ $0 }) { break }
                     do {
-                        let id = try await a.pieces.drop(["Title": .string("steady \(round)"), "MixStemPath": .string(stem.path)], on: caller)
+                        let id = try await a.pieces.drop([PieceKeys.title.name: .string("steady \(round)"),
+                                                          PieceKeys.mixStem.path.name: .string(stem.path)], on: caller)
                         acknowledged.withLock { $0.append(id) }
                     } catch let error as DBusError {
                         refused.withLock { $0.append(error.name) }
@@ -192,7 +201,7 @@ struct SharedHosts {
             try await server.stopServer()
             try await Task.sleep(for: .milliseconds(300))
             let started = ContinuousClock.now
-            let error = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            let error = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
             #expect(ContinuousClock.now - started < .milliseconds(500), "a call while the server is down fails at once")
             #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
             try await Task.sleep(for: .milliseconds(700))
@@ -212,12 +221,12 @@ struct SharedHosts {
             try await load.value
             let refusedNames = Set(refused.withLock { $0 })
             #expect(refused.withLock { $0 }.count > 0, "drops were refused while the server was down")
-            #expect(refusedNames.isSubset(of: ["org.earshot.Error.StorageUnavailable"]), "\(refusedNames)")
+            #expect(refusedNames.isSubset(of: [EarshotErrorName.storageUnavailable.name]), "\(refusedNames)")
             // Nothing acknowledged is lost. (A drop refused because the server went away
             // during its COMMIT may still have been kept: at most the refused ones.)
             let ids = acknowledged.withLock { $0 }
             #expect(ids.count > before, "drops are acknowledged again after the restart; host a's log:\n\(a.service.logText.suffix(3000))")
-            let listed = try await b.pieces.list(["Limit": .uint32(500)])
+            let listed = try await b.pieces.list([QueryKeys.limit.name: .uint32(500)])
             #expect(Set(ids).isSubset(of: Set(listed.ids)))
             #expect(listed.total >= UInt32(ids.count) && listed.total <= UInt32(ids.count + refused.withLock { $0.count }))
         }
@@ -232,8 +241,10 @@ struct SharedHosts {
         try await SharedHosts.with(1) { shared in
             let host = shared.hosts[0]
             let database = String(shared.url.split(separator: "/").last!)
-            let seed = try await host.pieces.drop(["Title": .string("Seed"), "Tempo": .double(120),
-                                                   "MixStemPath": .string(try SharedHosts.stem(host, "seed", frequency: 440).path)])
+            let seed = try await host.pieces.drop([
+                PieceKeys.title.name: .string("Seed"), PieceKeys.tempo.name: .double(120),
+                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(host, "seed", frequency: 440).path),
+            ])
             _ = try await shared.server.psql("""
                 INSERT INTO piece (id, title, description, length_us, tempo, ts_upper, ts_lower, tonality, scale_mask, root, listed,
                                    author, author_user, author_uid, created_at, sample_rate, channels, loudness_lufs, true_peak_dbtp)
@@ -264,7 +275,8 @@ struct SharedHosts {
             func checkTitles(_ rows: [Row]) async throws {
                 for text in ["Piece 1234", "iece 123", "ECE 20", "piece 29", "Piece 7 ", "e 2999", "Piece", "Seed"] {
                     let expected = rows.filter { $0.visible && $0.title.lowercased().contains(text.lowercased()) }.map(\.id)
-                    let found = try await host.pieces.list(["TitleContains": .string(text), "Limit": .uint32(500)])
+                    let found = try await host.pieces.list([QueryKeys.titleContains.name: .string(text),
+                                                            QueryKeys.limit.name: .uint32(500)])
                     #expect(found.total == UInt32(expected.count), "\(text)")
                     if expected.count <= 500 { #expect(Set(found.ids) == Set(expected), "\(text)") }
                 }
@@ -277,10 +289,10 @@ struct SharedHosts {
                     var minimum = bounds.randomElement(using: &generator)!, maximum = bounds.randomElement(using: &generator)!
                     if let low = minimum, let high = maximum, low > high { (minimum, maximum) = (maximum, minimum) }
                     let tonality = [nil, "unknown", "atonal", "tonal"].randomElement(using: &generator)!
-                    var query: [String: DBusValue] = ["Limit": .uint32(1)]
-                    if let minimum { query["TempoMin"] = .double(minimum) }
-                    if let maximum { query["TempoMax"] = .double(maximum) }
-                    if let tonality { query["Tonality"] = .string(tonality) }
+                    var query: [String: DBusValue] = [QueryKeys.limit.name: .uint32(1)]
+                    if let minimum { query[QueryKeys.tempoMin.name] = .double(minimum) }
+                    if let maximum { query[QueryKeys.tempoMax.name] = .double(maximum) }
+                    if let tonality { query[QueryKeys.tonality.name] = .string(tonality) }
                     let expected = rows.filter { row in
                         guard row.visible, tonality == nil || row.tonality == tonality else { return false }
                         guard minimum != nil || maximum != nil else { return true }
@@ -297,7 +309,7 @@ struct SharedHosts {
                 DELETE FROM piece WHERE id LIKE 'gen-%' AND substr(id, 9, 1) IN ('3', '7');
                 UPDATE piece SET tempo = 100, listed = false WHERE id = 'gen-00005'
                 """, database: database)
-            _ = try await host.pieces.call("Delete", [.string(seed)])
+            _ = try await host.pieces.call(Pieces.delete, [.string(seed)])
             try await check(try await stored())
         }
     }
@@ -306,10 +318,11 @@ struct SharedHosts {
         try await PiecesFixture.with(.sqlite) { local in
             let stem = local.file("m.wav")
             try Data(TestMedia.wav(seconds: 1, frequency: 550)).write(to: stem)
-            let first = try await local.drop(["Title": .string("Before"), "MixStemPath": .string(stem.path), "Listed": .boolean(false)])
-            let second = try await local.drop(["Title": .string("After"), "BasedOn": .strings([first]),
-                                               "MixStemPath": .string(stem.path)])
-            _ = try await local.call("OpenMixStem", [.string(second), .string("flac")])  // a transcode travels too
+            let first = try await local.drop([PieceKeys.title.name: .string("Before"), PieceKeys.mixStem.path.name: .string(stem.path),
+                                              PieceKeys.listed.name: .boolean(false)])
+            let second = try await local.drop([PieceKeys.title.name: .string("After"), PieceKeys.basedOn.name: .strings([first]),
+                                               PieceKeys.mixStem.path.name: .string(stem.path)])
+            _ = try await local.call(Pieces.openMixStem, [.string(second), .string("flac")])  // a transcode travels too
             await local.service.shutdown()
 
             let server = try await PostgresTestServer.sharedServer()
@@ -330,10 +343,10 @@ struct SharedHosts {
             defer { client.close() }
             let shared = PiecesFixture(bus: bus, service: service, client: client, arguments: [], database: nil)
             #expect(try await shared.list([:]).total == 2)
-            #expect(try await shared.get(first)["Author"]?.stringValue == "root@old-unit")
-            #expect(try await shared.get(first)["Listed"]?.boolValue == false)
-            #expect(try await shared.call("Lineage", [.string(second)]).first?.arrayValue?.compactMap(\.stringValue) == [first])
-            let bytes = try readAll(try await shared.call("OpenMixStem", [.string(first), .string("wave")]).first)
+            #expect(try await shared.get(first)[StoredKeys.author.name]?.stringValue == "root@old-unit")
+            #expect(try await shared.get(first)[PieceKeys.listed.name]?.boolValue == false)
+            #expect(try await shared.call(Pieces.lineage, [.string(second)]).first?.arrayValue?.compactMap(\.stringValue) == [first])
+            let bytes = try readAll(try await shared.call(Pieces.openMixStem, [.string(first), .string("wave")]).first)
             #expect(bytes == Array(try Data(contentsOf: stem)))
             let database = String(url.split(separator: "/").last!)
             #expect(try await server.psql("SELECT count(*) FROM asset WHERE format = 'flac'", database: database) == "1\n")
@@ -364,8 +377,9 @@ struct SharedHosts {
             for (index, frequency) in [330.0, 440.0, 550.0].enumerated() {
                 let stem = local.file("stem-\(index).wav")
                 try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
-                let id = try await local.drop(["Title": .string("Take \(index)"), "MixStemPath": .string(stem.path),
-                                               "Listed": .boolean(index != 1)])
+                let id = try await local.drop([PieceKeys.title.name: .string("Take \(index)"),
+                                               PieceKeys.mixStem.path.name: .string(stem.path),
+                                               PieceKeys.listed.name: .boolean(index != 1)])
                 stems[id] = Array(try Data(contentsOf: stem))
             }
             await local.service.shutdown()
@@ -400,7 +414,7 @@ struct SharedHosts {
                 #expect(try await shared.list([:]).total == 3)
                 // A piece deleted from the catalogue after the copy does not stop the host again.
                 let gone = stems.keys.sorted()[0]
-                _ = try await shared.call("Delete", [.string(gone)])
+                _ = try await shared.call(Pieces.delete, [.string(gone)])
                 await host.shutdown()
                 let again = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
                                                      busName: PiecesFixture.busName)
@@ -412,7 +426,7 @@ struct SharedHosts {
             try await SharedHosts.with(1, server: server, database: url) { second in
                 let other = second.hosts[0].pieces
                 for (id, bytes) in stems {
-                    let played = try readAll(try await other.call("OpenMixStem", [.string(id), .string("wave")]).first)
+                    let played = try readAll(try await other.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
                     #expect(played == bytes, "piece \(id) does not play from a second host as it was dropped")
                 }
             }
@@ -432,7 +446,8 @@ struct SharedHosts {
             for frequency in [300.0, 400.0, 500.0] {
                 let stem = local.file("s\(Int(frequency)).wav")
                 try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
-                ids.append(try await local.drop(["Title": .string("\(Int(frequency)) Hz"), "MixStemPath": .string(stem.path)]))
+                ids.append(try await local.drop([PieceKeys.title.name: .string("\(Int(frequency)) Hz"),
+                                                 PieceKeys.mixStem.path.name: .string(stem.path)]))
                 hashes.append(TestMedia.sha256(Array(try Data(contentsOf: stem))))
             }
             await local.service.shutdown()
@@ -478,7 +493,10 @@ struct SharedHosts {
             let (a, b) = (shared.hosts[0], shared.hosts[1])
             let stem = try SharedHosts.stem(a, "cut", frequency: 620)
             var old: [String] = []
-            for index in 0..<2 { old.append(try await a.pieces.drop(["Title": .string("old \(index)"), "MixStemPath": .string(stem.path)])) }
+            for index in 0..<2 {
+                old.append(try await a.pieces.drop([PieceKeys.title.name: .string("old \(index)"),
+                                                    PieceKeys.mixStem.path.name: .string(stem.path)]))
+            }
             let changes = try await b.changes()
             #expect(try await b.pieces.list([:]).total == 2)
             // Drain what b announced of the two before the cut.
@@ -486,18 +504,19 @@ struct SharedHosts {
 
             relay.cut()
             var started = ContinuousClock.now
-            _ = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
             let firstFailure = started.duration(to: .now)
             #expect(firstFailure < .seconds(5), "the first call on a silent path took \(firstFailure):\n\(b.service.logText.suffix(3000))")
             started = ContinuousClock.now
-            _ = await expectDBusError("org.earshot.Error.StorageUnavailable") { _ = try await b.pieces.list([:]) }
+            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
             #expect(started.duration(to: .now) < .seconds(1), "a call once the path is known lost did not fail at once")
 
             var dropped: [String] = []
             for index in 0..<10 {
-                dropped.append(try await a.pieces.drop(["Title": .string("new \(index)"), "MixStemPath": .string(stem.path)]))
+                dropped.append(try await a.pieces.drop([PieceKeys.title.name: .string("new \(index)"),
+                                                        PieceKeys.mixStem.path.name: .string(stem.path)]))
             }
-            for id in old { _ = try await a.pieces.call("Delete", [.string(id)]) }
+            for id in old { _ = try await a.pieces.call(Pieces.delete, [.string(id)]) }
 
             relay.restore()
             started = ContinuousClock.now
@@ -546,8 +565,8 @@ struct SharedHosts {
         let client = try await bus.connect()
         defer { client.close() }
         let fromFile = try await host(["--database-password-file", file.path])
-        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.busName,
-                                           member: "List", [.vardict([:])])
+        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.interface,
+                                           member: Pieces.list.name, [.vardict([:])])
         #expect(listed.last?.uint32Value == 0)
         await fromFile.shutdown()
         let fromEnvironment = try await host([], environment: ["PGPASSWORD": "s3cret-horse"])
@@ -616,8 +635,9 @@ struct SharedHosts {
         #expect(try await server.psql(versions, database: oldName) == all)
         let client = try await first.connect()
         defer { client.close() }
-        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.busName,
-                                           member: "List", [.vardict(["TempoMin": .double(90), "TempoMax": .double(100)])])
+        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.interface,
+                                           member: Pieces.list.name,
+                                           [.vardict([QueryKeys.tempoMin.name: .double(90), QueryKeys.tempoMax.name: .double(100)])])
         #expect(listed.last?.uint32Value == 1, "the first schema's piece after the upgrade: \(listed)")
         await upgrader.shutdown()
 
@@ -695,7 +715,7 @@ struct SharedHosts {
                 do {
                     let prefix = try TestUser.commandPrefix(user)
                     let text = try await ToolRun.run(prefix + ["/usr/bin/busctl", "--address=\(host.bus.address)", "call",
-                                                               PiecesFixture.busName, PiecesFixture.path.rawValue, PiecesFixture.busName]
+                                                               PiecesFixture.busName, PiecesFixture.path.rawValue, PiecesFixture.interface]
                                                      + arguments)
                     return (true, text)
                 } catch {
@@ -703,25 +723,26 @@ struct SharedHosts {
                 }
             }
             func drop(_ title: String) async throws -> String {
-                let reply = await busctl(a, as: "earshot-ann", ["Drop", "a{sv}", "3", "Title", "s", title, "Listed", "b", "false",
-                                                                "MixStemPath", "s", stem.path])
+                let reply = await busctl(a, as: "earshot-ann", [Pieces.drop.name, "a{sv}", "3", PieceKeys.title.name, "s", title,
+                                                                PieceKeys.listed.name, "b", "false",
+                                                                PieceKeys.mixStem.path.name, "s", stem.path])
                 try #require(reply.ok, "ann's drop on host-a: \(reply.text)")
                 return String(reply.text.split(separator: "\"")[1])
             }
             let first = try await drop("Ann's sketch"), second = try await drop("Ann's other sketch")
-            #expect(try await a.pieces.get(first)["Author"]?.stringValue == "earshot-ann@host-a")
+            #expect(try await a.pieces.get(first)[StoredKeys.author.name]?.stringValue == "earshot-ann@host-a")
 
-            let annOnA = await busctl(a, as: "earshot-ann", ["List", "a{sv}", "0"])
+            let annOnA = await busctl(a, as: "earshot-ann", [Pieces.list.name, "a{sv}", "0"])
             #expect(annOnA.text.contains(first), "ann on host-a does not see her unlisted piece: \(annOnA.text)")
-            let annOnB = await busctl(b, as: "earshot-ann", ["List", "a{sv}", "0"])
+            let annOnB = await busctl(b, as: "earshot-ann", [Pieces.list.name, "a{sv}", "0"])
             #expect(annOnB.ok && !annOnB.text.contains(first), "ann on host-b sees ann@host-a's unlisted piece: \(annOnB.text)")
-            let annDeletesOnB = await busctl(b, as: "earshot-ann", ["Delete", "s", first])
+            let annDeletesOnB = await busctl(b, as: "earshot-ann", [Pieces.delete.name, "s", first])
             #expect(!annDeletesOnB.ok && annDeletesOnB.text.contains("may not delete"), "\(annDeletesOnB.text)")
             await #expect(throws: DBusError.self, "root of host-b deleted host-a's piece") {
-                _ = try await b.pieces.call("Delete", [.string(first)])
+                _ = try await b.pieces.call(Pieces.delete, [.string(first)])
             }
-            _ = try await a.pieces.call("Delete", [.string(first)])  // root of host-a
-            let bobDeletes = await busctl(b, as: "earshot-bob", ["Delete", "s", second])
+            _ = try await a.pieces.call(Pieces.delete, [.string(first)])  // root of host-a
+            let bobDeletes = await busctl(b, as: "earshot-bob", [Pieces.delete.name, "s", second])
             #expect(bobDeletes.ok, "the fleet administrator could not delete: \(bobDeletes.text)")
             #expect(try await a.pieces.list([:]).total == 0)
         }
@@ -739,7 +760,8 @@ struct SharedHosts {
             for index in 0..<4 {
                 let stem = a.bus.directory.appendingPathComponent("long-\(index).wav")
                 try Data(TestMedia.wav(seconds: 12, frequency: 300 + 100 * Double(index))).write(to: stem)
-                pieces.append((try await a.pieces.drop(["Title": .string("Long \(index)"), "MixStemPath": .string(stem.path)]),
+                pieces.append((try await a.pieces.drop([PieceKeys.title.name: .string("Long \(index)"),
+                                                        PieceKeys.mixStem.path.name: .string(stem.path)]),
                                Array(try Data(contentsOf: stem))))
             }
             let cached = b.bus.directory.appendingPathComponent("pieces/shared-cache/objects")
@@ -754,7 +776,7 @@ struct SharedHosts {
                 return total
             }
             for piece in pieces {
-                let bytes = try readAll(try await b.pieces.call("OpenMixStem", [.string(piece.id), .string("wave")]).first)
+                let bytes = try readAll(try await b.pieces.call(Pieces.openMixStem, [.string(piece.id), .string("wave")]).first)
                 #expect(bytes == piece.bytes)
                 let kept = try cacheBytes()
                 #expect(kept <= limit, "host b keeps \(kept) bytes, past its 3 MiB")
@@ -772,7 +794,7 @@ struct SharedHosts {
             try damaged.write(to: lastFile)
             let again = try await ServiceProcess("earshot-pieces", arguments: b.arguments, bus: b.bus, busName: PiecesFixture.busName)
             defer { again.stop() }
-            let bytes = try readAll(try await b.pieces.call("OpenMixStem", [.string(pieces[3].id), .string("wave")]).first)
+            let bytes = try readAll(try await b.pieces.call(Pieces.openMixStem, [.string(pieces[3].id), .string("wave")]).first)
             #expect(bytes == pieces[3].bytes, "a damaged cached file was delivered")
             #expect(again.logText.contains("is damaged; it is fetched again"))
 
@@ -780,8 +802,8 @@ struct SharedHosts {
             _ = try await shared.server.psql("""
                 UPDATE object_chunk SET data = overlay(data placing '\\x0102'::bytea from 1000 for 2) WHERE hash = '\(oldest)' AND seq = 0
                 """, database: String(shared.url.split(separator: "/").last!))
-            let error = await expectDBusError("org.earshot.Error.DamagedObject") {
-                _ = try await b.pieces.call("OpenMixStem", [.string(pieces[0].id), .string("wave")])
+            let error = await expectDBusError(EarshotErrorName.damagedObject.name) {
+                _ = try await b.pieces.call(Pieces.openMixStem, [.string(pieces[0].id), .string("wave")])
             }
             #expect(error?.message.contains("is damaged") == true, "\(error?.message ?? "")")
         }

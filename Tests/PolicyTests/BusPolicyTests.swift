@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -47,22 +48,24 @@ import Testing
             let id = try #require(dropped.firstString, "\(dropped)")
             let capture = PolicyStack.capture, session = PolicyStack.session, pieces = PolicyStack.pieces
             let orchestrator = PolicyStack.orchestrator, alerts = PolicyStack.alerts
-            let playback = AgentArgument.dictionary(["Category": .s("playback")])
-            let keepEnforced: [AgentArgument] = [.string(session), .string("KeepEnforced"), .variant("b", .boolean(true))]
+            let playback = AgentArgument.dictionary([Session.Keys.category.name: .s("playback")])
+            let keepEnforced: [AgentArgument] = [.string(session), .string(Session.keepEnforced.name), .variant("b", .boolean(true))]
 
             // Denied by the bus.
             let denied: [(String, AgentReply)] = [
-                ("PerformAudioPassThru", try await eve.performAudioPassThru()),
-                ("EndAudioPassThru", try await eve.call(capture, PolicyStack.path(of: capture), capture, "EndAudioPassThru")),
-                ("SetDesiredState", try await eve.call(session, PolicyStack.path(of: session), session, "SetDesiredState",
-                                                       signature: "a{sv}", [playback])),
-                ("Activate", try await eve.call(session, PolicyStack.path(of: session), session, "Activate",
-                                                signature: "a{sv}", [playback])),
+                (Capture.performAudioPassThru.name, try await eve.performAudioPassThru()),
+                (Capture.endAudioPassThru.name, try await eve.call(capture, PolicyStack.path(of: capture), capture,
+                                                                   Capture.endAudioPassThru)),
+                (Session.setDesiredState.name, try await eve.call(session, PolicyStack.path(of: session), session, Session.setDesiredState,
+                                                                  signature: "a{sv}", [playback])),
+                (Session.activate.name, try await eve.call(session, PolicyStack.path(of: session), session, Session.activate,
+                                                           signature: "a{sv}", [playback])),
                 ("Set KeepEnforced", try await eve.call(session, PolicyStack.path(of: session), "org.freedesktop.DBus.Properties",
                                                         "Set", signature: "ssv", keepEnforced)),
-                ("Drop", try await eve.drop(title: "Eve's loop", mixStemPath: stem)),
-                ("Delete", try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, "Delete", signature: "s", [.string(id)])),
-                ("RecordPiece", try await eve.recordPiece(title: "Eve's idea")),
+                (Pieces.drop.name, try await eve.drop(title: "Eve's loop", mixStemPath: stem)),
+                (Pieces.delete.name, try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.delete, signature: "s",
+                                                        [.string(id)])),
+                (Orchestrator.recordPiece.name, try await eve.recordPiece(title: "Eve's idea")),
             ]
             for (call, reply) in denied {
                 #expect(reply.errorName == PolicyStack.accessDenied, "eve \(call): \(reply)")
@@ -75,29 +78,29 @@ import Testing
                 let ping = try await eve.call(name, PolicyStack.path(of: name), "org.freedesktop.DBus.Peer", "Ping")
                 #expect(ping.succeeded, "eve pinging \(name): \(ping)")
             }
-            let device = try await eve.property(capture, PolicyStack.path(of: capture), capture, "Device")
+            let device = try await eve.property(capture, PolicyStack.path(of: capture), capture, Capture.device)
             #expect(device.values == [.string("mic")], "\(device)")
             let all = try await eve.call(pieces, PolicyStack.path(of: pieces), "org.freedesktop.DBus.Properties", "GetAll",
                                          signature: "s", [.string(pieces)])
-            #expect(all.values.first?["Count"] == .number(1), "\(all)")
-            let services = try await eve.property(orchestrator, PolicyStack.path(of: orchestrator), orchestrator, "Services")
+            #expect(all.values.first?[Pieces.count.name] == .number(1), "\(all)")
+            let services = try await eve.property(orchestrator, PolicyStack.path(of: orchestrator), orchestrator, Orchestrator.services)
             #expect(services.values.first?[capture] != nil, "\(services)")
-            let state = try await eve.call(session, PolicyStack.path(of: session), session, "GetState")
-            #expect(state.values.first?["Category"] != nil, "\(state)")
-            let inputs = try await eve.call(session, PolicyStack.path(of: session), session, "ListInputs")
+            let state = try await eve.call(session, PolicyStack.path(of: session), session, Session.getState)
+            #expect(state.values.first?[Session.category.name] != nil, "\(state)")
+            let inputs = try await eve.call(session, PolicyStack.path(of: session), session, Session.listInputs)
             #expect(inputs.succeeded, "\(inputs)")
-            let list = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, "List", signature: "a{sv}", [.dictionary([:])])
+            let list = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.list, signature: "a{sv}", [.dictionary([:])])
             #expect(list.values.count == 2 && list.values[1] == .number(1), "\(list)")
-            let piece = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, "Get", signature: "s", [.string(id)])
-            #expect(piece.values.first?["Author"] == .string(PolicyStack.alice), "\(piece)")
-            let lineage = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, "Lineage", signature: "s", [.string(id)])
+            let piece = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.get, signature: "s", [.string(id)])
+            #expect(piece.values.first?[Pieces.StoredKeys.author.name] == .string(PolicyStack.alice), "\(piece)")
+            let lineage = try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.lineage, signature: "s", [.string(id)])
             #expect(lineage.succeeded, "\(lineage)")
-            let alert = try await eve.call(alerts, PolicyStack.path(of: alerts), alerts, "PresentAlert", signature: "a{sv}",
-                                           [.dictionary(["Text": .s("Eve says hello")])])
+            let alert = try await eve.call(alerts, PolicyStack.path(of: alerts), alerts, Alerts.presentAlert, signature: "a{sv}",
+                                           [.dictionary([Alerts.Keys.text.name: .s("Eve says hello")])])
             #expect(alert.firstString?.hasPrefix("/org/earshot/Alerts1/Alert/") == true, "\(alert)")
 
             // Alice, in `audio`, gets through where eve did not.
-            let set = try await alice.call(session, PolicyStack.path(of: session), session, "SetDesiredState",
+            let set = try await alice.call(session, PolicyStack.path(of: session), session, Session.setDesiredState,
                                            signature: "a{sv}", [playback])
             #expect(set.succeeded, "alice SetDesiredState: \(set)")
             let enforce = try await alice.call(session, PolicyStack.path(of: session), "org.freedesktop.DBus.Properties", "Set",
@@ -105,13 +108,13 @@ import Testing
             #expect(enforce.succeeded, "alice Set KeepEnforced: \(enforce)")
             let passThru = try await alice.performAudioPassThru()
             #expect(passThru.firstString?.hasPrefix("/org/earshot/Capture1/PassThru/") == true, "alice PerformAudioPassThru: \(passThru)")
-            let ended = try await alice.call(capture, PolicyStack.path(of: capture), capture, "EndAudioPassThru")
+            let ended = try await alice.call(capture, PolicyStack.path(of: capture), capture, Capture.endAudioPassThru)
             #expect(ended.succeeded, "alice EndAudioPassThru: \(ended)")
             let job = try await alice.recordPiece(title: "Alice's idea")
             let jobPath = try #require(job.firstString, "alice RecordPiece: \(job)")
-            let cancelled = try await alice.call(orchestrator, jobPath, "org.earshot.Orchestrator1.Job", "Cancel")
+            let cancelled = try await alice.call(orchestrator, jobPath, Job.interface.name, Job.cancel)
             #expect(cancelled.succeeded, "alice cancelling her job: \(cancelled)")
-            let deleted = try await alice.call(pieces, PolicyStack.path(of: pieces), pieces, "Delete", signature: "s", [.string(id)])
+            let deleted = try await alice.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.delete, signature: "s", [.string(id)])
             #expect(deleted.succeeded, "alice Delete: \(deleted)")
         }
     }

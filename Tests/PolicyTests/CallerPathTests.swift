@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
@@ -36,27 +37,27 @@ import Testing
             // An export into alice's directory is hers; bob may not write there.
             let pieces = PolicyStack.pieces, manager = PolicyStack.path(of: pieces)
             let export = home.appendingPathComponent("export.wav")
-            let exported = try await alice.call(pieces, manager, pieces, "ExportMixStem", signature: "sss",
+            let exported = try await alice.call(pieces, manager, pieces, Pieces.exportMixStem, signature: "sss",
                                                 [.string(id), .string("wave"), .string(export.path)])
             #expect(exported.succeeded, "alice's export: \(exported)")
             var info = stat()
             #expect(stat(export.path, &info) == 0 && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the export is not alice's")
-            let intruded = try await bob.call(pieces, manager, pieces, "ExportMixStem", signature: "sss",
+            let intruded = try await bob.call(pieces, manager, pieces, Pieces.exportMixStem, signature: "sss",
                                               [.string(id), .string("wave"), .string(home.appendingPathComponent("bob.wav").path)])
             #expect(intruded.errorName == PolicyStack.disallowed, "bob's export into alice's directory: \(intruded)")
 
             // A pass-thru's OutputPath likewise.
             let capture = PolicyStack.capture
-            let request: [String: AgentArgument] = ["SamplingRate": .u(16000), "BitsPerSample": .u(16), "AudioType": .s("PCM"),
-                                                    "MaxDuration": .u(300)]
+            let request: [String: AgentArgument] = [Capture.Keys.samplingRate.name: .u(16000), Capture.Keys.bitsPerSample.name: .u(16),
+                                                    Capture.Keys.audioType.name: .s("PCM"), Capture.Keys.maxDuration.name: .u(300)]
             var bobs = request
-            bobs["OutputPath"] = .s(home.appendingPathComponent("bob-take.wav").path)
-            let bobTake = try await bob.call(capture, PolicyStack.path(of: capture), capture, "PerformAudioPassThru",
+            bobs[Capture.Keys.outputPath.name] = .s(home.appendingPathComponent("bob-take.wav").path)
+            let bobTake = try await bob.call(capture, PolicyStack.path(of: capture), capture, Capture.performAudioPassThru,
                                              signature: "a{sv}", [.dictionary(bobs)])
             #expect(bobTake.errorName == PolicyStack.accessDenied, "bob's OutputPath in alice's directory: \(bobTake)")
             var alices = request
-            alices["OutputPath"] = .s(home.appendingPathComponent("alice-take.wav").path)
-            let aliceTake = try await alice.call(capture, PolicyStack.path(of: capture), capture, "PerformAudioPassThru",
+            alices[Capture.Keys.outputPath.name] = .s(home.appendingPathComponent("alice-take.wav").path)
+            let aliceTake = try await alice.call(capture, PolicyStack.path(of: capture), capture, Capture.performAudioPassThru,
                                                  signature: "a{sv}", [.dictionary(alices)])
             #expect(aliceTake.succeeded, "alice's OutputPath: \(aliceTake)")
             #expect(stat(home.appendingPathComponent("alice-take.wav").path, &info) == 0
@@ -66,15 +67,18 @@ import Testing
             // FILE_NOT_FOUND for anyone else.
             let alerts = PolicyStack.alerts
             func alert(_ agent: BusAgent) async throws -> String {
-                let reply = try await agent.call(alerts, PolicyStack.path(of: alerts), alerts, "PresentAlert", signature: "a{sv}", [.dictionary([
-                    "Audio": .variant("a(ss)", .list([.list([.string("FILE"), .string(stem.path)])])), "OutliveOwner": .b(true),
-                ])])
+                let keys: [String: AgentArgument] = [
+                    Alerts.Keys.audio.name: .variant("a(ss)", .list([.list([.string("FILE"), .string(stem.path)])])),
+                    Alerts.Keys.outliveOwner.name: .b(true),
+                ]
+                let reply = try await agent.call(alerts, PolicyStack.path(of: alerts), alerts, Alerts.presentAlert, signature: "a{sv}",
+                                                 [.dictionary(keys)])
                 return try #require(reply.firstString, "\(reply)")
             }
             let played = try await alert(alice)
-            try await fixture.waitFor("ResultCode", of: played, "org.earshot.Alerts1.Alert", on: alerts, toBe: "SUCCESS")
+            try await fixture.waitFor(Alert.resultCode, of: played, Alert.interface.name, on: alerts, toBe: "SUCCESS")
             let unread = try await alert(bob)
-            try await fixture.waitFor("ResultCode", of: unread, "org.earshot.Alerts1.Alert", on: alerts, toBe: "FILE_NOT_FOUND")
+            try await fixture.waitFor(Alert.resultCode, of: unread, Alert.interface.name, on: alerts, toBe: "FILE_NOT_FOUND")
 
             // Only regular files: a FIFO would hold the helper forever.
             let fifo = home.appendingPathComponent("fifo.wav")

@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -9,9 +11,9 @@ import Testing
 /// alice, cannot end, cancel or delete what is hers (`org.earshot.Error.Disallowed`, and
 /// nothing changes); alice can, and so can root.
 @Suite(.serialized) struct OwnershipTests {
-    static let passThru = "org.earshot.Capture1.PassThru"
-    static let alert = "org.earshot.Alerts1.Alert"
-    static let job = "org.earshot.Orchestrator1.Job"
+    static let passThru = PassThru.interface.name
+    static let alert = Alert.interface.name
+    static let job = Job.interface.name
 
     @Test func aPassThruAnswersOnlyItsOwner() async throws {
         try await PolicyStack.with { fixture in
@@ -19,34 +21,35 @@ import Testing
             let bob = try await fixture.agent(PolicyStack.bob)
             let capture = PolicyStack.capture
             // Each way of ending, by alice, after bob has tried them all.
-            for (ending, resultCode) in [("End", "SUCCESS"), ("Done", "SUCCESS"), ("Cancel", "ABORTED"), ("Retry", "RETRY")] {
+            let endings = [(PassThru.end, "SUCCESS"), (PassThru.done, "SUCCESS"), (PassThru.cancel, "ABORTED"), (PassThru.retry, "RETRY")]
+            for (ending, resultCode) in endings {
                 let started = try await alice.performAudioPassThru()
                 let path = try #require(started.firstString, "\(started)")
-                try await fixture.waitFor("State", of: path, Self.passThru, on: capture, toBe: "recording")
-                let owner = try await fixture.property("Owner", of: path, Self.passThru, on: capture)
+                try await fixture.waitFor(PassThru.state, of: path, Self.passThru, on: capture, toBe: "recording")
+                let owner = try await fixture.property(PassThru.owner, of: path, Self.passThru, on: capture)
                 #expect(owner?.stringValue == alice.uniqueName)
 
-                for member in ["End", "Done", "Cancel", "Retry", "OpenStream"] {
+                for member in [PassThru.end, PassThru.done, PassThru.cancel, PassThru.retry, PassThru.openStream] {
                     let reply = try await bob.call(capture, path, Self.passThru, member)
-                    #expect(reply.errorName == PolicyStack.disallowed, "bob \(member) on alice's pass-thru: \(reply)")
+                    #expect(reply.errorName == PolicyStack.disallowed, "bob \(member.name) on alice's pass-thru: \(reply)")
                 }
                 // EndAudioPassThru ends the caller's own pass-thru; bob has none.
-                let endOwn = try await bob.call(capture, PolicyStack.path(of: capture), capture, "EndAudioPassThru")
-                #expect(endOwn.errorName == "org.earshot.Error.Rejected", "bob EndAudioPassThru: \(endOwn)")
-                let state = try await fixture.property("State", of: path, Self.passThru, on: capture)
+                let endOwn = try await bob.call(capture, PolicyStack.path(of: capture), capture, Capture.endAudioPassThru)
+                #expect(endOwn.errorName == EarshotErrorName.rejected.name, "bob EndAudioPassThru: \(endOwn)")
+                let state = try await fixture.property(PassThru.state, of: path, Self.passThru, on: capture)
                 #expect(state?.stringValue == "recording", "after bob's attempts")
 
-                if ending == "End" {
+                if ending == PassThru.end {
                     // The agent reads what the pipe first gives: the microphone's audio.
-                    let stream = try await alice.call(capture, path, Self.passThru, "OpenStream")
+                    let stream = try await alice.call(capture, path, Self.passThru, PassThru.openStream)
                     let bytes: Double = if case .number(let count)? = stream.values.first?["fdBytes"] { count } else { 0 }
                     #expect(bytes > 0, "alice OpenStream: \(stream)")
                 }
                 let reply = try await alice.call(capture, path, Self.passThru, ending)
-                #expect(reply.succeeded, "alice \(ending): \(reply)")
-                try await fixture.waitFor("State", of: path, Self.passThru, on: capture, toBe: "finished")
-                let code = try await fixture.property("ResultCode", of: path, Self.passThru, on: capture)
-                #expect(code?.stringValue == resultCode, "alice \(ending)")
+                #expect(reply.succeeded, "alice \(ending.name): \(reply)")
+                try await fixture.waitFor(PassThru.state, of: path, Self.passThru, on: capture, toBe: "finished")
+                let code = try await fixture.property(PassThru.resultCode, of: path, Self.passThru, on: capture)
+                #expect(code?.stringValue == resultCode, "alice \(ending.name)")
             }
         }
     }
@@ -59,25 +62,25 @@ import Testing
 
             let started = try await alice.recordPiece(title: "Alice's idea")
             let path = try #require(started.firstString, "\(started)")
-            try await fixture.waitFor("State", of: path, Self.job, on: orchestrator, toBe: "recording")
-            let refused = try await bob.call(orchestrator, path, Self.job, "Cancel")
+            try await fixture.waitFor(Job.state, of: path, Self.job, on: orchestrator, toBe: "recording")
+            let refused = try await bob.call(orchestrator, path, Self.job, Job.cancel)
             #expect(refused.errorName == PolicyStack.disallowed, "bob Cancel on alice's job: \(refused)")
-            let state = try await fixture.property("State", of: path, Self.job, on: orchestrator)
+            let state = try await fixture.property(Job.state, of: path, Self.job, on: orchestrator)
             #expect(state?.stringValue == "recording", "after bob's attempt")
-            let cancelled = try await alice.call(orchestrator, path, Self.job, "Cancel")
+            let cancelled = try await alice.call(orchestrator, path, Self.job, Job.cancel)
             #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
-            try await fixture.waitFor("State", of: path, Self.job, on: orchestrator, toBe: "finished")
-            let code = try await fixture.property("ResultCode", of: path, Self.job, on: orchestrator)
+            try await fixture.waitFor(Job.state, of: path, Self.job, on: orchestrator, toBe: "finished")
+            let code = try await fixture.property(Job.resultCode, of: path, Self.job, on: orchestrator)
             #expect(code?.stringValue == "ABORTED")
 
             // On the system bus uid 0 may cancel anyone's job.
             let second = try await alice.recordPiece(title: "Alice's second idea")
             let secondPath = try #require(second.firstString, "\(second)")
-            try await fixture.waitFor("State", of: secondPath, Self.job, on: orchestrator, toBe: "recording")
+            try await fixture.waitFor(Job.state, of: secondPath, Self.job, on: orchestrator, toBe: "recording")
             _ = try await fixture.stack.client.call(destination: orchestrator, path: try ObjectPath(secondPath), interface: Self.job,
-                                                    member: "Cancel")
-            try await fixture.waitFor("State", of: secondPath, Self.job, on: orchestrator, toBe: "finished")
-            let secondCode = try await fixture.property("ResultCode", of: secondPath, Self.job, on: orchestrator)
+                                                    member: Job.cancel.name)
+            try await fixture.waitFor(Job.state, of: secondPath, Self.job, on: orchestrator, toBe: "finished")
+            let secondCode = try await fixture.property(Job.resultCode, of: secondPath, Self.job, on: orchestrator)
             #expect(secondCode?.stringValue == "ABORTED")
         }
     }
@@ -90,31 +93,32 @@ import Testing
 
             let presented = try await alice.presentAlertWithButton("Alice's alert")
             let path = try #require(presented.firstString, "\(presented)")
-            try await fixture.waitFor("State", of: path, Self.alert, on: alerts, toBe: "presenting")
-            let owner = try await fixture.property("Owner", of: path, Self.alert, on: alerts)
+            try await fixture.waitFor(Alert.state, of: path, Self.alert, on: alerts, toBe: "presenting")
+            let owner = try await fixture.property(Alert.owner, of: path, Self.alert, on: alerts)
             #expect(owner?.stringValue == alice.uniqueName)
-            let attempts = [("Cancel", try await bob.call(alerts, path, Self.alert, "Cancel")),
-                            ("Dismiss", try await bob.call(alerts, path, Self.alert, "Dismiss")),
-                            ("PressButton", try await bob.call(alerts, path, Self.alert, "PressButton", signature: "q", [.integer(1)]))]
+            let attempts = [(Alert.cancel, try await bob.call(alerts, path, Self.alert, Alert.cancel)),
+                            (Alert.dismiss, try await bob.call(alerts, path, Self.alert, Alert.dismiss)),
+                            (Alert.pressButton, try await bob.call(alerts, path, Self.alert, Alert.pressButton, signature: "q",
+                                                                   [.integer(1)]))]
             for (member, reply) in attempts {
-                #expect(reply.errorName == PolicyStack.disallowed, "bob \(member) on alice's alert: \(reply)")
+                #expect(reply.errorName == PolicyStack.disallowed, "bob \(member.name) on alice's alert: \(reply)")
             }
-            let state = try await fixture.property("State", of: path, Self.alert, on: alerts)
+            let state = try await fixture.property(Alert.state, of: path, Self.alert, on: alerts)
             #expect(state?.stringValue == "presenting", "after bob's attempts")
-            let cancelled = try await alice.call(alerts, path, Self.alert, "Cancel")
+            let cancelled = try await alice.call(alerts, path, Self.alert, Alert.cancel)
             #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
-            try await fixture.waitFor("State", of: path, Self.alert, on: alerts, toBe: "finished")
-            let code = try await fixture.property("ResultCode", of: path, Self.alert, on: alerts)
+            try await fixture.waitFor(Alert.state, of: path, Self.alert, on: alerts, toBe: "finished")
+            let code = try await fixture.property(Alert.resultCode, of: path, Self.alert, on: alerts)
             #expect(code?.stringValue == "ABORTED")
 
             // On the system bus uid 0 may cancel anyone's alert.
             let second = try await alice.presentAlertWithButton("Alice's second alert")
             let secondPath = try #require(second.firstString, "\(second)")
-            try await fixture.waitFor("State", of: secondPath, Self.alert, on: alerts, toBe: "presenting")
+            try await fixture.waitFor(Alert.state, of: secondPath, Self.alert, on: alerts, toBe: "presenting")
             _ = try await fixture.stack.client.call(destination: alerts, path: try ObjectPath(secondPath), interface: Self.alert,
-                                                    member: "Cancel")
-            try await fixture.waitFor("State", of: secondPath, Self.alert, on: alerts, toBe: "finished")
-            let secondCode = try await fixture.property("ResultCode", of: secondPath, Self.alert, on: alerts)
+                                                    member: Alert.cancel.name)
+            try await fixture.waitFor(Alert.state, of: secondPath, Self.alert, on: alerts, toBe: "finished")
+            let secondCode = try await fixture.property(Alert.resultCode, of: secondPath, Self.alert, on: alerts)
             #expect(secondCode?.stringValue == "ABORTED")
         }
     }
@@ -126,10 +130,10 @@ import Testing
             let pieces = PolicyStack.pieces
             let manager = PolicyStack.path(of: pieces)
             func get(_ id: String, as agent: BusAgent) async throws -> AgentReply {
-                try await agent.call(pieces, manager, pieces, "Get", signature: "s", [.string(id)])
+                try await agent.call(pieces, manager, pieces, Pieces.get, signature: "s", [.string(id)])
             }
             func delete(_ id: String, as agent: BusAgent) async throws -> AgentReply {
-                try await agent.call(pieces, manager, pieces, "Delete", signature: "s", [.string(id)])
+                try await agent.call(pieces, manager, pieces, Pieces.delete, signature: "s", [.string(id)])
             }
 
             let aliceDrop = try await alice.drop(title: "Alice's loop", mixStemPath: try fixture.wave("alice.wav", ownedBy: PolicyStack.alice))
@@ -137,24 +141,24 @@ import Testing
             let bobDrop = try await bob.drop(title: "Bob's loop", mixStemPath: try fixture.wave("bob.wav", ownedBy: PolicyStack.bob))
             let bobID = try #require(bobDrop.firstString, "\(bobDrop)")
             let bobsPiece = try await get(bobID, as: alice)
-            #expect(bobsPiece.values.first?["Author"] == .string(PolicyStack.bob), "\(bobsPiece)")
+            #expect(bobsPiece.values.first?[Pieces.StoredKeys.author.name] == .string(PolicyStack.bob), "\(bobsPiece)")
 
             let refused = try await delete(aliceID, as: bob)
             #expect(refused.errorName == PolicyStack.disallowed, "bob Delete on alice's piece: \(refused)")
             let kept = try await get(aliceID, as: bob)
-            #expect(kept.values.first?["Author"] == .string(PolicyStack.alice), "after bob's attempt: \(kept)")
+            #expect(kept.values.first?[Pieces.StoredKeys.author.name] == .string(PolicyStack.alice), "after bob's attempt: \(kept)")
             let deleted = try await delete(aliceID, as: alice)
             #expect(deleted.succeeded, "alice Delete: \(deleted)")
             let gone = try await get(aliceID, as: bob)
-            #expect(gone.errorName == "org.earshot.Error.PieceNotFound", "\(gone)")
+            #expect(gone.errorName == EarshotErrorName.pieceNotFound.name, "\(gone)")
 
             // Alice may not delete bob's piece either; root may.
             let refusedToo = try await delete(bobID, as: alice)
             #expect(refusedToo.errorName == PolicyStack.disallowed, "alice Delete on bob's piece: \(refusedToo)")
-            _ = try await fixture.stack.client.call(destination: pieces, path: try ObjectPath(manager), interface: pieces, member: "Delete",
-                                                    [.string(bobID)])
+            _ = try await fixture.stack.client.call(destination: pieces, path: try ObjectPath(manager), interface: pieces,
+                                                    member: Pieces.delete.name, [.string(bobID)])
             let bobGone = try await get(bobID, as: bob)
-            #expect(bobGone.errorName == "org.earshot.Error.PieceNotFound", "\(bobGone)")
+            #expect(bobGone.errorName == EarshotErrorName.pieceNotFound.name, "\(bobGone)")
         }
     }
 }

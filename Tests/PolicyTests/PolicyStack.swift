@@ -1,9 +1,21 @@
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Glibc
 import Testing
+
+/// The interfaces the tests call, as the contract declares them (their members, properties
+/// and keys).
+typealias Capture = CaptureContract.Manager
+typealias PassThru = CaptureContract.PassThru
+typealias Alerts = AlertsContract.Manager
+typealias Alert = AlertsContract.Alert
+typealias Pieces = PiecesContract.Manager
+typealias Session = SessionContract.Manager
+typealias Orchestrator = OrchestratorContract.Manager
+typealias Job = OrchestratorContract.Job
 
 /// Every Earshot service on a system bus configured like a head unit's: Debian's
 /// system.conf baseline followed by the project's policy (`dbus/org.earshot.conf`), the
@@ -17,13 +29,13 @@ final class PolicyStack: Sendable {
     static let eve = "earshot-eve"
 
     static let accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
-    static let disallowed = "org.earshot.Error.Disallowed"
+    static let disallowed = EarshotErrorName.disallowed.name
 
-    static let capture = "org.earshot.Capture1"
-    static let alerts = "org.earshot.Alerts1"
-    static let pieces = "org.earshot.Pieces1"
-    static let session = "org.earshot.Session1"
-    static let orchestrator = "org.earshot.Orchestrator1"
+    static let capture = CaptureContract.busName
+    static let alerts = AlertsContract.busName
+    static let pieces = PiecesContract.busName
+    static let session = SessionContract.busName
+    static let orchestrator = OrchestratorContract.busName
     static let names = [capture, alerts, pieces, session, orchestrator]
 
     static func path(of name: String) -> String { "/" + name.replacingOccurrences(of: ".", with: "/") }
@@ -92,18 +104,19 @@ final class PolicyStack: Sendable {
     }
 
     /// The root connection's view of a property.
-    func property(_ name: String, of path: String, _ interface: String, on service: String) async throws -> DBusValue? {
+    func property(_ property: PropertyDeclaration, of path: String, _ interface: String, on service: String) async throws -> DBusValue? {
         try await stack.client.call(destination: service, path: try ObjectPath(path), interface: "org.freedesktop.DBus.Properties",
-                                    member: "Get", [.string(interface), .string(name)]).first?.variantValue
+                                    member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
     }
 
-    /// Waits until the string property `name` of `path` is `value`; fails after `timeout`.
-    func waitFor(_ name: String, of path: String, _ interface: String, on service: String, toBe value: String,
+    /// Waits until the string property `property` of `path` is `value`; fails after `timeout`.
+    func waitFor(_ property: PropertyDeclaration, of path: String, _ interface: String, on service: String, toBe value: String,
                  timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let name = property.name
         let deadline = ContinuousClock.now + timeout
         var last: DBusValue?
         while ContinuousClock.now < deadline {
-            last = try await property(name, of: path, interface, on: service)
+            last = try await self.property(property, of: path, interface, on: service)
             if last?.stringValue == value { return }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -128,30 +141,48 @@ final class PolicyStack: Sendable {
 }
 
 extension BusAgent {
+    /// Calls the declared `method` and returns the reply, or the error the agent got.
+    func call(_ destination: String, _ path: String, _ interface: String, _ method: MethodDeclaration, signature: String = "",
+              _ arguments: [AgentArgument] = []) async throws -> AgentReply {
+        try await call(destination, path, interface, method.name, signature: signature, arguments)
+    }
+
+    /// `org.freedesktop.DBus.Properties.Get` of the declared `property`.
+    func property(_ destination: String, _ path: String, _ interface: String, _ property: PropertyDeclaration) async throws -> AgentReply {
+        try await self.property(destination, path, interface, property.name)
+    }
+
     /// `PerformAudioPassThru` from the microphone: 16 kHz, 16-bit, for at most `maxMs`.
     func performAudioPassThru(maxMs: UInt32 = 30000) async throws -> AgentReply {
-        try await call(PolicyStack.capture, PolicyStack.path(of: PolicyStack.capture), PolicyStack.capture, "PerformAudioPassThru",
-                       signature: "a{sv}", [.dictionary(["SamplingRate": .u(16000), "BitsPerSample": .u(16),
-                                                         "AudioType": .s("PCM"), "MaxDuration": .u(maxMs)])])
+        typealias Keys = Capture.Keys
+        return try await call(PolicyStack.capture, PolicyStack.path(of: PolicyStack.capture), PolicyStack.capture,
+                              Capture.performAudioPassThru, signature: "a{sv}",
+                              [.dictionary([Keys.samplingRate.name: .u(16000), Keys.bitsPerSample.name: .u(16),
+                                            Keys.audioType.name: .s("PCM"), Keys.maxDuration.name: .u(maxMs)])])
     }
 
     /// `Drop` of a piece whose mix stem is the file at `path`.
     func drop(title: String, mixStemPath path: String) async throws -> AgentReply {
-        try await call(PolicyStack.pieces, PolicyStack.path(of: PolicyStack.pieces), PolicyStack.pieces, "Drop",
-                       signature: "a{sv}", [.dictionary(["Title": .s(title), "MixStemPath": .s(path)])])
+        typealias Keys = Pieces.PieceKeys
+        return try await call(PolicyStack.pieces, PolicyStack.path(of: PolicyStack.pieces), PolicyStack.pieces, Pieces.drop,
+                              signature: "a{sv}", [.dictionary([Keys.title.name: .s(title), Keys.mixStem.path.name: .s(path)])])
     }
 
     /// `PresentAlert` with `text` and one soft button (so it stays until acted on).
     func presentAlertWithButton(_ text: String) async throws -> AgentReply {
-        let button = AgentArgument.dictionary(["Id": .variant("q", .integer(1)), "Text": .s("OK")])
-        return try await call(PolicyStack.alerts, PolicyStack.path(of: PolicyStack.alerts), PolicyStack.alerts, "PresentAlert",
-                              signature: "a{sv}", [.dictionary(["Text": .s(text), "SoftButtons": .variant("aa{sv}", .list([button]))])])
+        let button = AgentArgument.dictionary([Alerts.SoftButtonKeys.id.name: .variant("q", .integer(1)),
+                                               Alerts.SoftButtonKeys.text.name: .s("OK")])
+        return try await call(PolicyStack.alerts, PolicyStack.path(of: PolicyStack.alerts), PolicyStack.alerts, Alerts.presentAlert,
+                              signature: "a{sv}", [.dictionary([Alerts.Keys.text.name: .s(text),
+                                                                Alerts.Keys.softButtons.name: .variant("aa{sv}", .list([button]))])])
     }
 
     /// `RecordPiece` that ends with its owner.
     func recordPiece(title: String) async throws -> AgentReply {
-        try await call(PolicyStack.orchestrator, PolicyStack.path(of: PolicyStack.orchestrator), PolicyStack.orchestrator,
-                       "RecordPiece", signature: "a{sv}",
-                       [.dictionary(["Title": .s(title), "MaxDuration": .u(30000), "OutliveOwner": .b(false)])])
+        typealias Keys = Orchestrator.Keys
+        return try await call(PolicyStack.orchestrator, PolicyStack.path(of: PolicyStack.orchestrator), PolicyStack.orchestrator,
+                              Orchestrator.recordPiece, signature: "a{sv}",
+                              [.dictionary([Keys.title.name: .s(title), Keys.maxDuration.name: .u(30000),
+                                            Keys.outliveOwner.name: .b(false)])])
     }
 }

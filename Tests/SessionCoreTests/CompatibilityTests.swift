@@ -33,8 +33,8 @@ import Testing
                     #expect(allowed, "\(option) with \(category) was accepted")
                 } catch {
                     #expect(!allowed, "\(option) with \(category) was refused: \(error)")
-                    #expect(error.errorName == "IncompatibleOption")
-                    #expect(error.field == "Options")
+                    #expect(error.errorName == EarshotErrorName.incompatibleOption.shortName)
+                    #expect(error.field == EarshotField.options.name)
                     // Both sides are named.
                     #expect(error.rule.contains(option.rawValue) && error.rule.contains(category.rawValue), "\(error.rule)")
                 }
@@ -51,8 +51,8 @@ import Testing
                     #expect(allowed, "\(mode) with \(category) was accepted")
                 } catch {
                     #expect(!allowed, "\(mode) with \(category) was refused: \(error)")
-                    #expect(error.errorName == "IncompatibleOption")
-                    #expect(error.field == "Mode")
+                    #expect(error.errorName == EarshotErrorName.incompatibleOption.shortName)
+                    #expect(error.field == EarshotField.mode.name)
                     #expect(error.rule.contains(mode.rawValue) && error.rule.contains(category.rawValue), "\(error.rule)")
                 }
             }
@@ -60,11 +60,11 @@ import Testing
     }
 
     @Test func messagesReadAsSentences() {
-        #expect(throws: RuleViolation(.incompatibleOption, field: "Options",
+        #expect(throws: RuleViolation(.incompatibleOption, field: .options,
                                       "defaultToSpeaker needs category playAndRecord, not playback")) {
             try CategoryConfiguration(category: .playback, options: [.defaultToSpeaker])
         }
-        #expect(throws: RuleViolation(.incompatibleOption, field: "Mode",
+        #expect(throws: RuleViolation(.incompatibleOption, field: .mode,
                                       "measurement needs category playback, record or playAndRecord, not ambient")) {
             try CategoryConfiguration(category: .ambient, mode: .measurement)
         }
@@ -84,10 +84,10 @@ import Testing
     @Test func numericRanges() throws {
         var state = DesiredState.initial
         state.sampleRate = 999.9
-        #expect(throws: RuleViolation.invalidArgs("SampleRate", "999.9 is outside 1000..384000 Hz")) { try state.validate() }
+        #expect(throws: RuleViolation.invalidArgs(.sampleRate, "999.9 is outside 1000..384000 Hz")) { try state.validate() }
         state.sampleRate = 384_000
         state.ioBufferDuration = 0
-        #expect(throws: RuleViolation.invalidArgs("IOBufferDuration", "0.0 is outside 0.001..1 s")) { try state.validate() }
+        #expect(throws: RuleViolation.invalidArgs(.ioBufferDuration, "0.0 is outside 0.001..1 s")) { try state.validate() }
         state.ioBufferDuration = .nan
         #expect(throws: RuleViolation.self) { try state.validate() }
         state.ioBufferDuration = 0.001

@@ -17,7 +17,7 @@ import Testing
             #expect(try SessionCategory.parse(text) == category, "\(text)")
         }
         for bad in ["", "solo_ambient", "play", "records", "playAndRecord ", "multi_route"] {
-            #expect(throws: RuleViolation(.invalidCategory, field: "Category",
+            #expect(throws: RuleViolation(.invalidCategory, field: .category,
                                           "'\(bad)' is not one of ambient, soloAmbient, playback, record, playAndRecord, multiRoute")) {
                 try SessionCategory.parse(bad)
             }
@@ -39,7 +39,7 @@ import Testing
         }
         for bad in ["", "voice_chat", "chat", "videoRecord"] {
             #expect(throws: RuleViolation.self) { try SessionMode.parse(bad) }
-            do { _ = try SessionMode.parse(bad) } catch { #expect(error.errorName == "InvalidMode") }
+            do { _ = try SessionMode.parse(bad) } catch { #expect(error.errorName == EarshotErrorName.invalidMode.shortName) }
         }
     }
 
@@ -62,8 +62,8 @@ import Testing
                 _ = try SessionOption.parse(bad)
                 Issue.record("\(bad) was accepted")
             } catch {
-                #expect(error.errorName == "InvalidOption")
-                #expect(error.field == "Options")
+                #expect(error.errorName == EarshotErrorName.invalidOption.shortName)
+                #expect(error.field == EarshotField.options.name)
             }
         }
     }
@@ -82,7 +82,7 @@ import Testing
             _ = try InputOrientation.parse("sideways")
             Issue.record("sideways was accepted")
         } catch {
-            #expect(error.errorName == "InvalidOrientation")
+            #expect(error.errorName == EarshotErrorName.invalidOrientation.shortName)
         }
         let patterns: [String: PolarPattern] = [
             "stereo": .stereo, "Stereo": .stereo, "cardioid": .cardioid, "omnidirectional": .omnidirectional,
@@ -95,7 +95,7 @@ import Testing
             _ = try PolarPattern.parse("hypercardioid")
             Issue.record("hypercardioid was accepted")
         } catch {
-            #expect(error.errorName == "InvalidPolarPattern")
+            #expect(error.errorName == EarshotErrorName.invalidPolarPattern.shortName)
         }
         #expect(PolarPattern.stereo.channels == 2)
         #expect(PolarPattern.offered(maxChannels: 1) == [.cardioid, .omnidirectional, .subcardioid])

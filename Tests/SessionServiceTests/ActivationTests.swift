@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -5,7 +7,8 @@ import Foundation
 import Testing
 
 @Suite struct ActivationTests {
-    static let interruption = MatchRule(sender: SessionFixture.busName, interface: SessionFixture.busName, member: "Interruption")
+    static let interruption = MatchRule(sender: SessionFixture.busName, interface: SessionFixture.interface,
+                                        member: Session.interruption.name)
 
     @Test func interruptionsReachOnlyTheActivationsOwner() async throws {
         try await SessionFixture.with { session in
@@ -21,33 +24,39 @@ import Testing
             let toRecorder = try await recorder.subscribe(Self.interruption)
             let toBystander = try await bystander.subscribe(Self.interruption)
 
-            let playing = try await session.activate(["Category": .string("playback")], on: music)
-            let recording = try await session.activate(["Category": .string("record")], on: recorder)
+            let playing = try await session.activate([SessionKeys.category.name: .string("playback")], on: music)
+            let recording = try await session.activate([SessionKeys.category.name: .string("record")], on: recorder)
             let began = try #require(await toMusic.next(timeout: .seconds(5)))
             #expect(began.destination == music.uniqueName)
             #expect(began.body.first?.stringValue == "began")
             let options = try #require(began.body[1].stringKeyedValue)
-            #expect(options["Activation"]?.objectPathValue == playing)
-            #expect(options["By"]?.objectPathValue == recording)
-            #expect(try await session.property("State", path: playing, interface: SessionFixture.activationInterface)?.stringValue == "interrupted")
+            #expect(options[Session.InterruptionKeys.activation]?.objectPathValue == playing)
+            #expect(options[Session.InterruptionKeys.by]?.objectPathValue == recording)
+            #expect(try await session.property(Activation.state, path: playing, interface: SessionFixture.activationInterface)?.stringValue
+                == "interrupted")
 
             // A mixable claim interrupts nobody; a ducking one ducks the playing one.
-            let chime = try await session.activate(["Category": .string("playback"), "Options": .strings(["duck"])], on: bystander)
-            #expect(try await session.property("Ducked", path: recording, interface: SessionFixture.activationInterface)?.boolValue == true)
-            #expect(try await session.property("Options", path: chime, interface: SessionFixture.activationInterface)?.stringArrayValue
+            let chime = try await session.activate([SessionKeys.category.name: .string("playback"), SessionKeys.options.name: .strings(["duck"])],
+                                                   on: bystander)
+            #expect(try await session.property(Activation.ducked, path: recording, interface: SessionFixture.activationInterface)?.boolValue
+                == true)
+            #expect(try await session.property(Activation.options, path: chime, interface: SessionFixture.activationInterface)?.stringArrayValue
                 == ["mixWithOthers", "duckOthers"])
             try await session.deactivate(chime, on: bystander)
-            #expect(try await session.property("Ducked", path: recording, interface: SessionFixture.activationInterface)?.boolValue == false)
+            #expect(try await session.property(Activation.ducked, path: recording, interface: SessionFixture.activationInterface)?.boolValue
+                == false)
 
             // Only the owner may end an activation.
-            await expectDBusError("org.earshot.Error.Disallowed") { try await session.deactivate(recording, on: bystander) }
+            await expectDBusError(EarshotErrorName.disallowed.name) { try await session.deactivate(recording, on: bystander) }
 
             try await session.deactivate(recording, on: recorder)
             let ended = try #require(await toMusic.next(timeout: .seconds(5)))
             #expect(ended.body.first?.stringValue == "ended")
-            #expect(ended.body[1].stringKeyedValue?["ShouldResume"]?.boolValue == true)
-            #expect(try await session.property("State", path: recording, interface: SessionFixture.activationInterface)?.stringValue == "deactivated")
-            #expect(try await session.property("State", path: playing, interface: SessionFixture.activationInterface)?.stringValue == "active")
+            #expect(ended.body[1].stringKeyedValue?[Session.InterruptionKeys.shouldResume]?.boolValue == true)
+            #expect(try await session.property(Activation.state, path: recording, interface: SessionFixture.activationInterface)?.stringValue
+                == "deactivated")
+            #expect(try await session.property(Activation.state, path: playing, interface: SessionFixture.activationInterface)?.stringValue
+                == "active")
 
             // Nobody else heard any of it.
             #expect(await toRecorder.next(timeout: .milliseconds(300)) == nil)
@@ -60,57 +69,63 @@ import Testing
             let music = try await session.bus.connect()
             defer { music.close() }
             let toMusic = try await music.subscribe(Self.interruption)
-            _ = try await session.activate(["Category": .string("soloAmbient")], on: music)
+            _ = try await session.activate([SessionKeys.category.name: .string("soloAmbient")], on: music)
             let caller = try await session.bus.connect()
-            let call = try await session.activate(["Category": .string("playAndRecord"), "Mode": .string("voiceChat")], on: caller)
+            let call = try await session.activate([SessionKeys.category.name: .string("playAndRecord"), SessionKeys.mode.name: .string("voiceChat")],
+                                                  on: caller)
             #expect(await toMusic.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
             caller.close()
             let ended = try #require(await toMusic.next(timeout: .seconds(5)))
             #expect(ended.body.first?.stringValue == "ended")
-            #expect(try await session.property("State", path: call, interface: SessionFixture.activationInterface)?.stringValue == "deactivated")
+            #expect(try await session.property(Activation.state, path: call, interface: SessionFixture.activationInterface)?.stringValue
+                == "deactivated")
             // It leaves the bus after the linger time.
             try await Task.sleep(for: .seconds(3))
             await expectDBusError("org.freedesktop.DBus.Error.UnknownObject") {
-                _ = try await session.property("State", path: call, interface: SessionFixture.activationInterface)
+                _ = try await session.property(Activation.state, path: call, interface: SessionFixture.activationInterface)
             }
         }
     }
 
     @Test func theSessionsOwnActivationResumesAfterAnInterruption() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState(["Category": .string("playback"), "Active": .boolean(true)])
-            #expect(try await session.property("Active")?.boolValue == true)
+            try await session.setDesiredState([SessionKeys.category.name: .string("playback"), SessionKeys.active.name: .boolean(true)])
+            #expect(try await session.property(Session.active)?.boolValue == true)
             let interruptions = try await session.client.subscribe(Self.interruption)
-            let reapplied = try await session.subscribe("Reapplied")
+            let reapplied = try await session.subscribe(Session.reapplied)
             let caller = try await session.bus.connect()
             defer { caller.close() }
-            let claim = try await session.activate(["Category": .string("record")], on: caller)
+            let claim = try await session.activate([SessionKeys.category.name: .string("record")], on: caller)
             let began = try #require(await interruptions.next(timeout: .seconds(5)))
             #expect(began.body.first?.stringValue == "began")
-            #expect(began.body[1].stringKeyedValue?["Activation"]?.objectPathValue == SessionFixture.path)
-            #expect(try await session.property("Active")?.boolValue == false)
+            #expect(began.body[1].stringKeyedValue?[Session.InterruptionKeys.activation]?.objectPathValue == SessionFixture.path)
+            #expect(try await session.property(Session.active)?.boolValue == false)
             try await session.deactivate(claim, on: caller)
             #expect(await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "ended")
             #expect(try #require(await reapplied.next(timeout: .seconds(5))).body == [.string("interruption"), .boolean(true), .string("")])
-            #expect(try await session.property("Active")?.boolValue == true)
+            #expect(try await session.property(Session.active)?.boolValue == true)
         }
     }
 
     @Test func activationRequestsAreChecked() async throws {
         try await SessionFixture.with { session in
-            await expectDBusError("org.earshot.Error.InvalidCategory") { _ = try await session.activate(["Category": .string("x")], on: session.client) }
-            await expectDBusError("org.earshot.Error.IncompatibleOption") {
-                _ = try await session.activate(["Category": .string("record"), "Options": .strings(["duck"])], on: session.client)
+            await expectDBusError(EarshotErrorName.invalidCategory.name) {
+                _ = try await session.activate([SessionKeys.category.name: .string("x")], on: session.client)
+            }
+            await expectDBusError(EarshotErrorName.incompatibleOption.name) {
+                _ = try await session.activate([SessionKeys.category.name: .string("record"), SessionKeys.options.name: .strings(["duck"])],
+                                               on: session.client)
             }
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
-                _ = try await session.activate(["Category": .string("record"), "Active": .boolean(true)], on: session.client)
+                _ = try await session.activate([SessionKeys.category.name: .string("record"), SessionKeys.active.name: .boolean(true)],
+                                               on: session.client)
             }
         }
     }
 
     @Test func oneClientHoldsAtMost32Activations() async throws {
         try await SessionFixture.with { session in
-            let mixing: [String: DBusValue] = ["Category": .string("ambient")]
+            let mixing: [String: DBusValue] = [SessionKeys.category.name: .string("ambient")]
             var paths: [ObjectPath] = []
             for _ in 0 ..< 32 { paths.append(try await session.activate(mixing, on: session.client)) }
             await expectDBusError("org.freedesktop.DBus.Error.LimitsExceeded") { _ = try await session.activate(mixing, on: session.client) }

@@ -1,7 +1,10 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
+
+private typealias Alerts = AlertsContract.Manager
 
 /// The alert service with the session service on the same bus: while an alert speaks, its
 /// `playback` + `duckOthers` claim ducks other audio, and only while it speaks.
@@ -9,25 +12,26 @@ import Testing
     @Test func speechDucksOtherAudio() async throws {
         try await SessionFixture.with { session in
             let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "null", "--output-pace", "realtime"],
-                                                  bus: session.bus, busName: "org.earshot.Alerts1")
+                                                  bus: session.bus, busName: AlertsContract.busName)
             defer { alerts.stop() }
             let music = try await session.bus.connect()
             defer { music.close() }
-            let playing = try await session.activate(["Category": .string("playback")], on: music)
+            let playing = try await session.activate([SessionKeys.category.name: .string("playback")], on: music)
             let changes = try await session.client.subscribe(MatchRule(sender: SessionFixture.busName,
                                                                        interface: "org.freedesktop.DBus.Properties",
                                                                        member: "PropertiesChanged", path: playing))
-            let completions = try await session.client.subscribe(MatchRule(sender: "org.earshot.Alerts1",
-                                                                           interface: "org.earshot.Alerts1.Alert", member: "Completed"))
-            _ = try await session.client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1",
-                                              interface: "org.earshot.Alerts1", member: "Speak",
+            let completions = try await session.client.subscribe(MatchRule(sender: AlertsContract.busName,
+                                                                           interface: AlertsContract.Alert.interface.name,
+                                                                           member: AlertsContract.Alert.completed.name))
+            _ = try await session.client.call(destination: AlertsContract.busName, path: "/org/earshot/Alerts1",
+                                              interface: Alerts.interface.name, member: Alerts.speak.name,
                                               [.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Turn left in two hundred metres")])]),
                                                .vardict([:])])
             let ducked = try #require(await changes.next(timeout: .seconds(10)))
-            #expect(ducked.body[1].stringKeyedValue?["Ducked"]?.boolValue == true)
+            #expect(ducked.body[1].stringKeyedValue?[Activation.ducked]?.boolValue == true)
             #expect(await completions.next(timeout: .seconds(15)) != nil)
             let restored = try #require(await changes.next(timeout: .seconds(5)))
-            #expect(restored.body[1].stringKeyedValue?["Ducked"]?.boolValue == false)
+            #expect(restored.body[1].stringKeyedValue?[Activation.ducked]?.boolValue == false)
             await alerts.shutdown()
         }
     }

@@ -1,42 +1,49 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
 
+private typealias Capture = CaptureContract.Manager
+private typealias CaptureKeys = CaptureContract.Manager.Keys
+private typealias PassThru = CaptureContract.PassThru
+
 /// The capture service with the session service on the same bus: it records from the
 /// session's input with its channel count, and its MuteAudio claim interrupts other audio.
 @Suite struct CaptureFollowsSessionTests {
-    static let capture = "org.earshot.Capture1"
-    static let passThru = "org.earshot.Capture1.PassThru"
+    static let capture = CaptureContract.busName
+    static let passThru = PassThru.interface.name
 
     func perform(_ connection: DBusConnection, maxMs: UInt32, mute: Bool) async throws -> ObjectPath {
-        let reply = try await connection.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: Self.capture,
-                                              member: "PerformAudioPassThru", [.vardict([
-                                                  "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16),
-                                                  "AudioType": .string("PCM"), "MaxDuration": .uint32(maxMs),
-                                                  "MuteAudio": .boolean(mute),
+        let reply = try await connection.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: Capture.interface.name,
+                                              member: Capture.performAudioPassThru.name, [.vardict([
+                                                  CaptureKeys.samplingRate.name: .uint32(16000), CaptureKeys.bitsPerSample.name: .uint32(16),
+                                                  CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(maxMs),
+                                                  CaptureKeys.muteAudio.name: .boolean(mute),
                                               ])])
         return try #require(reply.first?.objectPathValue)
     }
 
     @Test func recordsFromTheSessionsInputAndMutesOthers() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState(["Category": .string("playAndRecord"), "PreferredInput": .string("stereo_mic"),
-                                               "PolarPattern": .string("stereo"), "IOBufferDuration": .double(0.01)])
+            try await session.setDesiredState([SessionKeys.category.name: .string("playAndRecord"),
+                                               SessionKeys.preferredInput.name: .string("stereo_mic"),
+                                               SessionKeys.polarPattern.name: .string("stereo"),
+                                               SessionKeys.ioBufferDuration.name: .double(0.01)])
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
                                                    bus: session.bus, busName: Self.capture,
                                                    environment: SessionFixture.devices(of: session.bus, extra: []).environment)
             defer { capture.stop() }
             let music = try await session.bus.connect()
             defer { music.close() }
-            let interruptions = try await music.subscribe(MatchRule(sender: SessionFixture.busName, interface: SessionFixture.busName,
-                                                                    member: "Interruption"))
-            _ = try await session.activate(["Category": .string("playback")], on: music)
+            let interruptions = try await music.subscribe(MatchRule(sender: SessionFixture.busName, interface: SessionFixture.interface,
+                                                                    member: Session.interruption.name))
+            _ = try await session.activate([SessionKeys.category.name: .string("playback")], on: music)
 
             let signals = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
             let path = try await perform(session.client, maxMs: 1500, mute: true)
             let channels = try await session.client.call(destination: Self.capture, path: path, interface: "org.freedesktop.DBus.Properties",
-                                                         member: "Get", [.string(Self.passThru), .string("Channels")]).first?.variantValue
+                                                         member: "Get", [.string(Self.passThru), .string(PassThru.channels.name)]).first?.variantValue
             #expect(channels == .uint32(2))
             #expect(await interruptions.next(timeout: .seconds(5))?.body.first?.stringValue == "began")
 
@@ -44,8 +51,8 @@ import Testing
             var finished = false
             while let signal = await signals.next(timeout: .seconds(10)) {
                 guard signal.path == path else { continue }
-                if signal.member == "AudioPassThru" { audio += signal.body[0].bytesValue ?? [] }
-                if signal.member == "Finished" {
+                if signal.member == PassThru.audioPassThru.name { audio += signal.body[0].bytesValue ?? [] }
+                if signal.member == PassThru.finished.name {
                     finished = true
                     break
                 }
@@ -57,7 +64,7 @@ import Testing
             #expect(audio == Array(SessionFixture.microphonePattern.prefix(audio.count)))
             let ended = try #require(await interruptions.next(timeout: .seconds(5)))
             #expect(ended.body.first?.stringValue == "ended")
-            #expect(ended.body[1].stringKeyedValue?["ShouldResume"]?.boolValue == true)
+            #expect(ended.body[1].stringKeyedValue?[Session.InterruptionKeys.shouldResume]?.boolValue == true)
             #expect(capture.logText.contains("on stereo_mic (the session's input)"))
 
             // Without MuteAudio the claim mixes: nobody is interrupted.
@@ -72,10 +79,11 @@ import Testing
     /// rescan meanwhile must not take it for gone.
     @Test func aBusyInputIsNotReportedGone() async throws {
         try await SessionFixture.with { session in
-            let routes = try await session.subscribe("RouteChanged")
+            let routes = try await session.subscribe(Session.routeChanged)
             try session.rewriteDevices(extra: [], exclusive: ["busy_mic"])
             #expect(await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
-            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("busy_mic")])
+            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
+                                               SessionKeys.preferredInput.name: .string("busy_mic")])
             #expect(await routes.next(timeout: .seconds(5))?.body.first == .string("Override"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
                                                    bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
@@ -84,7 +92,7 @@ import Testing
             let path = try await perform(session.client, maxMs: 4000, mute: false)
             var chunk: DBusMessage?
             while let signal = await signals.next(timeout: .seconds(5)), chunk == nil {
-                if signal.path == path, signal.member == "AudioPassThru" { chunk = signal }
+                if signal.path == path, signal.member == PassThru.audioPassThru.name { chunk = signal }
             }
             #expect(chunk != nil)
             #expect(capture.logText.contains("on busy_mic (the session's input)"))
@@ -98,10 +106,10 @@ import Testing
             let change = try #require(await routes.next(timeout: .seconds(10)))
             #expect(change.body.first == .string("NewDeviceAvailable"))
             #expect(await routes.next(timeout: .milliseconds(500)) == nil)  // and no OldDeviceUnavailable
-            let names = try await session.inputs().compactMap { $0.string("Name") }
+            let names = try await session.inputs().compactMap { $0.string(Session.InputKeys.name) }
             #expect(names.contains("busy_mic") && names.contains("hotplug_mic"), "\(names)")
-            let route = try #require(try await session.property("Route")?.stringKeyedValue)
-            #expect(route.string("Input") == "busy_mic")
+            let route = try #require(try await session.property(Session.route)?.stringKeyedValue)
+            #expect(route.string(Session.RouteKeys.input) == "busy_mic")
             await capture.shutdown()
         }
     }
@@ -110,7 +118,7 @@ import Testing
     /// session's route changes.
     @Test func capabilitiesFollowTheSessionsInput() async throws {
         try await SessionFixture.with { session in
-            let routes = try await session.subscribe("RouteChanged")
+            let routes = try await session.subscribe(Session.routeChanged)
             try session.rewriteDevices(extra: [], exclusive: ["narrow_mic"], rates: ["narrow_mic": 16000])
             #expect(await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null"],
@@ -122,20 +130,27 @@ import Testing
                 let deadline = ContinuousClock.now + .seconds(10)
                 while ContinuousClock.now < deadline, let change = await changes.next(timeout: deadline - ContinuousClock.now) {
                     let values = change.body[1].stringKeyedValue ?? [:]
-                    if values["Device"] == .string(device) { return values["Capabilities"]?.arrayValue?.compactMap(\.stringKeyedValue) ?? [] }
+                    if values[Capture.device] == .string(device) {
+                        return values[Capture.capabilities]?.arrayValue?.compactMap(\.stringKeyedValue) ?? []
+                    }
                 }
                 throw HarnessError("Device never became \(device)")
             }
-            func rates(_ capabilities: [[String: DBusValue]]) -> Set<UInt32> { Set(capabilities.compactMap { $0["SamplingRate"]?.uint32Value }) }
+            func rates(_ capabilities: [[String: DBusValue]]) -> Set<UInt32> {
+                Set(capabilities.compactMap { $0[Capture.CapabilityKeys.samplingRate]?.uint32Value })
+            }
 
-            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("narrow_mic")])
+            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
+                                               SessionKeys.preferredInput.name: .string("narrow_mic")])
             let narrow = try await described("narrow_mic")
             #expect(rates(narrow) == [16000])
-            #expect(Set(narrow.compactMap { $0["BitsPerSample"]?.uint32Value }) == [8, 16])
+            #expect(Set(narrow.compactMap { $0[Capture.CapabilityKeys.bitsPerSample]?.uint32Value }) == [8, 16])
             #expect(try await session.client.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: "org.freedesktop.DBus.Properties",
-                                                  member: "Get", [.string(Self.capture), .string("Device")]).first?.variantValue == .string("narrow_mic"))
+                                                  member: "Get", [.string(Capture.interface.name), .string(Capture.device.name)]).first?.variantValue
+                == .string("narrow_mic"))
 
-            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("stereo_mic")])
+            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
+                                               SessionKeys.preferredInput.name: .string("stereo_mic")])
             #expect(rates(try await described("stereo_mic")) == [8000, 16000, 22050, 44100, 48000])
             await capture.shutdown()
         }
@@ -151,7 +166,7 @@ import Testing
         defer { client.close() }
         let path = try await perform(client, maxMs: 200, mute: true)
         let channels = try await client.call(destination: Self.capture, path: path, interface: "org.freedesktop.DBus.Properties",
-                                             member: "Get", [.string(Self.passThru), .string("Channels")]).first?.variantValue
+                                             member: "Get", [.string(Self.passThru), .string(PassThru.channels.name)]).first?.variantValue
         #expect(channels == .uint32(1))
         #expect(capture.logText.contains("on null:"))
         client.close()

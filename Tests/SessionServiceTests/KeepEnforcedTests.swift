@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import EarshotTestSupport
@@ -5,92 +7,92 @@ import Foundation
 import Testing
 
 @Suite struct KeepEnforcedTests {
-    /// The next signal's arguments, or a recorded issue.
-    func next(_ subscription: SignalSubscription, _ what: String) async throws -> [DBusValue] {
-        try #require(await subscription.next(timeout: .seconds(10)), "no \(what) within 10 s").body
+    /// The next `signal`'s arguments, or a recorded issue.
+    func next(_ subscription: SignalSubscription, _ signal: SignalDeclaration) async throws -> [DBusValue] {
+        try #require(await subscription.next(timeout: .seconds(10)), "no \(signal.name) within 10 s").body
     }
 
     /// With inotify, and with the polling fallback.
     @Test(arguments: ["inotify", "poll"])
     func addingAndRemovingThePreferredInput(routeWatch: String) async throws {
         try await SessionFixture.with(arguments: ["--route-watch", routeWatch]) { session in
-            await expectDBusError("org.earshot.Error.InvalidInputType") {
-                try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("usb_mic"),
-                                                   "PolarPattern": .string("stereo")])
+            await expectDBusError(EarshotErrorName.invalidInputType.name) {
+                try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("usb_mic"),
+                                                   SessionKeys.polarPattern.name: .string("stereo")])
             }
             // From here on (the category change above was announced before the reply).
-            let routes = try await session.subscribe("RouteChanged")
-            let reapplied = try await session.subscribe("Reapplied")
-            #expect(try await session.state()["Route"]?.stringKeyedValue?["Input"]?.stringValue == "")
+            let routes = try await session.subscribe(Session.routeChanged)
+            let reapplied = try await session.subscribe(Session.reapplied)
+            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
 
             try session.rewriteDevices(extra: [("usb_mic", 2)])
-            let arrived = try await next(routes, "RouteChanged")
+            let arrived = try await next(routes, Session.routeChanged)
             #expect(arrived.first?.stringValue == "NewDeviceAvailable")
-            #expect(arrived[1].stringKeyedValue?["Input"]?.stringValue == "")
-            let first = try await next(reapplied, "Reapplied")
+            #expect(arrived[1].stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
+            let first = try await next(reapplied, Session.reapplied)
             #expect(first == [.string("routeChange"), .boolean(true), .string("")])
             let state = try await session.state()
-            #expect(state["Route"]?.stringKeyedValue?["Input"]?.stringValue == "usb_mic")
-            #expect(state["Channels"]?.uint32Value == 2)
+            #expect(state[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "usb_mic")
+            #expect(state[Session.channels]?.uint32Value == 2)
 
             try session.rewriteDevices(extra: [])
-            let left = try await next(routes, "RouteChanged")
+            let left = try await next(routes, Session.routeChanged)
             #expect(left.first?.stringValue == "OldDeviceUnavailable")
-            #expect(left[1].stringKeyedValue?["Input"]?.stringValue == "usb_mic")
-            let second = try await next(reapplied, "Reapplied")
+            #expect(left[1].stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "usb_mic")
+            let second = try await next(reapplied, Session.reapplied)
             #expect(second.first?.stringValue == "routeChange")
             #expect(second[1].boolValue == false)
             #expect(second[2].stringValue?.hasPrefix("org.earshot.Error.InvalidInputType: PreferredInput: 'usb_mic'") == true,
                     "\(second[2])")
-            #expect(try await session.state()["Route"]?.stringKeyedValue?["Input"]?.stringValue == "")
+            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
             #expect(session.service.isRunning)
         }
     }
 
     @Test func aRecordingCategoryLeftWithoutInputs() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("mono_mic")])
-            let routes = try await session.subscribe("RouteChanged")
+            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic")])
+            let routes = try await session.subscribe(Session.routeChanged)
             try ALSATestDevices(configPath: session.bus.directory.appendingPathComponent("asound.conf")).write()
-            let change = try await next(routes, "RouteChanged")
+            let change = try await next(routes, Session.routeChanged)
             #expect(change.first?.stringValue == "NoSuitableRouteForCategory")
-            #expect(change[1].stringKeyedValue?["Input"]?.stringValue == "mono_mic")
+            #expect(change[1].stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "mono_mic")
         }
     }
 
     @Test func withoutKeepEnforcedNothingIsReapplied() async throws {
         try await SessionFixture.with { session in
-            try await session.setProperty("KeepEnforced", .boolean(false))
-            await expectDBusError("org.earshot.Error.InvalidInputType") {
-                try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("usb_mic")])
+            try await session.setProperty(Session.keepEnforced, .boolean(false))
+            await expectDBusError(EarshotErrorName.invalidInputType.name) {
+                try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("usb_mic")])
             }
-            let routes = try await session.subscribe("RouteChanged")
-            let reapplied = try await session.subscribe("Reapplied")
+            let routes = try await session.subscribe(Session.routeChanged)
+            let reapplied = try await session.subscribe(Session.reapplied)
             try session.rewriteDevices(extra: [("usb_mic", 1)])
-            #expect(try await next(routes, "RouteChanged").first?.stringValue == "NewDeviceAvailable")
+            #expect(try await next(routes, Session.routeChanged).first?.stringValue == "NewDeviceAvailable")
             #expect(await reapplied.next(timeout: .milliseconds(500)) == nil)
-            #expect(try await session.state()["Route"]?.stringKeyedValue?["Input"]?.stringValue == "")
+            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
         }
     }
 
     @Test func theCaptureServiceRestartingIsAMediaServicesReset() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState(["Category": .string("record"), "PreferredInput": .string("mono_mic")])
-            let resets = try await session.subscribe("MediaServicesReset")
-            let reapplied = try await session.subscribe("Reapplied")
+            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic")])
+            let resets = try await session.subscribe(Session.mediaServicesReset)
+            let reapplied = try await session.subscribe(Session.reapplied)
             // A stand-in: the real capture service on ALSA's null device, killed and started again.
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null"], bus: session.bus,
-                                                   busName: "org.earshot.Capture1")
+                                                   busName: CaptureContract.busName)
             defer { capture.stop() }
             // Its first arrival is not a reset.
             #expect(await resets.next(timeout: .milliseconds(300)) == nil)
             capture.signal(SIGKILL)
             _ = await capture.waitForExit()
             let again = try await ServiceProcess("earshot-capture", arguments: ["--device", "null"], bus: session.bus,
-                                                 busName: "org.earshot.Capture1")
+                                                 busName: CaptureContract.busName)
             defer { again.stop() }
             #expect(await resets.next(timeout: .seconds(10)) != nil)
-            #expect(try await next(reapplied, "Reapplied") == [.string("mediaServicesReset"), .boolean(true), .string("")])
+            #expect(try await next(reapplied, Session.reapplied) == [.string("mediaServicesReset"), .boolean(true), .string("")])
             await again.shutdown()
         }
     }

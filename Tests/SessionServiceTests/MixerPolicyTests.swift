@@ -1,7 +1,15 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
+
+private typealias StreamKeys = SessionContract.Manager.StreamKeys
+private typealias Capture = CaptureContract.Manager
+private typealias CaptureKeys = CaptureContract.Manager.Keys
+private typealias PassThru = CaptureContract.PassThru
+private typealias Alerts = AlertsContract.Manager
+private typealias AlertKeys = AlertsContract.Manager.Keys
 
 /// The focus policy heard on a real PipeWire: a 15 kHz tone played as a Music stream is the
 /// radio, measured at the speakers' monitor (espeak-ng's speech has nothing at 15 kHz).
@@ -19,14 +27,14 @@ import Testing
         }
 
         func streams() async throws -> [[String: DBusValue]] {
-            try #require(try await session.property("Streams")?.arrayValue).compactMap(\.stringKeyedValue)
+            try #require(try await session.property(Session.streams)?.arrayValue).compactMap(\.stringKeyedValue)
         }
 
         /// Waits until the session sees the radio as a stream.
         func waitForRadio(_ check: ([String: DBusValue]) -> Bool = { _ in true }) async throws -> [String: DBusValue] {
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline {
-                if let radio = try await streams().first(where: { $0["Role"]?.stringValue == "Music" }), check(radio) { return radio }
+                if let radio = try await streams().first(where: { $0[StreamKeys.role]?.stringValue == "Music" }), check(radio) { return radio }
                 try await Task.sleep(for: .milliseconds(50))
             }
             let nodes = (try? await pipewire.tool(["pw-cli", "ls", "Node"])) ?? "?"
@@ -58,7 +66,7 @@ import Testing
 
     @Test func duckOthersLowersTheRadioToDuckLevelAndRestoresIt() async throws {
         try await Self.with { rig in
-            #expect(try await rig.session.property("Mixer") == .string("pipewire"))
+            #expect(try await rig.session.property(Session.mixer) == .string("pipewire"))
             #expect(try rig.session.service.maps("libpipewire-0.3"), "attached without libpipewire mapped")
             // Its context loads the protocol and the metadata, not client.conf's modules.
             #expect(try rig.session.service.maps("libpipewire-module-protocol-native"))
@@ -69,13 +77,14 @@ import Testing
             #expect(full > -8)  // a 0.5 sine: -6 dB
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            let activation = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            let activation = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                             SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let ducked = try await rig.radioLevel()
             #expect(abs((ducked - full) - Self.duckDB) <= 1, "ducked by \(ducked - full) dB, wanted \(Self.duckDB)")
 
             try await rig.session.deactivate(activation, on: music)
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == false }
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == false }
             let restored = try await rig.radioLevel()
             #expect(abs(restored - full) <= 1, "restored to \(restored) dB from \(full)")
         }
@@ -84,22 +93,23 @@ import Testing
     @Test func aNonMixableActivationMutesTheRadioAndANewDuckLevelApplies() async throws {
         try await Self.with { rig in
             let full = try await rig.radioLevel()
-            try await rig.session.setProperty("DuckLevel", .double(0.5))
+            try await rig.session.setProperty(Session.duckLevel, .double(0.5))
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            let ducking = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duck"])], on: music)
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            let ducking = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                          SessionKeys.options.name: .strings(["duck"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let half = try await rig.radioLevel()
             #expect(abs((half - full) - 20 * log10(0.5)) <= 1)
-            let solo = try await rig.session.activate(["Category": .string("playback")], on: music)
-            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == true }
+            let solo = try await rig.session.activate([SessionKeys.category.name: .string("playback")], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == true }
             #expect(try await rig.radioLevel() < -60)
             try await rig.session.deactivate(solo, on: music)
             try await rig.session.deactivate(ducking, on: music)
-            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == false && $0["Ducked"]?.boolValue == false }
+            _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == false && $0[StreamKeys.ducked]?.boolValue == false }
             #expect(abs(try await rig.radioLevel() - full) <= 1)
             // A stream's own volume is the one shown.
-            #expect(try await rig.waitForRadio()["Volume"] == .double(1))
+            #expect(try await rig.waitForRadio()[StreamKeys.volume] == .double(1))
         }
     }
 
@@ -108,8 +118,9 @@ import Testing
             let full = try await rig.radioLevel()
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             rig.session.service.signal(SIGKILL)
             _ = await rig.session.service.waitForExit(timeout: .seconds(5))
             #expect(try await rig.radioLevel() < full - 6)  // still lowered: nobody restored it
@@ -125,22 +136,23 @@ import Testing
 
     @Test func aPipeWireRestartIsAMediaServicesResetAndThePolicyHolds() async throws {
         try await Self.with { rig in
-            let resets = try await rig.session.subscribe("MediaServicesReset")
+            let resets = try await rig.session.subscribe(Session.mediaServicesReset)
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate(["Category": .string("playback"), "Options": .strings(["duckOthers"])], on: music)
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             await rig.pipewire.killDaemons()
             try await rig.pipewire.startDaemons()
             #expect(await resets.next(timeout: .seconds(10)) != nil)
             // The radio comes back on the new daemon, and is ducked on arrival.
             let radio = try rig.pipewire.play(try rig.pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 60), role: "Music")
             _ = radio
-            _ = try await rig.waitForRadio { $0["Ducked"]?.boolValue == true }
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let level = try await rig.radioLevel()
             #expect(abs(level - (-6.02 + Self.duckDB)) <= 1.5, "the radio at \(level) dB")
-            let route = try #require(try await rig.session.property("Route")?.stringKeyedValue)
-            #expect(route["MixerSink"] == .string("speakers"))
+            let route = try #require(try await rig.session.property(Session.route)?.stringKeyedValue)
+            #expect(route[Session.RouteKeys.mixerSink] == .string("speakers"))
         }
     }
 
@@ -148,21 +160,21 @@ import Testing
         try await Self.with { rig in
             let full = try await rig.radioLevel()
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "mono_mic", "--pace", "realtime", "--no-follow-session"],
-                                                   bus: rig.session.bus, busName: "org.earshot.Capture1",
+                                                   bus: rig.session.bus, busName: CaptureContract.busName,
                                                    environment: SessionFixture.environment(of: rig.session.bus).merging(rig.pipewire.environment) { $1 })
             defer { capture.stop() }
-            let finished = try await rig.session.client.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru",
-                                                                            member: "Finished"))
-            _ = try await rig.session.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
-                                                  member: "PerformAudioPassThru", [.vardict([
-                                                      "SamplingRate": .uint32(16000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                                                      "MaxDuration": .uint32(2500),
+            let finished = try await rig.session.client.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name,
+                                                                            member: PassThru.finished.name))
+            _ = try await rig.session.client.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
+                                                  interface: Capture.interface.name, member: Capture.performAudioPassThru.name, [.vardict([
+                                                      CaptureKeys.samplingRate.name: .uint32(16000), CaptureKeys.bitsPerSample.name: .uint32(16),
+                                                      CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(2500),
                                                   ])])
             try await Task.sleep(for: .milliseconds(300))
             let during = try await rig.radioLevel(seconds: 1)
             #expect(during < -60, "the radio at \(during) dB while recording")
             #expect(await finished.next(timeout: .seconds(10)) != nil)
-            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == false }
+            _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == false }
             #expect(abs(try await rig.radioLevel() - full) <= 1)
         }
     }
@@ -170,48 +182,49 @@ import Testing
     @Test func anEmergencyAlertMutesTheRadioAndIsHeard() async throws {
         try await Self.with { rig in
             let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "pipewire"],
-                                                  bus: rig.session.bus, busName: "org.earshot.Alerts1",
+                                                  bus: rig.session.bus, busName: AlertsContract.busName,
                                                   environment: rig.pipewire.environment)
             defer { alerts.stop() }
-            _ = try await rig.session.client.call(destination: "org.earshot.Alerts1", path: "/org/earshot/Alerts1", interface: "org.earshot.Alerts1",
-                                                  member: "PresentAlert", [.vardict([
-                                                      "Text": .string("Collision ahead"), "Priority": .string("EMERGENCY"),
-                                                      "Audio": .array(.structure([.string, .string]), [
+            _ = try await rig.session.client.call(destination: AlertsContract.busName, path: "/org/earshot/Alerts1",
+                                                  interface: Alerts.interface.name, member: Alerts.presentAlert.name, [.vardict([
+                                                      AlertKeys.text.name: .string("Collision ahead"), AlertKeys.priority.name: .string("EMERGENCY"),
+                                                      AlertKeys.audio.name: .array(.structure([.string, .string]), [
                                                           .structure([.string("TEXT"), .string("Brake now. Collision ahead. Brake now. Collision ahead.")]),
                                                       ]),
                                                   ])])
-            _ = try await rig.waitForRadio { $0["Muted"]?.boolValue == true }
+            _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == true }
             let heard = try await rig.pipewire.listen(seconds: 1)
             let radio = PipeWireTestSystem.toneLevel(heard, hertz: Self.radioHertz)
             let speech = PipeWireTestSystem.rmsLevel(heard)
             #expect(radio < -60, "the radio at \(radio) dB under the alert")
             #expect(speech > -45, "the alert's speech at \(speech) dBFS")
             // The alert's own stream carries its role and is not touched.
-            let own = try await rig.streams().first { $0["Role"]?.stringValue == "Emergency" }
-            #expect(own?["Muted"] == .boolean(false))
-            #expect(own?["Ducked"] == .boolean(false))
+            let own = try await rig.streams().first { $0[StreamKeys.role]?.stringValue == "Emergency" }
+            #expect(own?[StreamKeys.muted] == .boolean(false))
+            #expect(own?[StreamKeys.ducked] == .boolean(false))
         }
     }
 
     @Test func aPassThruRecordsFromThePipeWireMicrophone() async throws {
         try await Self.with { rig in
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "pipewire", "--no-follow-session"],
-                                                   bus: rig.session.bus, busName: "org.earshot.Capture1",
+                                                   bus: rig.session.bus, busName: CaptureContract.busName,
                                                    environment: rig.pipewire.environment)
             defer { capture.stop() }
             // Someone speaking: a 1 kHz tone played into the virtual microphone.
             let voice = try await rig.pipewire.speakIntoMicrophone(try rig.pipewire.tone(hertz: 1000, amplitude: 0.5, seconds: 30, channels: 1))
             defer { voice.signal(SIGKILL) }
-            let signals = try await rig.session.client.subscribe(MatchRule(sender: "org.earshot.Capture1", interface: "org.earshot.Capture1.PassThru"))
-            _ = try await rig.session.client.call(destination: "org.earshot.Capture1", path: "/org/earshot/Capture1", interface: "org.earshot.Capture1",
-                                                  member: "PerformAudioPassThru", [.vardict([
-                                                      "SamplingRate": .uint32(48000), "BitsPerSample": .uint32(16), "AudioType": .string("PCM"),
-                                                      "MaxDuration": .uint32(1000), "MuteAudio": .boolean(false),
+            let signals = try await rig.session.client.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name))
+            _ = try await rig.session.client.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
+                                                  interface: Capture.interface.name, member: Capture.performAudioPassThru.name, [.vardict([
+                                                      CaptureKeys.samplingRate.name: .uint32(48000), CaptureKeys.bitsPerSample.name: .uint32(16),
+                                                      CaptureKeys.audioType.name: .string("PCM"), CaptureKeys.maxDuration.name: .uint32(1000),
+                                                      CaptureKeys.muteAudio.name: .boolean(false),
                                                   ])])
             var audio: [UInt8] = []
             while let signal = await signals.next(timeout: .seconds(10)) {
-                if signal.member == "AudioPassThru" { audio += signal.body[0].bytesValue ?? [] }
-                if signal.member == "Finished" {
+                if signal.member == PassThru.audioPassThru.name { audio += signal.body[0].bytesValue ?? [] }
+                if signal.member == PassThru.finished.name {
                     #expect(signal.body.first == .string("SUCCESS"))
                     break
                 }
@@ -230,7 +243,7 @@ import Testing
     /// The `pipewire` PCM (pipewire-alsa's) is an input while the daemon answers.
     @Test func withADaemonThePipeWirePCMIsAnInput() async throws {
         try await Self.with { rig in
-            let names = try await rig.session.inputs().compactMap { $0.string("Name") }
+            let names = try await rig.session.inputs().compactMap { $0.string(Session.InputKeys.name) }
             #expect(names.contains("pipewire"), "\(names)")
         }
     }
@@ -241,14 +254,14 @@ import Testing
         let pipewire = try await PipeWireTestSystem.start(daemons: false)
         do {
             try await SessionFixture.with(arguments: ["--mixer", "auto"], environment: pipewire.environment) { session in
-                #expect(try await session.property("Mixer") == .string("none"))
+                #expect(try await session.property(Session.mixer) == .string("none"))
                 #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
                 try await pipewire.startDaemons()
                 let deadline = ContinuousClock.now + .seconds(5)
-                while try await session.property("Mixer") != .string("pipewire"), ContinuousClock.now < deadline {
+                while try await session.property(Session.mixer) != .string("pipewire"), ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                #expect(try await session.property("Mixer") == .string("pipewire"), "\(session.service.logText.suffix(2000))")
+                #expect(try await session.property(Session.mixer) == .string("pipewire"), "\(session.service.logText.suffix(2000))")
                 let radio = try pipewire.play(try pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 30), role: "Music")
                 defer { radio.stop() }
                 let rig = Rig(pipewire: pipewire, session: session, radio: radio)
@@ -265,7 +278,7 @@ import Testing
     /// `pipewire` PCMs are not probed (SessionStateTests has the same with a PCM of its own).
     @Test func withoutADaemonNoPipeWireLibraryIsMapped() async throws {
         try await SessionFixture.with { (session: SessionFixture) async throws in
-            #expect(try await session.property("Mixer") == .string("none"))
+            #expect(try await session.property(Session.mixer) == .string("none"))
             #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
             #expect(try !session.service.maps("libasound_module_pcm_pipewire"), "ALSA's PipeWire plugin still mapped after the scan")
         }

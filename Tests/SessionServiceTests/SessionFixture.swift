@@ -1,14 +1,21 @@
+import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
 
+/// The session's interfaces and the keys of its requests, as the contract declares them.
+typealias Session = SessionContract.Manager
+typealias SessionKeys = SessionContract.Manager.Keys
+typealias Activation = SessionContract.Activation
+
 /// A private bus, an ALSA configuration with a mono and a two-channel file-backed
 /// microphone, and the real earshot-session keeping its state in the bus directory.
 struct SessionFixture {
-    static let busName = "org.earshot.Session1"
+    static let busName = SessionContract.busName
     static let path: ObjectPath = "/org/earshot/Session1"
-    static let activationInterface = "org.earshot.Session1.Activation"
+    static let interface = Session.interface.name
+    static let activationInterface = Activation.interface.name
 
     let bus: PrivateBus
     let service: ServiceProcess
@@ -63,47 +70,56 @@ struct SessionFixture {
     }
 
     func setDesiredState(_ desired: [String: DBusValue], on connection: DBusConnection? = nil) async throws {
-        _ = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                  member: "SetDesiredState", [.vardict(desired)])
+        _ = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                                  member: Session.setDesiredState.name, [.vardict(desired)])
     }
 
     func state(on connection: DBusConnection? = nil) async throws -> [String: DBusValue] {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: "GetState")
+        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                                          member: Session.getState.name)
         return try #require(reply.first?.stringKeyedValue)
     }
 
     func inputs() async throws -> [[String: DBusValue]] {
-        let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.busName, member: "ListInputs")
+        let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                           member: Session.listInputs.name)
         return try #require(reply.first?.arrayValue).compactMap(\.stringKeyedValue)
     }
 
     func activate(_ request: [String: DBusValue], on connection: DBusConnection) async throws -> ObjectPath {
-        let reply = try await connection.call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                              member: "Activate", [.vardict(request)])
+        let reply = try await connection.call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                              member: Session.activate.name, [.vardict(request)])
         return try #require(reply.first?.objectPathValue)
     }
 
     func deactivate(_ path: ObjectPath, on connection: DBusConnection) async throws {
-        _ = try await connection.call(destination: Self.busName, path: path, interface: Self.activationInterface, member: "Deactivate")
+        _ = try await connection.call(destination: Self.busName, path: path, interface: Self.activationInterface,
+                                      member: Activation.deactivate.name)
     }
 
-    func property(_ name: String, path: ObjectPath = path, interface: String = busName) async throws -> DBusValue? {
+    /// A property of the manager (`Session`) or, with an activation's path and interface, of that
+    /// activation (`Activation`).
+    func property(_ property: PropertyDeclaration, path: ObjectPath = path, interface: String = interface) async throws -> DBusValue? {
         try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                              member: "Get", [.string(interface), .string(name)]).first?.variantValue
+                              member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
     }
 
-    func setProperty(_ name: String, _ value: DBusValue) async throws {
+    /// Sets a property of the manager (`Session`).
+    func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) async throws {
         _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
-                                  member: "Set", [.string(Self.busName), .string(name), .variant(value)])
+                                  member: "Set", [.string(Self.interface), .string(property.name), .variant(value)])
     }
 
-    /// Subscribes `connection` to the manager's signal `member`.
-    func subscribe(_ member: String, on connection: DBusConnection? = nil) async throws -> SignalSubscription {
-        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: member))
+    /// Subscribes `connection` to the manager's `signal`.
+    func subscribe(_ signal: SignalDeclaration, on connection: DBusConnection? = nil) async throws -> SignalSubscription {
+        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.interface, member: signal.name))
     }
 }
 
 extension [String: DBusValue] {
     func string(_ key: String) -> String? { self[key]?.stringValue }
+    /// A declared property's string, e.g. in `GetState`'s reply.
+    func string(_ property: PropertyDeclaration) -> String? { self[property.name]?.stringValue }
+    /// A declared key's string, e.g. in a `ListInputs` entry.
+    func string(_ key: OptionKey) -> String? { self[key.name]?.stringValue }
 }

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotTestHarness
 import Foundation
 import Testing
@@ -9,6 +10,7 @@ import Testing
 struct AudioFocusTests {
     static let duckDB = 20 * log10(0.3)
     static let alerts = "org.earshot.Alerts1 /org/earshot/Alerts1 org.earshot.Alerts1"
+    private typealias Alert = AlertsContract.Alert
 
     /// The radio's level at the speakers now, after `settle`.
     static func radioLevel(settle: Duration = .milliseconds(300)) async throws -> Double {
@@ -53,7 +55,7 @@ struct AudioFocusTests {
             #expect(try await BoxAudio.speakersLevel(hertz: nil) > -35, "the emergency is not heard")
             try await box.with("exec earshot session activate --system", as: "other", name: "solo") { _ in
                 try await Task.sleep(for: .milliseconds(700))
-                let state = try await BoxScenario.property("org.earshot.Alerts1", alert, "org.earshot.Alerts1.Alert", "State", as: "app")
+                let state = try await BoxScenario.property(AlertsContract.busName, alert, Alert.interface.name, Alert.state, as: "app")
                 #expect(state == "s \"presenting\"", "the emergency alert is \(state) after other's claim")
                 let emergency = try await BoxAudio.waitForStream(role: "Emergency") { _ in true }
                 #expect(!emergency.muted && !emergency.ducked, "other's claim lowered the emergency: \(emergency)")
@@ -62,7 +64,7 @@ struct AudioFocusTests {
             let deadline = ContinuousClock.now + .seconds(40)
             var result = ""
             while ContinuousClock.now < deadline {
-                result = try await BoxScenario.property("org.earshot.Alerts1", alert, "org.earshot.Alerts1.Alert", "ResultCode", as: "app")
+                result = try await BoxScenario.property(AlertsContract.busName, alert, Alert.interface.name, Alert.resultCode, as: "app")
                 if result != "s \"\"" { break }
                 try await Task.sleep(for: .milliseconds(250))
             }
@@ -105,11 +107,12 @@ struct AudioFocusTests {
                 try await box.run("systemctl restart pipewire")
                 try await box.waitUntil("systemctl is-active --quiet wireplumber", timeout: .seconds(15))
                 let deadline = ContinuousClock.now + .seconds(15)
-                while ContinuousClock.now < deadline, !(await watch.output()).contains("MediaServicesReset") {
+                let reset = SessionContract.Manager.mediaServicesReset.name
+                while ContinuousClock.now < deadline, !(await watch.output()).contains(reset) {
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 let watched = await watch.output()
-                #expect(watched.contains("MediaServicesReset"), "no MediaServicesReset: \(watched)")
+                #expect(watched.contains(reset), "no MediaServicesReset: \(watched)")
                 try await BoxAudio.withRadio(as: "other") {
                     try await BoxAudio.waitForStream(role: "Music") { $0.ducked }
                     let ducked = try await Self.radioLevel()

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotTestHarness
 import Foundation
 import Testing
@@ -16,8 +17,10 @@ enum BoxScenario {
     }
 
     /// A property of an object, as busctl prints it (`s "finished"`).
-    static func property(_ service: String, _ path: String, _ interface: String, _ name: String, as user: String) async throws -> String {
-        try await busctl("get-property \(service) \(path) \(interface) \(name)", as: user).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func property(_ service: String, _ path: String, _ interface: String, _ property: PropertyDeclaration,
+                         as user: String) async throws -> String {
+        try await busctl("get-property \(service) \(path) \(interface) \(property.name)", as: user)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The quoted string of a busctl reply line such as `o "/org/earshot/Capture1/PassThru/3"`.
@@ -93,11 +96,12 @@ enum BoxAudio {
             "busctl --system --json=short get-property org.earshot.Session1 /org/earshot/Session1 org.earshot.Session1 Streams")
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         let entries = object?["data"] as? [[String: Any]] ?? []
-        func value(_ entry: [String: Any], _ key: String) -> Any? { (entry[key] as? [String: Any])?["data"] }
+        typealias Keys = SessionContract.Manager.StreamKeys
+        func value(_ entry: [String: Any], _ key: OptionKey) -> Any? { (entry[key.name] as? [String: Any])?["data"] }
         return entries.map { entry in
-            Stream(role: value(entry, "Role") as? String ?? "", volume: (value(entry, "Volume") as? NSNumber)?.doubleValue ?? -1,
-                   ducked: (value(entry, "Ducked") as? NSNumber)?.boolValue ?? false,
-                   muted: (value(entry, "Muted") as? NSNumber)?.boolValue ?? false)
+            Stream(role: value(entry, Keys.role) as? String ?? "", volume: (value(entry, Keys.volume) as? NSNumber)?.doubleValue ?? -1,
+                   ducked: (value(entry, Keys.ducked) as? NSNumber)?.boolValue ?? false,
+                   muted: (value(entry, Keys.muted) as? NSNumber)?.boolValue ?? false)
         }
     }
 

@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotTestHarness
 import Foundation
 import Testing
@@ -9,6 +10,8 @@ import Testing
 struct InstalledSystemTests {
     static let orchestrator = "org.earshot.Orchestrator1 /org/earshot/Orchestrator1 org.earshot.Orchestrator1"
     static let capture = "org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1"
+    private typealias Job = OrchestratorContract.Job
+    private typealias PassThru = CaptureContract.PassThru
 
     /// `app` records a piece through the orchestrator: each service starts by activation
     /// through its unit, and the job ends as documented with the piece stored.
@@ -28,16 +31,16 @@ struct InstalledSystemTests {
         var state = ""
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
-            state = try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job", "State", as: "app")
+            state = try await BoxScenario.property(OrchestratorContract.busName, job, Job.interface.name, Job.state, as: "app")
             if state == "s \"finished\"" { break }
             try await Task.sleep(for: .milliseconds(200))
         }
         #expect(state == "s \"finished\"")
-        let result = try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job", "ResultCode", as: "app")
+        let result = try await BoxScenario.property(OrchestratorContract.busName, job, Job.interface.name, Job.resultCode, as: "app")
         let journal = try await box.attempt("journalctl -b -u 'earshot-*' --no-pager | tail -40").output
         #expect(result == "s \"SUCCESS\"", "\(journal)")
-        let piece = try BoxScenario.quoted(try await BoxScenario.property("org.earshot.Orchestrator1", job, "org.earshot.Orchestrator1.Job",
-                                                                           "PieceId", as: "app"))
+        let piece = try BoxScenario.quoted(try await BoxScenario.property(OrchestratorContract.busName, job, Job.interface.name,
+                                                                           Job.pieceId, as: "app"))
         let stored = try await BoxScenario.busctl("call org.earshot.Pieces1 /org/earshot/Pieces1 org.earshot.Pieces1 Get s \(piece)", as: "app")
         #expect(stored.contains("\"Box take\""))
         #expect(stored.contains("\"Author\" s \"app\""))
@@ -69,7 +72,7 @@ struct InstalledSystemTests {
             call \(InstalledSystemTests.capture) PerformAudioPassThru 'a{sv}' 6 SamplingRate u 48000 BitsPerSample u 16 AudioType s PCM \
             MaxDuration u 2000 OutliveOwner b true OutputPath s /home/app/take.wav
             """, as: "app"))
-        for member in ["Cancel", "End", "OpenStream"] {
+        for member in [PassThru.cancel.name, PassThru.end.name, PassThru.openStream.name] {
             let refused = try await box.attempt("busctl --system call org.earshot.Capture1 \(path) org.earshot.Capture1.PassThru \(member)",
                                                 as: "other")
             // busctl prints the message of org.earshot.Error.Disallowed.

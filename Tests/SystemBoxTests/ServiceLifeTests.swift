@@ -1,3 +1,4 @@
+import EarshotContract
 import EarshotTestHarness
 import Foundation
 import Testing
@@ -64,7 +65,7 @@ struct ServiceLifeTests {
         try await box.waitUntil("journalctl --no-pager -u earshot-capture -o verbose EARSHOT_RESULT=SUCCESS | grep -q EARSHOT_PASSTHRU=",
                                 timeout: .seconds(10))
         for service in Self.services {
-            let name = "org.earshot." + service.prefix(1).uppercased() + service.dropFirst() + "1"
+            let name = try #require(EarshotContract.services.first(where: { $0.executable == "earshot-\(service)" })?.busName)
             let entry = try await box.run("journalctl --no-pager -u earshot-\(service) -o verbose EARSHOT_BUS_NAME=\(name) | tail -40")
             for field in ["MESSAGE=ready: \(name) on the system bus", "PRIORITY=6", "SYSLOG_IDENTIFIER=earshot-\(service)",
                           "CODE_FUNC=", "CODE_FILE=", "EARSHOT_UNIQUE_NAME=:1."] {
