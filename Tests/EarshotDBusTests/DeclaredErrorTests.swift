@@ -32,7 +32,7 @@ import Testing
             #expect(await fail(DBusError.prefix + "Failed") == .failed("as asked"))
             let refused = try #require(await fail("org.example.Test.Error.Other"))
             #expect(refused.name == DBusError.prefix + "Failed")
-            #expect(refused.message == "internal error: Fail replied org.earshot.Test.Error.Other, which it does not declare (as asked)")
+            #expect(refused.message == "internal error: Fail replied org.example.Test.Error.Other, which it does not declare (as asked)")
         }
     }
 
