@@ -133,12 +133,8 @@ public struct AlertsProxy: Sendable {
     public func submit(_ alert: Alert) async throws -> AlertControl {
         let values = alert.values
         try RequestCheck.check(values, against: AlertsContract.Manager.alertKeys)
-        let method = AlertsContract.Manager.presentAlert
-        let reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method,
-                                         [.vardict(values)])
-        guard let path = reply.first?.objectPathValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
-        }
+        let path = try await calls.object(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface,
+                                          AlertsContract.Manager.presentAlert, [.vardict(values)])
         return AlertControl(path: path, calls: calls)
     }
 
@@ -151,17 +147,8 @@ public struct AlertsProxy: Sendable {
     private func started(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> PresentedAlert {
         typealias Members = AlertsContract.Alert
         let completions = try await calls.subscribe(Members.interface, Members.completed)
-        let reply: [DBusValue]
-        do {
-            reply = try await calls.call(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method, arguments)
-        } catch {
-            completions.cancel()
-            throw error
-        }
-        guard let path = reply.first?.objectPathValue else {
-            completions.cancel()
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
-        }
+        let path = try await calls.object(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface, method,
+                                          arguments, cleanup: completions.cancel)
         let completion = Task { () throws -> AlertResult in
             defer { completions.cancel() }
             for await signal in completions where signal.path == path {

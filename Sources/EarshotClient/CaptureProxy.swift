@@ -116,12 +116,8 @@ public struct CaptureProxy: Sendable {
     public func start(_ request: AudioPassThruRequest) async throws -> PassThruControl {
         let values = request.values
         try RequestCheck.check(values, against: CaptureContract.Manager.requestKeys)
-        let method = CaptureContract.Manager.performAudioPassThru
-        let reply = try await calls.call(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface, method,
-                                         [.vardict(values)])
-        guard let path = reply.first?.objectPathValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
-        }
+        let path = try await calls.object(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface,
+                                          CaptureContract.Manager.performAudioPassThru, [.vardict(values)])
         return PassThruControl(path: path, calls: calls)
     }
 
@@ -133,19 +129,10 @@ public struct CaptureProxy: Sendable {
         // Subscribed before the call, so that no chunk and no end can be missed.
         let chunkSignals = try await calls.subscribe(Members.interface, Members.audioPassThru, addMatch: false)
         let endSignals = try await calls.subscribe(Members.interface, Members.finished)
-        let reply: [DBusValue]
-        do {
-            reply = try await calls.call(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface,
-                                         CaptureContract.Manager.performAudioPassThru, [.vardict(values)])
-        } catch {
+        let path = try await calls.object(ObjectPath(declared: CaptureContract.managerPath), CaptureContract.Manager.interface,
+                                          CaptureContract.Manager.performAudioPassThru, [.vardict(values)]) {
             chunkSignals.cancel()
             endSignals.cancel()
-            throw error
-        }
-        guard let path = reply.first?.objectPathValue else {
-            chunkSignals.cancel()
-            endSignals.cancel()
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "PerformAudioPassThru replied \(reply)")
         }
         let (chunks, continuation) = AsyncStream<AudioChunk>.makeStream()
         let forwarding = Task {

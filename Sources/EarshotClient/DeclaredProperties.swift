@@ -2,7 +2,7 @@ import ContractCore
 import EarshotContract
 import EarshotDBus
 
-// Every declared property, typed, per client type; and each type's read, observe and write.
+// Every declared property, typed, per client type; and the types that stand for objects.
 
 extension ObjectProperty where Object == CaptureProxy {
     private typealias Members = CaptureContract.Manager
@@ -14,16 +14,8 @@ extension ObjectProperty where Object == CaptureProxy {
     static var declared: [PropertyDeclaration] { [capabilities.declaration, device.declaration, active.declaration, endsAtMonotonicUs.declaration] }
 }
 
-extension CaptureProxy {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<CaptureProxy, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: ObjectPath(declared: CaptureContract.managerPath)).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<CaptureProxy, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: ObjectPath(declared: CaptureContract.managerPath)).observe(property)
-    }
+extension CaptureProxy: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: CaptureContract.managerPath)) }
 }
 
 extension ObjectProperty where Object == PassThruControl {
@@ -43,16 +35,8 @@ extension ObjectProperty where Object == PassThruControl {
     static var declared: [PropertyDeclaration] { [state.declaration, owner.declaration, samplingRate.declaration, bitsPerSample.declaration, channels.declaration, maxDuration.declaration, displayText1.declaration, displayText2.declaration, framesCaptured.declaration, endsAtMonotonicUs.declaration, resultCode.declaration] }
 }
 
-extension PassThruControl {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<PassThruControl, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<PassThruControl, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension PassThruControl: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == AlertsProxy {
@@ -67,21 +51,8 @@ extension ObjectProperty where Object == AlertsProxy {
     static var declared: [PropertyDeclaration] { [defaultTimeout.declaration, buttonTimeout.declaration, displayLines.declaration, current.declaration, queueLength.declaration, capabilities.declaration] }
 }
 
-extension AlertsProxy {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<AlertsProxy, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath)).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<AlertsProxy, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath)).observe(property)
-    }
-
-    /// Sets a writable property.
-    public func write<Value>(_ property: ObjectProperty<AlertsProxy, Value>, _ value: Value) async throws {
-        try await PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath)).write(property, value)
-    }
+extension AlertsProxy: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath)) }
 }
 
 extension ObjectProperty where Object == AlertControl {
@@ -100,16 +71,8 @@ extension ObjectProperty where Object == AlertControl {
     static var declared: [PropertyDeclaration] { [state.declaration, owner.declaration, lines.declaration, softButtons.declaration, priority.declaration, showWaitIndicator.declaration, icon.declaration, resultCode.declaration, tryAgainTimeMs.declaration, endsAtMonotonicUs.declaration] }
 }
 
-extension AlertControl {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<AlertControl, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<AlertControl, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension AlertControl: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == PiecesProxy {
@@ -119,16 +82,8 @@ extension ObjectProperty where Object == PiecesProxy {
     static var declared: [PropertyDeclaration] { [count.declaration] }
 }
 
-extension PiecesProxy {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<PiecesProxy, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<PiecesProxy, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension PiecesProxy: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == SessionProxy {
@@ -154,21 +109,8 @@ extension ObjectProperty where Object == SessionProxy {
     static var declared: [PropertyDeclaration] { [keepEnforced.declaration, desiredState.declaration, mixer.declaration, duckLevel.declaration, streams.declaration, category.declaration, mode.declaration, options.declaration, active.declaration, sampleRate.declaration, ioBufferDuration.declaration, preferredInput.declaration, dataSourceName.declaration, polarPattern.declaration, inputOrientation.declaration, channels.declaration, route.declaration] }
 }
 
-extension SessionProxy {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<SessionProxy, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<SessionProxy, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
-
-    /// Sets a writable property.
-    public func write<Value>(_ property: ObjectProperty<SessionProxy, Value>, _ value: Value) async throws {
-        try await PropertyAccess(calls: calls, path: path).write(property, value)
-    }
+extension SessionProxy: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == SessionActivation {
@@ -183,16 +125,8 @@ extension ObjectProperty where Object == SessionActivation {
     static var declared: [PropertyDeclaration] { [owner.declaration, category.declaration, mode.declaration, options.declaration, state.declaration, ducked.declaration] }
 }
 
-extension SessionActivation {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<SessionActivation, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<SessionActivation, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension SessionActivation: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == OrchestratorProxy {
@@ -202,16 +136,8 @@ extension ObjectProperty where Object == OrchestratorProxy {
     static var declared: [PropertyDeclaration] { [services.declaration] }
 }
 
-extension OrchestratorProxy {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<OrchestratorProxy, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<OrchestratorProxy, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension OrchestratorProxy: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension ObjectProperty where Object == JobControl {
@@ -226,16 +152,8 @@ extension ObjectProperty where Object == JobControl {
     static var declared: [PropertyDeclaration] { [state.declaration, pieceId.declaration, resultCode.declaration, framesCaptured.declaration, title.declaration, owner.declaration] }
 }
 
-extension JobControl {
-    /// A property's value now.
-    public func read<Value>(_ property: ObjectProperty<JobControl, Value>) async throws -> Value {
-        try await PropertyAccess(calls: calls, path: path).read(property)
-    }
-
-    /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<JobControl, Value>) async throws -> AsyncStream<Value?> {
-        try await PropertyAccess(calls: calls, path: path).observe(property)
-    }
+extension JobControl: EarshotObject {
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
 }
 
 extension Job {

@@ -90,6 +90,25 @@ struct ServiceCalls: Sendable {
         }
     }
 
+    /// Calls `method`, which replies with an object (a pass-thru, an alert, a job, an
+    /// activation): its path, or `Failed` when the reply has none. `cleanup` runs when the
+    /// call fails (to end subscriptions made for the object).
+    func object(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ method: MethodDeclaration, _ arguments: [DBusValue],
+                cleanup: () -> Void = {}) async throws(EarshotError) -> ObjectPath {
+        let reply: [DBusValue]
+        do {
+            reply = try await call(path, interface, method, arguments)
+        } catch {
+            cleanup()
+            throw error
+        }
+        guard let object = reply.first?.objectPathValue else {
+            cleanup()
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(method.name) replied \(reply)")
+        }
+        return object
+    }
+
     /// A property of one of the service's objects.
     func property(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError) -> DBusValue {
         do {

@@ -61,9 +61,33 @@ enum PropertyDecoding {
     }
 }
 
-/// Reading, observing and writing typed properties, shared by every client type that stands
-/// for an object.
-struct PropertyAccess: Sendable {
+/// One of Earshot's objects as a client type stands for it (a service's manager, a
+/// pass-thru, an alert, an activation, a job): its typed properties are read, observed and
+/// written through it.
+public protocol EarshotObject: Sendable {
+    /// Where its properties are.
+    var propertyAccess: PropertyAccess { get }
+}
+
+extension EarshotObject {
+    /// A property's value now.
+    public func read<Value>(_ property: ObjectProperty<Self, Value>) async throws -> Value {
+        try await propertyAccess.read(property)
+    }
+
+    /// A property's value now and after every change (nil while the service is not on the bus).
+    public func observe<Value>(_ property: ObjectProperty<Self, Value>) async throws -> AsyncStream<Value?> {
+        try await propertyAccess.observe(property)
+    }
+
+    /// Sets a writable property (a read-only one is refused with `PropertyReadOnly`).
+    public func write<Value>(_ property: ObjectProperty<Self, Value>, _ value: Value) async throws {
+        try await propertyAccess.write(property, value)
+    }
+}
+
+/// Reading, observing and writing typed properties of one object.
+public struct PropertyAccess: Sendable {
     let calls: ServiceCalls
     let path: ObjectPath
 

@@ -110,10 +110,7 @@ public struct OrchestratorProxy: Sendable {
     public func startRecording(_ request: RecordPieceRequest) async throws -> JobControl {
         let values = request.values
         try RequestCheck.check(values, against: Manager.requestKeys)
-        let reply = try await calls.call(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
-        guard let job = reply.first?.objectPathValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Manager.recordPiece.name) replied \(reply)")
-        }
+        let job = try await calls.object(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
         return JobControl(path: job, calls: calls)
     }
 
@@ -132,17 +129,7 @@ public struct OrchestratorProxy: Sendable {
         } catch {
             throw EarshotError(error)
         }
-        let reply: [DBusValue]
-        do {
-            reply = try await calls.call(path, Manager.interface, Manager.recordPiece, [.vardict(values)])
-        } catch {
-            signals.cancel()
-            throw error
-        }
-        guard let job = reply.first?.objectPathValue else {
-            signals.cancel()
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Manager.recordPiece.name) replied \(reply)")
-        }
+        let job = try await calls.object(path, Manager.interface, Manager.recordPiece, [.vardict(values)], cleanup: signals.cancel)
         let (states, stateContinuation) = AsyncStream<JobState>.makeStream()
         let finished = Task { () throws -> JobResult in
             defer {

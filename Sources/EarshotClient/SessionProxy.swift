@@ -152,10 +152,7 @@ public struct SessionProxy: Sendable {
         values[SessionKeys.mode] = mode.map(DBusValue.string)
         values[SessionKeys.audioStream] = audioStream.map(DBusValue.string)
         try RequestCheck.check(values, against: Manager.activationKeys)
-        let reply = try await calls.call(path, Manager.interface, Manager.activate, [.vardict(values)])
-        guard let activation = reply.first?.objectPathValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "Activate replied \(reply)")
-        }
+        let activation = try await calls.object(path, Manager.interface, Manager.activate, [.vardict(values)])
         return SessionActivation(path: activation, calls: calls)
     }
 
