@@ -113,11 +113,6 @@ let package = Package(
 
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
         .target(name: "EarshotSync", dependencies: ["CGlibcExtras"]),
-        // glibc's allocator settings for services (a process lacking them starts itself again),
-        // and the constructor that applies them in a service executable before anything else.
-        .target(name: "CAllocatorTunables"),
-        .target(name: "CTunablesAtStart", dependencies: ["CAllocatorTunables"]),
-
         // The capture reading thread's loop for reads that go straight to pipes (CaptureLoop).
         .target(name: "CCapturePump", dependencies: ["CALSA"]),
         // ALSA access shared by the services: devices, formats, capture and playback threads.
@@ -154,7 +149,6 @@ let package = Package(
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
-            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-capture")),
@@ -163,7 +157,7 @@ let package = Package(
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-alerts", dependencies: [
             "AlertsCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotVoice",
-            "CSndFileLoader", "CTunablesAtStart", "CallerFiles",
+            "CSndFileLoader", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-alerts")),
@@ -173,7 +167,6 @@ let package = Package(
         .target(name: "SessionCore", dependencies: ["ContractCore"]),
         .executableTarget(name: "earshot-session", dependencies: [
             "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
-            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-session")),
@@ -193,7 +186,7 @@ let package = Package(
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [
             "PiecesCore", "PieceStore", "PostgresPieceStore", "ContractCore", "EarshotContract", "EarshotMedia", "EarshotDBus", "EarshotService",
-            "EarshotSync", "CSndFileLoader", "CTunablesAtStart", "CallerFiles",
+            "EarshotSync", "CSndFileLoader", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-pieces")),
@@ -202,7 +195,6 @@ let package = Package(
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
         .executableTarget(name: "earshot-orchestrator", dependencies: [
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
-            "CTunablesAtStart",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking("earshot-orchestrator")),
@@ -232,7 +224,7 @@ let package = Package(
 
         // Process scaffolding shared by every service executable.
         .target(name: "EarshotService", dependencies: [
-            "CAllocatorTunables", "CGlibcExtras", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
+            "CGlibcExtras", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -242,7 +234,7 @@ let package = Package(
         // as the peer of the D-Bus benchmark.
         .target(name: "EarshotEcho", dependencies: ["ContractCore", "EarshotDBus"]),
         .executableTarget(name: "earshot-echo", dependencies: [
-            "EarshotEcho", "EarshotService", "CTunablesAtStart",
+            "EarshotEcho", "EarshotService",
         ]),
 
         // The benchmark and its C references: a libdbus client of the echo service, and a
@@ -265,7 +257,7 @@ let package = Package(
         .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cOnlyLinking),
 
         // Private bus daemons and service processes for tests and benchmarks.
-        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotSync"]),
+        .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync"]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
@@ -291,7 +283,7 @@ let package = Package(
         ]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: [
-            "EarshotContract", "EarshotDBus", "EarshotTestHarness"]),
+            "EarshotContract", "EarshotDBus", "EarshotService", "EarshotTestHarness"]),
         // The installed system booted in a box (deploy/earshot-dev test-system runs these).
         .testTarget(name: "SystemBoxTests", dependencies: [
             "EarshotContract", "EarshotTestHarness"]),

@@ -1,4 +1,4 @@
-import CAllocatorTunables
+import CGlibcExtras
 import Glibc
 
 /// glibc's allocator, set up for services: per-thread caches off and at most two heaps.
@@ -19,33 +19,45 @@ import Glibc
 ///   about none with two arenas. Two still let the bus thread and a worker allocate
 ///   without waiting for each other.
 ///
-/// These settings (in `GLIBC_TUNABLES`) are read only by the dynamic loader when a program
-/// starts, so the process starts itself again, once, with those it lacks added. A tunable
-/// `GLIBC_TUNABLES` already names is left as it is (`glibc.malloc.tcache_count=7` keeps
-/// glibc's default). The decision is made in C (CAllocatorTunables): a service executable
-/// links CTunablesAtStart, whose constructor makes it before the Swift runtime or the
-/// program has done anything, so a start without the settings costs little more than the
-/// loader's work; `apply()` is for programs started otherwise.
+/// The systemd units and the D-Bus activation files set them (`GLIBC_TUNABLES`, read by the
+/// dynamic loader when the program starts). A service started otherwise sets in-process
+/// what glibc lets it (`mallopt(M_ARENA_MAX)`) and logs the one it cannot have
+/// (the per-thread caches: glibc has no call for them).
 public enum AllocatorTunables {
-    /// Set for the second start only, so that there is never a third.
-    static var restarted: String { String(cString: earshot_tunables_restarted_variable) }
+    /// The settings, as the units and activation files give them.
+    public static let settings = ["glibc.malloc.tcache_count=0", "glibc.malloc.arena_max=2"]
 
-    /// What `GLIBC_TUNABLES` should become, or nil when it already names every tunable.
-    static func tunables(adding current: String?) -> String? {
-        guard let result = earshot_tunables_adding(current) else { return nil }
-        defer { free(result) }
-        return String(cString: result)
-    }
+    /// `GLIBC_TUNABLES` as the units set it.
+    public static var environmentValue: String { settings.joined(separator: ":") }
 
     /// GLIBC_TUNABLES as this process sees it (the loader may rewrite the copy that
     /// /proc/PID/environ shows).
-    public static var tunables: String? { getenv(earshot_tunables_variable).map { String(cString: $0) } }
+    public static var tunables: String? { getenv("GLIBC_TUNABLES").map { String(cString: $0) } }
 
-    /// Unless `GLIBC_TUNABLES` names every setting already (or this process image has
-    /// decided already, as a service executable's constructor does), executes this program
-    /// again with the missing ones added; returns only when that is not needed or not
-    /// possible (no `/proc`, a set-uid start, where the loader would drop the setting).
-    public static func apply() {
-        earshot_allocator_tunables_apply(CommandLine.unsafeArgv)
+    /// The settings whose tunable `current` does not name (a tunable it names keeps the
+    /// value it has there: `glibc.malloc.tcache_count=7` keeps glibc's default).
+    public static func missing(from current: String?) -> [String] {
+        let named = Set((current ?? "").split(separator: ":").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" })
+        return settings.filter { !named.contains(name(of: $0)) }
+    }
+
+    /// What could not be set: the settings missing from `GLIBC_TUNABLES` that glibc offers
+    /// no in-process call for. Call first thing in `main`, before other threads allocate.
+    @discardableResult
+    public static func applyInProcess() -> [String] {
+        var unset: [String] = []
+        for setting in missing(from: tunables) {
+            switch name(of: setting) {
+            case "glibc.malloc.arena_max":
+                if mallopt(M_ARENA_MAX, 2) != 1 { unset.append(setting) }
+            default:
+                unset.append(setting)
+            }
+        }
+        return unset
+    }
+
+    private static func name(of setting: String) -> String {
+        setting.split(separator: "=", maxSplits: 1).first.map(String.init) ?? setting
     }
 }

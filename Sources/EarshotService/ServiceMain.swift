@@ -1,5 +1,6 @@
 import EarshotContract
 import EarshotDBus
+import EarshotSync
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -11,6 +12,10 @@ import ServiceLifecycle
 public enum ServiceMain {
     public static let exitStartupFailed: Int32 = 1
     public static let exitBusLost: Int32 = 2
+
+    /// The allocator settings a `ServiceCommand`'s main could not make (nil when the process
+    /// did not start through one), for the log once logging is set up.
+    static let allocatorSettingsUnset = Locked<[String]?>(nil)
 
     /// What a service does once connected: export its objects and start its work. It
     /// returns a hook run on graceful shutdown (before the connection closes).
@@ -29,8 +34,11 @@ public enum ServiceMain {
 
     /// Runs the service and returns its exit status.
     public static func serve(executable: String, busName: String, options: BusOptions, setup: @escaping Setup) async -> Int32 {
-        // Done already by a `ServiceCommand`'s main; here for services started otherwise.
-        AllocatorTunables.apply()
+        // Done already by a `ServiceCommand`'s main, before it started any thread.
+        let unset = allocatorSettingsUnset.withLock { unset -> [String]? in
+            defer { unset = [] }
+            return unset
+        } ?? AllocatorTunables.applyInProcess()
         bootstrapLogging(label: executable, level: options.logLevel)
         MemoryReturn.keepLargeBuffersOffTheHeap()
         // A client that closes its end of a pipe (an `OpenStream` reader, an fd it passed)
@@ -39,6 +47,13 @@ public enum ServiceMain {
         var logger = Logger(label: executable)
         logger.logLevel = options.logLevel
         if let tunables = AllocatorTunables.tunables { logger.info("GLIBC_TUNABLES=\(tunables)") }
+        if !unset.isEmpty {
+            logger.notice("""
+                started without \(unset.joined(separator: ", ")) in GLIBC_TUNABLES (the systemd units and \
+                D-Bus activation files set it: GLIBC_TUNABLES=\(AllocatorTunables.environmentValue)); \
+                memory freed after work may stay with the process
+                """)
+        }
 
         let connection: DBusConnection
         do {

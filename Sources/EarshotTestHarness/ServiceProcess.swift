@@ -1,4 +1,5 @@
 import EarshotDBus
+import EarshotService
 import Foundation
 import Glibc
 
@@ -36,6 +37,8 @@ public final class ServiceProcess: Sendable {
         env.removeValue(forKey: "JOURNAL_STREAM")
         // A reply with an error the member does not declare ends the service (UndeclaredErrors).
         env["EARSHOT_UNDECLARED_ERRORS"] = "abort"
+        // The allocator settings the systemd units and activation files give every service.
+        if env["GLIBC_TUNABLES"] == nil { env["GLIBC_TUNABLES"] = AllocatorTunables.environmentValue }
         for (key, value) in environment { env[key] = value }
         process = try ChildProcess(commandPrefix + [path] + arguments + (passAddress ? ["--address", bus.address] : []),
                                    environment: env, logPath: logURL.path)

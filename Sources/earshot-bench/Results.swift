@@ -85,10 +85,9 @@ struct BenchmarkResults: BenchmarkReport {
     let libdbusVersion: String
     let processors: Int
     let iterationsScale: Double
-    /// GLIBC_TUNABLES as this run had it (inherited by the bus and the echo server, which
-    /// adds `glibc.malloc.tcache_count=0:glibc.malloc.arena_max=2` as every service does,
-    /// `AllocatorTunables`): at 1 MiB the allocator's trimming and refaulting is much of
-    /// every client's time.
+    /// GLIBC_TUNABLES as this run had it (the clients'; the echo server gets the services'
+    /// settings from the harness, `AllocatorTunables`): at 1 MiB the allocator's trimming
+    /// and refaulting is much of every client's time.
     let mallocTunables: String?
     let roundTrips: [RoundTripResult]
     let signals: SignalResult

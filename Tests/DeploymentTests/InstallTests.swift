@@ -1,5 +1,6 @@
 import EarshotContract
 import EarshotDBus
+import EarshotService
 import EarshotTestHarness
 import Foundation
 import Testing
@@ -41,10 +42,10 @@ import Testing
             }
             _ = try await ToolRun.run(["systemd-analyze", "verify", system.path])
             let user = prefix.appendingPathComponent("lib/systemd/user/earshot-\(service).service")
-            // The allocator settings, given by the unit so that the service need not restart for them.
+            // The allocator settings, which only the loader can apply in full.
             for unit in [system, user] {
                 let unitText = try String(contentsOf: unit, encoding: .utf8)
-                #expect(unitText.contains("Environment=GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.arena_max=2\n"), "\(unit.path)")
+                #expect(unitText.contains("Environment=GLIBC_TUNABLES=\(AllocatorTunables.environmentValue)\n"), "\(unit.path)")
             }
             _ = try await ToolRun.run(["env", "XDG_RUNTIME_DIR=\(runtime.path)", "systemd-analyze", "--user", "verify", user.path])
         }
@@ -57,6 +58,12 @@ import Testing
                                     encoding: .utf8)
             #expect(system.contains("SystemdService=earshot-"))
             #expect(system.contains("User=earshot"))
+            // Started by the bus itself (no systemd), a service gets the unit's allocator settings.
+            let session = try String(contentsOf: prefix.appendingPathComponent("share/dbus-1/services/org.earshot.\(name).service"),
+                                     encoding: .utf8)
+            for file in [system, session] {
+                #expect(file.contains("Exec=/usr/bin/env GLIBC_TUNABLES=\(AllocatorTunables.environmentValue) \(prefix.path)/bin/earshot-"))
+            }
         }
     }
 

@@ -4,67 +4,62 @@ import EarshotTestHarness
 import Foundation
 import Testing
 
-/// `AllocatorTunables`: every service starts itself again once with glibc's per-thread
-/// caches off and at most two arenas, keeping its pid and its name, unless GLIBC_TUNABLES
-/// already names those tunables.
+/// `AllocatorTunables`: the units and activation files give every service glibc's
+/// per-thread caches off and at most two arenas; a service started without them sets what
+/// it can in-process, says what it could not, and never starts itself again.
 @Suite struct AllocatorTunablesTests {
     static let both = "glibc.malloc.tcache_count=0:glibc.malloc.arena_max=2"
 
-    @Test func theTunablesAreAddedUnlessAlreadySet() {
-        #expect(AllocatorTunables.tunables(adding: nil) == Self.both)
-        #expect(AllocatorTunables.tunables(adding: "") == Self.both)
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.trim_threshold=1048576")
-                == "glibc.malloc.trim_threshold=1048576:" + Self.both)
-        // Only what is missing is added; what is named keeps its value.
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.tcache_count=7")
-                == "glibc.malloc.tcache_count=7:glibc.malloc.arena_max=2")
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.arena_max=8")
-                == "glibc.malloc.arena_max=8:glibc.malloc.tcache_count=0")
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.arena_max=4:glibc.malloc.tcache_count=3") == nil)
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.mmap_threshold=4096:" + Self.both) == nil)
+    @Test func whatIsMissingIsWhatTheTunablesDoNotName() {
+        #expect(AllocatorTunables.environmentValue == Self.both)
+        #expect(AllocatorTunables.missing(from: nil) == AllocatorTunables.settings)
+        #expect(AllocatorTunables.missing(from: "") == AllocatorTunables.settings)
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.trim_threshold=1048576") == AllocatorTunables.settings)
+        // A tunable that is named keeps its value.
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.tcache_count=7") == ["glibc.malloc.arena_max=2"])
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.arena_max=8") == ["glibc.malloc.tcache_count=0"])
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.arena_max=4:glibc.malloc.tcache_count=3").isEmpty)
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.mmap_threshold=4096:" + Self.both).isEmpty)
         // A longer name that only starts alike is another tunable.
-        #expect(AllocatorTunables.tunables(adding: "glibc.malloc.tcache_count_x=1")
-                == "glibc.malloc.tcache_count_x=1:" + Self.both)
+        #expect(AllocatorTunables.missing(from: "glibc.malloc.tcache_count_x=1") == AllocatorTunables.settings)
     }
 
-    /// The process's name.
-    private func name(_ service: ServiceProcess) throws -> String {
-        try String(contentsOfFile: "/proc/\(service.pid)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The environment the process was started with (after an `exec` of itself with the
+    /// settings added, they would be in it).
+    private func startEnvironment(_ service: ServiceProcess) throws -> [String] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(service.pid)/environ"))
+        return data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func aServiceStartedWithTheSettingsLogsThem() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        // The harness starts services as the units do.
+        let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
+        defer { service.stop() }
+        #expect(service.logText.contains("GLIBC_TUNABLES=\(Self.both)\n"), "log:\n\(service.logText)")
+        #expect(!service.logText.contains("started without"), "log:\n\(service.logText)")
     }
 
     @Test(arguments: [
-        (nil, both),
-        ("glibc.malloc.trim_threshold=1048576", "glibc.malloc.trim_threshold=1048576:" + both),
-        ("glibc.malloc.tcache_count=7:glibc.malloc.arena_max=8", "glibc.malloc.tcache_count=7:glibc.malloc.arena_max=8"),
-    ] as [(String?, String)])
-    func aServiceRunsWithTheTunablesUnlessTold(given: String?, expected: String) async throws {
+        ("", ["glibc.malloc.tcache_count=0"]),
+        ("glibc.malloc.tcache_count=7", []),
+        ("glibc.malloc.arena_max=8", ["glibc.malloc.tcache_count=0"]),
+    ] as [(String, [String])])
+    func aServiceStartedWithoutThemRunsAsStartedAndSaysWhatItLacks(given: String, unset: [String]) async throws {
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
         let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
-                                               environment: given.map { ["GLIBC_TUNABLES": $0] } ?? [:])
+                                               environment: ["GLIBC_TUNABLES": given])
         defer { service.stop() }
-        // As the service sees it, which it logs at start.
-        #expect(service.logText.contains("GLIBC_TUNABLES=\(expected)\n"), "log:\n\(service.logText)")
-        // Started again under its own name and pid (the one that owns the bus name).
-        #expect(try name(service) == "earshot-echo")
-        let client = try await bus.connect()
-        defer { client.close() }
-        let owner = try await client.nameOwner(EchoService.busName)
-        let ownerPid = try await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                             interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                             [.string(try #require(owner))]).first?.uint32Value
-        #expect(ownerPid == UInt32(service.pid))
-    }
-
-    /// A process that has started again once does not do it a second time, even if the
-    /// setting did not reach it.
-    @Test func neverMoreThanOnce() async throws {
-        let bus = try await PrivateBus.start()
-        defer { bus.stop() }
-        let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName,
-                                               environment: [AllocatorTunables.restarted: "1"])
-        defer { service.stop() }
-        #expect(!service.logText.contains("GLIBC_TUNABLES="), "log:\n\(service.logText)")
-        #expect(try name(service) == "earshot-echo")
+        // Not started again with other settings: its environment is the one it was given.
+        #expect(try startEnvironment(service).filter { $0.hasPrefix("GLIBC_TUNABLES=") } == ["GLIBC_TUNABLES=\(given)"])
+        if unset.isEmpty {
+            #expect(!service.logText.contains("started without"), "log:\n\(service.logText)")
+        } else {
+            // arena_max is set in-process; the per-thread caches cannot be.
+            #expect(service.logText.contains("started without \(unset.joined(separator: ", ")) in GLIBC_TUNABLES"),
+                    "log:\n\(service.logText)")
+        }
     }
 }
