@@ -60,28 +60,16 @@ extension PassThru {
     }
 
     /// `prompting`, `recording` or `finished`.
-    public func state() async throws -> PassThruState {
-        let value = try await calls.property(path, Members.interface, Members.state)
-        guard let state = value.stringValue.flatMap(PassThruState.init(rawValue:)) else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.state.name) is \(value)")
-        }
-        return state
-    }
+    public func state() async throws -> PassThruState { try await read(.state) }
 
     /// When it ends by its MaxDuration (CLOCK_MONOTONIC µs); nil until known.
     public func endsAtMonotonicUs() async throws -> UInt64? {
-        let value = try await calls.property(path, Members.interface, Members.endsAtMonotonicUs).uint64Value ?? 0
+        let value = try await read(.endsAtMonotonicUs)
         return value == 0 ? nil : value
     }
 
     /// Interleaved channels per frame (the session may have asked for stereo).
-    public func channels() async throws -> UInt32 {
-        let value = try await calls.property(path, Members.interface, Members.channels)
-        guard let channels = value.uint32Value else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.channels.name) is \(value)")
-        }
-        return channels
-    }
+    public func channels() async throws -> UInt32 { try await read(.channels) }
 }
 
 /// The user's actions on any pass-thru, by its object (an HMI acting on the pass-thru
@@ -136,15 +124,10 @@ extension CaptureProxy {
     }
 
     /// The ALSA PCM in use.
-    public func device() async throws -> String {
-        try await calls.property(managerPath, Manager.interface, Manager.device).stringValue ?? ""
-    }
+    public func device() async throws -> String { try await read(.device) }
 
     /// The active pass-thru's object, nil when idle.
-    public func active() async throws -> ObjectPath? {
-        let path = try await calls.property(managerPath, Manager.interface, Manager.active).objectPathValue
-        return path == .root ? nil : path
-    }
+    public func active() async throws -> ObjectPath? { try await read(.active) }
 
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs), now and after
     /// every change, given to `onChange` as soon as the change is read; nil while none
@@ -165,7 +148,7 @@ extension CaptureProxy {
 
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs); nil when idle.
     public func endsAtMonotonicUs() async throws -> UInt64? {
-        let value = try await calls.property(managerPath, Manager.interface, Manager.endsAtMonotonicUs).uint64Value ?? 0
+        let value = try await read(.endsAtMonotonicUs)
         return value == 0 ? nil : value
     }
 }

@@ -156,16 +156,8 @@ public struct OrchestratorProxy: Sendable {
         return Job(path: job, calls: calls, states: states, finished: finished)
     }
 
-    /// Each watched service's well-known name → (its unique owner or "", whether it runs).
-    public func services() async throws -> [String: (owner: String, running: Bool)] {
-        let value = try await calls.property(path, Manager.interface, Manager.services)
-        var services: [String: (owner: String, running: Bool)] = [:]
-        guard case .dictionary(_, _, let entries) = value else { return [:] }
-        for entry in entries {
-            guard let name = entry.key.stringValue, case .structure(let fields) = entry.value, fields.count == 2,
-                  let owner = fields[0].stringValue, let running = fields[1].boolValue else { continue }
-            services[name] = (owner, running)
-        }
-        return services
+    /// Each watched service's well-known name → its owner on the bus and whether it runs.
+    public func services() async throws -> [String: ServiceHealth] {
+        try await read(.services)
     }
 }
