@@ -6,40 +6,29 @@ import PackageDescription
 /// table is a few KiB where the plain one is about 1 MiB, which the loader reads at every
 /// start (docs/benchmarks.md, footprint).
 ///
-/// In release builds, lld also lays out first the functions the service uses
-/// while it starts, idles and works (`deploy/link-order/NAME.order`, written by
-/// `deploy/earshot-dev bench link-order`), so that it maps a few dense megabytes of its
-/// binary instead of pages scattered over all of it. A symbol the order names that no longer
-/// exists is skipped. A linker script (`deploy/link-order/release-layout.ld`) adds what
-/// the order cannot move: the PLT, `.init`, `.fini` and the compiler's private functions
-/// (which have no symbols) go in front of the code, Foundation's ICU data after it, so
-/// that a cold start reads the code in one place and the data the loader relocates in one
-/// other.
-///
 /// Release builds export no symbols from the executable: the static Swift runtime's link
 /// arguments would export all of them (`-export-dynamic`), which made earshot-pieces'
 /// dynamic symbol table 3.5 MB that the loader searched while binding every library
 /// (about 2 MiB of VmRSS). Nothing loaded into a service binds to its symbols: its plugins
 /// are C (`cOnlyLinking`).
 ///
-/// Release builds also link the C++ runtime the Swift runtime needs from libstdc++'s
-/// archive rather than its shared library (`deploy/static-libstdc++/libstdc++.so`, a
-/// linker script found first on the search path): about 1.1 MiB less resident memory.
-func serviceLinking(_ executable: String) -> [LinkerSetting] {
-    [
-        .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
-        .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/deploy/link-order/\(executable).order",
-                      "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
-                      "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/deploy/link-order/release-layout.ld",
-                      "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"], .when(configuration: .release)),
-    ]
-}
+/// Release builds also add to lld's default layout (`deploy/release-layout.ld`): the PLT,
+/// `.init` and the compiler's private functions in front of the code, Foundation's ICU data
+/// after it. `deploy/release-build` adds the link order it profiles from the same build and
+/// checks that both applied.
+let serviceLinking: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+    .unsafeFlags(["-Xlinker", "--no-export-dynamic",
+                  "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/deploy/release-layout.ld"], .when(configuration: .release)),
+]
 
 /// How the plugins and programs written in C are linked: without the Swift runtime's start-up
 /// object, which registers an image's Swift metadata (C code has none), and with the static
 /// Swift runtime named instead of libswiftCore.so, of which C code then takes nothing. A
 /// plugin so built needs no Swift library on the machine and no symbol of the process that
-/// loads it; a program so built has no Swift in it at all.
+/// loads it; a program so built has no Swift in it at all. (It does name libstdc++.so.6,
+/// which swiftc adds to every link ahead of anything a package can pass, though it takes
+/// nothing from it.)
 let cOnlyLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
 
 let package = Package(
@@ -146,12 +135,12 @@ let package = Package(
         .target(name: "CFileAccess"),
         .target(name: "CallerFiles", dependencies: ["CFileAccess"]),
         .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess"],
-                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
+                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking("earshot-capture")),
+        ], linkerSettings: serviceLinking),
 
         // The alert presenter: its domain core (no D-Bus, no audio) and its executable.
         .target(name: "AlertsCore", dependencies: ["ContractCore"]),
@@ -160,7 +149,7 @@ let package = Package(
             "CSndFileLoader", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking("earshot-alerts")),
+        ], linkerSettings: serviceLinking),
 
         // The audio session: its domain core (vocabulary, rules, ordered apply, audio focus)
         // and its executable (ALSA inputs, route watching, the state file).
@@ -169,7 +158,7 @@ let package = Package(
             "SessionCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotPipeWire", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking("earshot-session")),
+        ], linkerSettings: serviceLinking),
 
         // The piece store: its domain core (Allihoopa's rules, queries), the store (SQLite
         // through GRDB, content-addressed files) and the executable.
@@ -189,7 +178,7 @@ let package = Package(
             "EarshotSync", "CSndFileLoader", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking("earshot-pieces")),
+        ], linkerSettings: serviceLinking),
 
         // The orchestrator's domain core: the RecordPiece job as a state machine.
         .target(name: "OrchestratorCore", dependencies: ["ContractCore", "EarshotContract"]),
@@ -197,7 +186,7 @@ let package = Package(
             "OrchestratorCore", "CaptureCore", "PiecesCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ], linkerSettings: serviceLinking("earshot-orchestrator")),
+        ], linkerSettings: serviceLinking),
 
         // The command-line client for every service.
         .executableTarget(name: "earshot", dependencies: [
@@ -243,9 +232,8 @@ let package = Package(
         .target(name: "CCaptureLoop", dependencies: ["CDBus", "CALSA"]),
         // The capture loop as a C program of its own, as arecord is: no Swift runtime, and
         // no threads but the loop's, in the process whose CPU time the benchmark compares.
-        // (The -lstdc++ that swiftc adds to every link then takes nothing from the archive.)
         .executableTarget(name: "earshot-capture-loop", dependencies: ["CCaptureLoop"],
-                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld", "-L", "\(Context.packageDirectory)/deploy/static-libstdc++"])]),
+                          linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
             "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",

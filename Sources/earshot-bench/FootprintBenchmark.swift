@@ -23,7 +23,10 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             sample). Idle VmRSS is also split into its anonymous part (heap, stacks) and its file \
             part (the binary and libraries as far as the kernel mapped them; that part grows with \
             the block device's read-ahead, read_ahead_kb, which is printed). Ratios are against \
-            hostnamed's figures. --service measures only the services named.
+            hostnamed's figures. --service measures only the services named. With --stack it \
+            starts all five at once instead and reports, --idle-seconds after the last, each one's \
+            PSS (proportional: what it shares with the others counts once in the sum) and \
+            anonymous memory, and the sums.
             """)
 
     @Option(help: "Seconds to wait after the name is owned before the idle sample.")
@@ -43,6 +46,9 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
 
     @Option(help: "A bus name to measure (repeatable; default: every service). hostnamed is always measured.")
     var service: [String] = []
+
+    @Flag(help: "Measure the five services running at once: PSS and anonymous memory, and their sums.")
+    var stack = false
 
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
@@ -65,6 +71,13 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             throw BenchmarkError("\(Self.hostnamed) is missing: install systemd")
         }
         let (idle, settle, busy, rest, clients) = (idleSeconds, settleSeconds, busySeconds, restSeconds, clients)
+        if stack {
+            let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
+                try await StackFootprint(idle: .milliseconds(Int(idle * 1000))).run()
+            }
+            try results.print(json: json)
+            return
+        }
         let chosen = service.isEmpty ? ServiceStack.services.map(\.busName) : service
         let results = try await runInterruptibly(interrupted: "the bus, the services and the temporary files are gone") {
             try await FootprintBenchmark(idle: .milliseconds(Int(idle * 1000)), busy: .milliseconds(Int(busy * 1000)),

@@ -18,15 +18,20 @@ struct LinkOrderCommand: AsyncParsableCommand {
             that the pages it has resident are the ones it touched, --runs times over. The pages resident \
             --idle-seconds after any start come first, then those the load benchmark's scenario adds in \
             --busy-seconds; every function (llvm-nm) on those pages is written, in that order, to \
-            OUTPUT-DIRECTORY/SERVICE.order, which Package.swift hands to lld \
-            (--symbol-ordering-file) for release builds. The compiler's private functions have no \
-            symbols and cannot be named there: deploy/link-order/release-layout.ld puts all of them, \
-            with the PLT, in front of the code. Without root the read-ahead stays on and \
-            the profile is coarser (it counts the pages read ahead).
+            OUTPUT-DIRECTORY/SERVICE.order, which deploy/release-build hands to lld \
+            (--symbol-ordering-file) when it links the service again. The compiler's private \
+            functions have no symbols and cannot be named there: deploy/release-layout.ld puts \
+            all of them, with the PLT, in front of the code. Without root the read-ahead stays \
+            on and the profile is coarser (it counts the pages read ahead). With --verify it \
+            profiles nothing and checks instead that each service as built follows its order \
+            and the layout, failing when either no longer applies.
             """)
 
     @Option(help: "Where the .order files go.")
-    var outputDirectory = "deploy/link-order"
+    var outputDirectory = ".build/link-order"
+
+    @Flag(help: "Check the services as built against OUTPUT-DIRECTORY's orders and deploy/release-layout.ld instead of profiling.")
+    var verify = false
 
     @Option(help: "Seconds after the name is owned before the idle pages are read.")
     var idleSeconds = 2.0
@@ -47,6 +52,11 @@ struct LinkOrderCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if verify {
+            try LinkLayoutCheck.verify(ServiceStack.services.map(\.executable), orders: URL(fileURLWithPath: outputDirectory),
+                                       nm: try Self.llvmNM())
+            return
+        }
         let executables = ServiceStack.services.map(\.executable)
         let paths = try executables.map(builtService)
         let nm = try Self.llvmNM()
@@ -117,7 +127,7 @@ struct LinkOrderReport: BenchmarkReport, Sendable {
         if !readAheadOff {
             lines.append("read-ahead could not be turned off (not root?): the order also holds what was read ahead around what was used")
         }
-        lines.append("relink to use them: remove the release executables (or touch a source of each), then build in release mode")
+        lines.append("deploy/release-build links each service again with its order")
         return lines.joined(separator: "\n")
     }
 }
@@ -154,6 +164,8 @@ struct SymbolTable: Sendable {
     }
 
     let symbols: [Symbol]
+    /// Whether the executable holds ICU's data (Foundation's full build links it).
+    let hasICUData: Bool
 
     init(executable: String, nm: String) throws {
         let process = Process()
@@ -166,7 +178,9 @@ struct SymbolTable: Sendable {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw BenchmarkError("llvm-nm \(executable) failed (\(process.terminationStatus))") }
         var symbols: [Symbol] = []
+        var hasICUData = false
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            if line.hasSuffix("_dat"), line.contains(" icudt") { hasICUData = true }
             // address size type name; code only (t, T, and W, weak, which here is code):
             // ordering the data too saves little (about 0.1 MiB) for twice the file.
             let fields = line.split(separator: " ", maxSplits: 3)
@@ -175,6 +189,7 @@ struct SymbolTable: Sendable {
             symbols.append(Symbol(address: address, size: size, name: String(fields[3])))
         }
         self.symbols = symbols
+        self.hasICUData = hasICUData
     }
 
     /// The names of the symbols on `phases`' pages: those of the first phase, in address
