@@ -1,3 +1,4 @@
+import EarshotTestHarness
 import Foundation
 
 /// Whether a release service is laid out as deploy/release-build meant: the functions its
@@ -8,14 +9,14 @@ enum LinkLayoutCheck {
     /// The share of an order's functions that may be missing from the binary.
     static let missingTolerance = 0.02
 
-    static func verify(_ executables: [String], orders: URL, nm: String) throws {
+    static func verify(_ executables: [String], orders: URL, nm: String) async throws {
         var problems: [String] = []
         for executable in executables {
             let path = try builtService(executable)
             let orderFile = orders.appendingPathComponent(executable + ".order")
             let names = try String(contentsOf: orderFile, encoding: .utf8).split(separator: "\n").map(String.init)
-            let table = try SymbolTable(executable: path, nm: nm)
-            let sections = try Self.sections(of: path)
+            let table = try await SymbolTable(executable: path, nm: nm)
+            let sections = try await Self.sections(of: path)
             guard let text = sections.first(where: { $0.name == ".text" }) else {
                 problems.append("\(executable): no .text section")
                 continue
@@ -81,18 +82,10 @@ enum LinkLayoutCheck {
     }
 
     /// Section names, addresses and sizes (readelf -SW).
-    static func sections(of path: String) throws -> [(name: String, address: UInt64, size: UInt64)] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/readelf")
-        process.arguments = ["-SW", path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchmarkError("readelf -SW \(path) failed (\(process.terminationStatus))") }
+    static func sections(of path: String) async throws -> [(name: String, address: UInt64, size: UInt64)] {
+        let listing = try await ToolRun.run(["/usr/bin/readelf", "-SW", path])
         var sections: [(name: String, address: UInt64, size: UInt64)] = []
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in listing.split(separator: "\n") {
             // "  [37] .text.private     PROGBITS        000000000068f4c0 68e4c0 031caa 00  AX ..."
             guard let close = line.firstIndex(of: "]") else { continue }
             let fields = line[line.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)

@@ -53,7 +53,7 @@ struct LinkOrderCommand: AsyncParsableCommand {
 
     func run() async throws {
         if verify {
-            try LinkLayoutCheck.verify(ServiceStack.services.map(\.executable), orders: URL(fileURLWithPath: outputDirectory),
+            try await LinkLayoutCheck.verify(ServiceStack.services.map(\.executable), orders: URL(fileURLWithPath: outputDirectory),
                                        nm: try Self.llvmNM())
             return
         }
@@ -81,7 +81,7 @@ struct LinkOrderCommand: AsyncParsableCommand {
                         busyPages.formUnion(try ResidentPages.of(path, in: process.pid).pages)
                         await process.shutdown()
                     }
-                    let order = try SymbolTable(executable: path, nm: nm).order(touching: [idlePages, busyPages])
+                    let order = try await SymbolTable(executable: path, nm: nm).order(touching: [idlePages, busyPages])
                     let file = output.appendingPathComponent(service.executable + ".order")
                     try Data((order.names.joined(separator: "\n") + "\n").utf8).write(to: file)
                     rows.append(.init(executable: service.executable, idlePages: idlePages.count, busyPages: busyPages.count,
@@ -167,19 +167,11 @@ struct SymbolTable: Sendable {
     /// Whether the executable holds ICU's data (Foundation's full build links it).
     let hasICUData: Bool
 
-    init(executable: String, nm: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nm)
-        process.arguments = ["--defined-only", "--numeric-sort", "--print-size", executable]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchmarkError("llvm-nm \(executable) failed (\(process.terminationStatus))") }
+    init(executable: String, nm: String) async throws {
+        let listing = try await ToolRun.run([nm, "--defined-only", "--numeric-sort", "--print-size", executable])
         var symbols: [Symbol] = []
         var hasICUData = false
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        for line in listing.split(separator: "\n") {
             if line.hasSuffix("_dat"), line.contains(" icudt") { hasICUData = true }
             // address size type name; code only (t, T, and W, weak, which here is code):
             // ordering the data too saves little (about 0.1 MiB) for twice the file.
