@@ -37,7 +37,7 @@ public enum AllocatorTunables {
     /// The settings whose tunable `current` does not name (a tunable it names keeps the
     /// value it has there: `glibc.malloc.tcache_count=7` keeps glibc's default).
     public static func missing(from current: String?) -> [String] {
-        let named = Set((current ?? "").split(separator: ":").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" })
+        let named = Set((current ?? "").split(separator: ":").map { name(of: String($0)) })
         return settings.filter { !named.contains(name(of: $0)) }
     }
 

@@ -31,7 +31,7 @@ struct StackFootprint: Sendable {
                                 pssAnonKiB: fields["Pss_Anon"] ?? 0, pssFileKiB: fields["Pss_File"] ?? 0))
             }
             return StackFootprintResults(idleSeconds: Double(idle.components.seconds) + Double(idle.components.attoseconds) / 1e18,
-                                         runtime: Self.swiftRuntime(of: ServiceStack.services.first.map { try? builtService($0.executable) } ?? nil),
+                                         runtime: try await Self.swiftRuntime(of: builtService(ServiceStack.services[0].executable)),
                                          services: rows)
         }
     }
@@ -49,9 +49,8 @@ struct StackFootprint: Sendable {
     }
 
     /// "static" when the executable carries the Swift runtime, "shared" when it names libswiftCore.so.
-    static func swiftRuntime(of executable: String?) -> String {
-        guard let executable, let data = FileManager.default.contents(atPath: executable) else { return "unknown" }
-        return data.range(of: Data("libswiftCore.so".utf8)) == nil ? "static" : "shared"
+    static func swiftRuntime(of executable: String) async throws -> String {
+        try await ToolRun.run(["readelf", "-d", executable]).contains("[libswiftCore.so]") ? "shared" : "static"
     }
 }
 
