@@ -103,7 +103,7 @@ let package = Package(
         // The one lock every module uses (pthread-based, visible to ThreadSanitizer).
         .target(name: "EarshotSync", dependencies: ["CGlibcExtras"]),
         // The capture reading thread's loop for reads that go straight to pipes (CaptureLoop).
-        .target(name: "CCapturePump", dependencies: ["CALSA"]),
+        .target(name: "CCapturePump"),
         // ALSA access shared by the services: devices, formats, capture and playback threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA", "CCapturePump", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.

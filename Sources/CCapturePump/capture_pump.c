@@ -48,7 +48,6 @@ static unsigned long write_all(int fd, const unsigned char *bytes, unsigned long
 }
 
 int earshot_pump_write(earshot_pump *pump, unsigned long frames) {
-    pump->frames_read += frames;
     unsigned long taken = frames < pump->frames_left ? frames : (unsigned long)pump->frames_left;
     unsigned long bytes = taken * pump->frame_bytes;
     pump->frames_left -= taken;
@@ -67,21 +66,4 @@ int earshot_pump_write(earshot_pump *pump, unsigned long frames) {
     }
     pump->frames_written += taken;
     return pump->frames_left == 0 ? EARSHOT_PUMP_LIMIT : 0;
-}
-
-earshot_pump_stop earshot_pump_run(earshot_pump *pump, unsigned long reads) {
-    unsigned long period_bytes = pump->period_frames * pump->frame_bytes;
-    for (unsigned long made = 0; reads == 0 || made < reads; made++) {
-        if (earshot_pump_flag_is_raised(pump->attention)) return EARSHOT_PUMP_ATTENTION;
-        if (pump->frames_left == 0) return EARSHOT_PUMP_LIMIT;
-        memset(pump->buffer, pump->silence, period_bytes);
-        snd_pcm_sframes_t got = snd_pcm_readi(pump->pcm, pump->buffer, pump->period_frames);
-        if (got <= 0) {
-            pump->read_result = got;
-            return EARSHOT_PUMP_READ_RESULT;
-        }
-        int stop = earshot_pump_write(pump, (unsigned long)got);
-        if (stop) return (earshot_pump_stop)stop;
-    }
-    return EARSHOT_PUMP_READS_DONE;
 }

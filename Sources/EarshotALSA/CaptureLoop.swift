@@ -40,7 +40,7 @@ final class CaptureLoop: @unchecked Sendable {
     let recoveries = Atomic<Int>(0)
     let framesRead = Atomic<UInt64>(0)
     /// Raised by `redirect()` (and at first): the reading thread asks its direct consumer
-    /// again; and by every request, which a pump running in C must stop for.
+    /// again.
     private let attention: UnsafeMutablePointer<earshot_pump_flag>
 
     // Guarded by `thread.lock`:
@@ -78,7 +78,6 @@ final class CaptureLoop: @unchecked Sendable {
     func stop(draining: Bool = false) {
         thread.stop {
             if draining { drainRequested = true }
-            earshot_pump_flag_raise(attention)
         }
     }
 
@@ -86,7 +85,6 @@ final class CaptureLoop: @unchecked Sendable {
     func inject(_ fault: InjectedFault) {
         thread.lock.withLock {
             pendingFault = fault
-            earshot_pump_flag_raise(attention)
             thread.wakeLocked()
         }
     }
@@ -105,50 +103,37 @@ final class CaptureLoop: @unchecked Sendable {
         case ended(ALSAError)
     }
 
-    /// Where the reading thread writes reads itself (its C pump), and what it wrote so far.
-    /// Only the reading thread uses it.
+    /// Where the reading thread writes reads itself (`earshot_pump_write`), and what it
+    /// wrote so far. Only the reading thread uses it.
     private final class DirectWriting {
         var pump: earshot_pump
         private let descriptors: UnsafeMutableBufferPointer<Int32>
-        /// Keeps the pump's counter alive.
+        /// Keeps the writes' counter alive.
         private let counter: FrameCounter
-        /// `pump.frames_read` as last seen.
-        private var seenRead: UInt64 = 0
 
-        init(_ writes: DirectWrites, pcm: OpaquePointer, periodFrames: Int, format: PCMFormat,
-             attention: UnsafeMutablePointer<earshot_pump_flag>) {
+        init(_ writes: DirectWrites, format: PCMFormat) {
             descriptors = .allocate(capacity: max(1, writes.descriptors.count))
             _ = descriptors.initialize(from: writes.descriptors)
             counter = writes.counter
             pump = earshot_pump()
-            pump.pcm = pcm
-            pump.period_frames = UInt(periodFrames)
             pump.frame_bytes = UInt(format.bytesPerFrame)
-            pump.silence = format.silenceByte
             pump.descriptors = UnsafePointer(descriptors.baseAddress)
             pump.descriptor_count = Int32(writes.descriptors.count)
             pump.frames_left = writes.framesLeft
             pump.counter = writes.counter.storage
-            pump.attention = attention
         }
 
         deinit {
             descriptors.deallocate()
         }
 
-        /// Runs `call` on the pump with `buffer` as its buffer (made unique first, as any
-        /// write to it would).
+        /// Runs `call` on the writes with `buffer` as their buffer (made unique first, as
+        /// any write to it would).
         func withBuffer<Result>(_ buffer: inout [UInt8], _ call: (UnsafeMutablePointer<earshot_pump>) -> Result) -> Result {
             buffer.withUnsafeMutableBytes { bytes in
                 pump.buffer = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
                 return call(&pump)
             }
-        }
-
-        /// Frames the pump read since this was last asked.
-        func newlyRead() -> UInt64 {
-            defer { seenRead = pump.frames_read }
-            return pump.frames_read - seenRead
         }
 
         /// The read a descriptor did not take in full, from `buffer`.
@@ -206,7 +191,6 @@ final class CaptureLoop: @unchecked Sendable {
             if let target = writing {
                 delivered += UInt64(frames)
                 let stop = target.withBuffer(&buffer) { earshot_pump_write($0, UInt(frames)) }
-                _ = target.newlyRead()
                 if stop != 0 { stopWritingDirectly(unfinished: stop == Int32(EARSHOT_PUMP_UNFINISHED.rawValue)) }
                 return
             }
@@ -221,27 +205,6 @@ final class CaptureLoop: @unchecked Sendable {
             guard let direct, let target = writing else { return }
             writing = nil
             direct.directWritesStopped(frames: target.pump.frames_written, unfinished: unfinished ? target.unfinished(in: buffer) : nil)
-        }
-
-        /// Reads and writes directly with the pump, in C, until something needs this loop:
-        /// a read result that is not frames (returned), or nil after anything else.
-        func pumpDirectly(_ target: DirectWriting) -> Int? {
-            // Paced by a clock, the loop waits before each read: one read per call.
-            let stop = target.withBuffer(&buffer) { earshot_pump_run($0, pacing == .realtime ? 1 : 0) }
-            let read = target.newlyRead()
-            if read > 0 {
-                preparedWithoutData = false
-                polledReady = false
-                delivered += read
-                framesRead.add(read, ordering: .relaxed)
-            }
-            switch stop {
-            case EARSHOT_PUMP_READ_RESULT: return Int(target.pump.read_result)
-            case EARSHOT_PUMP_LIMIT: stopWritingDirectly(unfinished: false)
-            case EARSHOT_PUMP_UNFINISHED: stopWritingDirectly(unfinished: true)
-            default: break
-            }
-            return nil
         }
 
         /// Reads up to `frames` (at most a period) into `buffer`, without waiting. (Writing to
@@ -306,7 +269,7 @@ final class CaptureLoop: @unchecked Sendable {
             if let direct, delivered > 0, earshot_pump_flag_take(attention) != 0 {
                 stopWritingDirectly(unfinished: false)
                 writing = direct.directWrites().map {
-                    DirectWriting($0, pcm: pcm, periodFrames: periodFrames, format: format, attention: attention)
+                    DirectWriting($0, format: format)
                 }
             }
             // Paced like a live microphone: a period is read once it has been "heard",
@@ -321,14 +284,7 @@ final class CaptureLoop: @unchecked Sendable {
             // always ready) saves a poll per period that could only return at once. Nothing
             // to read right after a poll said there was gets a brief pause, as an error
             // does, not a spin between the two.
-            let result: Int
-            if let target = writing {
-                // Straight to the consumer's descriptors; back here for anything else.
-                guard let unread = pumpDirectly(target) else { continue }
-                result = unread
-            } else {
-                result = read(periodFrames)
-            }
+            let result = read(periodFrames)
             if result != -Int(EAGAIN) || polledReady {
                 polledReady = false
                 switch afterRead(result) {

@@ -61,8 +61,8 @@ public struct UnfinishedWrite: Sendable, Equatable {
     }
 }
 
-/// A count of frames, written on one thread and read on any (also by the C pump that
-/// writes reads directly, hence C atomics rather than Swift's).
+/// A count of frames, written on one thread and read on any (also by the C writes that
+/// write reads directly, hence C atomics rather than Swift's).
 public final class FrameCounter: @unchecked Sendable {
     // @unchecked Sendable: `storage` is allocated once, freed in deinit, and only read and
     // written through the atomic C functions.

@@ -90,9 +90,13 @@ public struct AlertResult: Sendable, Equatable {
 public struct AlertsProxy: Sendable {
     let calls: ServiceCalls
 
-    public init(connection: DBusConnection) {
-        calls = ServiceCalls(connection: connection, busName: AlertsContract.busName)
+    /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
+    public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
+        calls = ServiceCalls(connection: connection, busName: AlertsContract.busName, timeout: timeout)
     }
+
+    /// The same proxy with calls that give up after `timeout`.
+    public func timing(out timeout: Duration) -> AlertsProxy { AlertsProxy(connection: calls.connection, timeout: timeout) }
 
     /// Presents `alert` and returns once it has completed.
     public func present(_ alert: Alert) async throws -> AlertResult {

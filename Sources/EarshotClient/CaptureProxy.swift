@@ -106,9 +106,13 @@ public final class PassThru: AsyncSequence, Sendable {
 public struct CaptureProxy: Sendable {
     let calls: ServiceCalls
 
-    public init(connection: DBusConnection) {
-        calls = ServiceCalls(connection: connection, busName: CaptureContract.busName)
+    /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
+    public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
+        calls = ServiceCalls(connection: connection, busName: CaptureContract.busName, timeout: timeout)
     }
+
+    /// The same proxy with calls that give up after `timeout`.
+    public func timing(out timeout: Duration) -> CaptureProxy { CaptureProxy(connection: calls.connection, timeout: timeout) }
 
     /// Starts a pass-thru without following it (no subscription; its chunks, unicast to
     /// this connection, are not read): for a caller that takes the audio from `OutputPath`

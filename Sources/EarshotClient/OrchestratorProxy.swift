@@ -101,9 +101,13 @@ public struct OrchestratorProxy: Sendable {
     let calls: ServiceCalls
     let path = ObjectPath(declared: OrchestratorContract.managerPath)
 
-    public init(connection: DBusConnection) {
-        calls = ServiceCalls(connection: connection, busName: OrchestratorContract.busName)
+    /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
+    public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
+        calls = ServiceCalls(connection: connection, busName: OrchestratorContract.busName, timeout: timeout)
     }
+
+    /// The same proxy with calls that give up after `timeout`.
+    public func timing(out timeout: Duration) -> OrchestratorProxy { OrchestratorProxy(connection: calls.connection, timeout: timeout) }
 
     /// Starts a job without following it (no subscription): for a caller that acts on it
     /// by its object and reads its outcome from its properties, if at all.

@@ -139,9 +139,16 @@ public struct PiecesProxy: Sendable {
     let calls: ServiceCalls
     let path = ObjectPath(declared: PiecesContract.managerPath)
 
-    public init(connection: DBusConnection) {
-        calls = ServiceCalls(connection: connection, busName: PiecesContract.busName)
+    /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
+    ///
+    /// Calls that do long work keep their own, longer limits: `Drop` 120 s; opening,
+    /// exporting and transcoding assets 300 s.
+    public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
+        calls = ServiceCalls(connection: connection, busName: PiecesContract.busName, timeout: timeout)
     }
+
+    /// The same proxy with calls that give up after `timeout`.
+    public func timing(out timeout: Duration) -> PiecesProxy { PiecesProxy(connection: calls.connection, timeout: timeout) }
 
     /// Stores `piece`; returns its id.
     public func drop(_ piece: PieceDrop) async throws -> String {
