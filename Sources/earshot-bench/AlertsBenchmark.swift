@@ -194,7 +194,7 @@ struct AlertsBenchmark: Sendable {
             let completion = try await completions.wait(for: path, timeout: .seconds(60))
             caller.close()
             guard let completion else { throw BenchmarkError("no Completed from \(path) within 60 s") }
-            let logged = try await firstFrameLogged(alert: id, service: service, timeout: .seconds(2))
+            let logged = try await Self.firstFrameLogged(alert: id, service: service, timeout: .seconds(2))
 
             let outcome = try await TimedCommand.run(command)
             guard measured else { continue }
@@ -217,7 +217,7 @@ struct AlertsBenchmark: Sendable {
 
     /// X of the service's `alert N: first audio frame written X ms after presentation`,
     /// once it is in the log; nil if it does not appear within `timeout`.
-    private func firstFrameLogged(alert id: String, service: ServiceProcess, timeout: Duration) async throws -> Double? {
+    static func firstFrameLogged(alert id: String, service: ServiceProcess, timeout: Duration) async throws -> Double? {
         let marker = "alert \(id): first audio frame written "
         let deadline = ContinuousClock.now + timeout
         while true {

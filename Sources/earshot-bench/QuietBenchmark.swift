@@ -204,25 +204,10 @@ struct QuietBenchmark: Sendable {
         let result = try await alert.result
         guard result.success else { throw BenchmarkError("the spoken alert ended \(result.resultCode) (\(result.reason ?? ""))") }
         guard let id = alert.path.rawValue.split(separator: "/").last,
-              let firstFrame = try await Self.firstFrameLogged(alert: String(id), service: service, timeout: .seconds(2)) else {
+              let firstFrame = try await AlertsBenchmark.firstFrameLogged(alert: String(id), service: service, timeout: .seconds(2)) else {
             throw BenchmarkError("earshot-alerts logged no first audio frame for \(alert.path)")
         }
         return QuietResults.AlertTiming(roundTrip: roundTrip, presentationToFirstFrame: firstFrame)
-    }
-
-    /// X of the service's `alert N: first audio frame written X ms after presentation`.
-    static func firstFrameLogged(alert id: String, service: ServiceProcess, timeout: Duration) async throws -> Double? {
-        let marker = "alert \(id): first audio frame written "
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let log = service.logText
-            if let range = log.range(of: marker, options: .backwards) {
-                let rest = log[range.upperBound...]
-                if let end = rest.range(of: " ms"), let value = Double(rest[..<end.lowerBound]) { return value }
-            }
-            guard ContinuousClock.now < deadline else { return nil }
-            try await Task.sleep(for: .milliseconds(10))
-        }
     }
 
     /// A Drop of `file` over a descriptor: its round trip.

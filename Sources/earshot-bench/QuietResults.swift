@@ -1,3 +1,4 @@
+import EarshotContract
 import Foundation
 
 /// What `earshot-bench quiet` found: each call after a quiet spell and warm.
@@ -79,6 +80,7 @@ struct QuietResults: BenchmarkReport, Sendable {
     /// others within 2× of warm (p50 and p99).
     static let alertGoalMilliseconds = 150.0
     static let warmRatioGoal = 2.0
+    static let dropName = PiecesContract.Manager.drop.name
 
     func table() -> String {
         let widths = [-44, 9, 9, 9, 9, 9, 9, 9, 9]
@@ -95,16 +97,16 @@ struct QuietResults: BenchmarkReport, Sendable {
                                         TableFormat.fixed(p50, 2), TableFormat.fixed(p99, 2)], widths: widths)
             return (line, p50, p99, quiet.p99)
         }
-        let alert = row("PresentAlert (speech) -> first audio frame", calls.alertToFirstFrame)
+        let alert = row("\(AlertsContract.Manager.presentAlert.name) (speech) -> first audio frame", calls.alertToFirstFrame)
         let presentation = row("  of which presentation -> first frame", calls.alertPresentationToFirstFrame)
-        let drop = row("Drop, 10 MiB WAV", calls.drop)
-        let chunk = row("PerformAudioPassThru -> first chunk (\(chunkMs) ms)", calls.firstChunk)
+        let drop = row("\(Self.dropName), 10 MiB WAV", calls.drop)
+        let chunk = row("\(CaptureContract.Manager.performAudioPassThru.name) -> first chunk (\(chunkMs) ms)", calls.firstChunk)
         let overhead = row("  of which beyond the chunk's \(chunkMs) ms", calls.firstChunkOverhead)
         lines += [alert.line, presentation.line, drop.line, chunk.line, overhead.line]
         func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
         lines.append("goal: spoken alert after quiet < \(Int(Self.alertGoalMilliseconds)) ms to first audio at p99: "
                      + "\(TableFormat.fixed(alert.quietP99, 1)) ms, \(verdict(alert.quietP99 < Self.alertGoalMilliseconds))")
-        for (name, figures) in [("Drop", drop), ("first chunk", chunk), ("first chunk beyond its audio", overhead)] {
+        for (name, figures) in [(Self.dropName, drop), ("first chunk", chunk), ("first chunk beyond its audio", overhead)] {
             let met = figures.p50 <= Self.warmRatioGoal && figures.p99 <= Self.warmRatioGoal
             lines.append("goal: \(name) after quiet within \(Int(Self.warmRatioGoal))× of warm (p50 and p99): "
                          + "\(TableFormat.fixed(figures.p50, 2))×, \(TableFormat.fixed(figures.p99, 2))×, \(verdict(met))")
