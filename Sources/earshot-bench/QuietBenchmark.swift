@@ -134,7 +134,7 @@ struct QuietBenchmark: Sendable {
             defer { connection.close() }
             let earshot = Earshot(connection: connection)
             var calls = QuietResults.Calls()
-            var memory: [String: QuietResults.Memory] = [:]
+            var quietRss: [String: UInt64] = [:]
             // Each service's VmRSS 2 s after its start, before any call.
             try await Task.sleep(for: .seconds(2))
             let idleRss = services.mapValues { (try? ProcessSample.take($0.pid))?.rssKiB ?? 0 }
@@ -153,14 +153,15 @@ struct QuietBenchmark: Sendable {
                                              + "than the service's release (use --quiet-seconds 40 or more)")
                     }
                 }
-                let quietRss = services.mapValues { (try? ProcessSample.take($0.pid))?.rssKiB ?? 0 }
+                quietRss = services.mapValues { (try? ProcessSample.take($0.pid))?.rssKiB ?? 0 }
                 let measured = try await round(earshot, services: services, bus: bus, index: index)
                 calls.append(measured, chunkMs: chunkMs)
-                for (name, service) in services {
-                    memory[name] = QuietResults.Memory(idleKiB: idleRss[name] ?? 0, afterQuietKiB: quietRss[name] ?? 0,
-                                                       afterCallsKiB: (try? ProcessSample.take(service.pid))?.rssKiB ?? 0)
-                }
             }
+            // Memory as the last round left it.
+            let memory = Dictionary(uniqueKeysWithValues: services.map { name, service in
+                (name, QuietResults.Memory(idleKiB: idleRss[name] ?? 0, afterQuietKiB: quietRss[name] ?? 0,
+                                           afterCallsKiB: (try? ProcessSample.take(service.pid))?.rssKiB ?? 0))
+            })
             for (name, service) in services where !service.isRunning {
                 throw BenchmarkError("\(name) exited during the run:\n\(service.logText.suffix(2000))")
             }
