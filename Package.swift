@@ -268,6 +268,7 @@ let package = Package(
         ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "ContractCore", "EarshotContract", "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
+            .product(name: "Logging", package: "swift-log"), .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // The install script, systemd units, activation files and policy.
         .testTarget(name: "DeploymentTests", dependencies: [

@@ -30,7 +30,7 @@ actor PostgresConnections {
                                                              tls: try Self.tls(catalogue))
         configuration.options.connectTimeout = .seconds(3)
         // A statement the server has been at for this long is given up by the server too.
-        configuration.options.additionalStartupParameters = [("statement_timeout", "25s")]
+        configuration.options.additionalStartupParameters = [("statement_timeout", "15s")]
         self.configuration = configuration
         self.limit = limit
         self.logger = logger

@@ -95,7 +95,8 @@ enum SharedCatalogueRows {
     }
 }
 
-/// The server closed the connection before a query could be sent.
+/// The connection was closed before its query was answered (by the server, or by the pool
+/// when the path to the server was lost).
 struct ConnectionLost: Error, CustomStringConvertible {
     var description: String { "the server closed the connection" }
 }
@@ -115,13 +116,14 @@ extension PostgresFailure {
 /// How long a connection's statements wait for their answer: past it, the path to the
 /// server is taken to be lost (a network that drops everything sends no reset), the
 /// connection is closed and the statement fails with `StatementTimedOut`. Longer than the
-/// server's own `statement_timeout` (25 s) by default, so that a slow statement is the
-/// server's to end; a lost path is noticed sooner by the listener's heartbeat, and then
+/// server's own `statement_timeout` (15 s) by default, so that a slow statement is the
+/// server's to end, and shorter than a D-Bus caller's default wait (25 s), so that the
+/// caller hears why; a lost path is noticed sooner by the listener's heartbeat, and then
 /// (`pathLost`) the statements waiting give up at once. Kept by connection, not in task
 /// locals, which the services' executors do not carry.
 enum StatementLimits {
     struct Limits: Sendable {
-        var deadline: Duration = .seconds(30)
+        var deadline: Duration = .seconds(20)
         /// Whether the path to the server is known to be lost.
         var pathLost: @Sendable () -> Bool = { false }
     }
@@ -157,33 +159,41 @@ extension PostgresConnection {
     /// Every row `query` returns, within the connection's `StatementLimits`.
     @discardableResult
     func rows(_ query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
-        // A query written to a connection the server has closed is never answered (its
-        // write fails unseen): refuse it here instead.
+        // A query written to a connection already closed is never answered: refuse it here.
         guard !isClosed else { throw ConnectionLost() }
+        return try await answer(to: query, logger)
+    }
+
+    /// The rows of `query`, or an error as soon as there will be none: the connection
+    /// closed under it, the path to the server lost, or the deadline passed. A query written
+    /// in the moment between the server closing the connection and PostgresNIO noticing is
+    /// dropped unanswered, and its await never ends: watching `isClosed` ends the wait, and
+    /// the await is left behind (`firstToEnd`), not waited for.
+    func answer(to query: PostgresQuery, _ logger: Logger) async throws -> [PostgresRow] {
+        enum Ending: Sendable { case answered([PostgresRow]), closed, pathLost, deadline }
         let limits = StatementLimits.of(self)
         let (limit, pathLost) = (limits.deadline, limits.pathLost)
-        let lost = Locked(false)
-        return try await withThrowingTaskGroup(of: [PostgresRow]?.self) { group in
-            group.addTask {
-                let sequence: PostgresRowSequence = try await self.query(query, logger: logger)
-                return try await sequence.collect()
+        let ending: Ending = try await firstToEnd({
+            let sequence: PostgresRowSequence = try await self.query(query, logger: logger)
+            return .answered(try await sequence.collect())
+        }, {
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline {
+                if self.isClosed { return .closed }
+                if pathLost() { return .pathLost }
+                try await Task.sleep(for: min(StatementLimits.lookEvery, deadline - .now))
             }
-            group.addTask {
-                let deadline = ContinuousClock.now + limit
-                while ContinuousClock.now < deadline, !Task.isCancelled {
-                    if pathLost() {
-                        lost.withLock { $0 = true }
-                        break
-                    }
-                    try? await Task.sleep(for: min(StatementLimits.lookEvery, deadline - .now))
-                }
-                return nil
-            }
-            defer { group.cancelAll() }
-            if let rows = try await group.next() ?? nil { return rows }
+            return .deadline
+        })
+        switch ending {
+        case .answered(let rows):
+            return rows
+        case .closed:
+            throw ConnectionLost()
+        case .pathLost, .deadline:
             // No answer in time: the statement can only fail now, with the connection.
-            try? await self.close()
-            throw StatementTimedOut(after: limit, pathLost: lost.withLock { $0 })
+            try? await close()
+            throw StatementTimedOut(after: limit, pathLost: { if case .pathLost = ending { true } else { false } }())
         }
     }
 

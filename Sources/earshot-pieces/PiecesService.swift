@@ -21,6 +21,8 @@ final class PiecesService: Sendable {
     let store: any PieceCatalogue
     let disk = BlockingQueue(label: "earshot-pieces.disk", concurrent: true)
     let manager = Locked<ExportedObject?>(nil)
+    /// The `Count` refreshes started and the latest one that set it.
+    private let countRefreshes = Locked((started: 0, set: 0))
     /// Transcodes under way, by piece, asset kind and format, so that concurrent requests
     /// for the same one share it.
     let transcodes = Locked<[String: Task<StoredAsset, any Error>]>([:])
@@ -140,9 +142,25 @@ final class PiecesService: Sendable {
         await store.close()
     }
 
+    /// How long a reply waits for `Count` to follow its change: past that (a catalogue slow
+    /// to answer) the reply goes and `Count` follows when the catalogue answers.
+    static let countPatience: Duration = .seconds(2)
+
+    /// Refreshes `Count`, waiting for it at most `countPatience`.
     func updateCount() async {
+        await waitAtMost(Self.countPatience) { await self.refreshCount() }
+    }
+
+    /// Counts and sets `Count`, unless a refresh started later has set it already (counts
+    /// finishing out of order never go back to an older total).
+    private func refreshCount() async {
+        let generation = countRefreshes.withLock { $0.started += 1; return $0.started }
         guard let count = try? await store.count() else { return }
-        try? manager.withLock { try $0?.set(Manager.count, .uint32(UInt32(clamping: count))) }
+        countRefreshes.withLock { refreshes in
+            guard generation > refreshes.set else { return }
+            refreshes.set = generation
+            try? manager.withLock { try $0?.set(Manager.count, .uint32(UInt32(clamping: count))) }
+        }
     }
 
     func emit(_ signal: SignalDeclaration, _ arguments: [DBusValue]) {

@@ -30,7 +30,7 @@ import Testing
         let woken = Locked<[Int]>([])
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for milliseconds in [150, 50, 100] {
+            for milliseconds in [600, 200, 400] {
                 group.addTask(executorPreference: pool) {
                     try await Task.sleep(for: .milliseconds(milliseconds))
                     #expect(ContinuousClock.now - start >= .milliseconds(milliseconds))
@@ -38,12 +38,14 @@ import Testing
                     woken.withLock { $0.append(milliseconds) }
                 }
             }
-            // While they sleep, the pool holds them (no other timer does).
-            try await Task.sleep(for: .milliseconds(20))
+            // While they sleep, the pool holds them (no other timer does). (Looked at until
+            // all three have started, which takes a while on a loaded machine.)
+            let looking = ContinuousClock.now + .milliseconds(150)
+            while pool.queued.delayed < 3, ContinuousClock.now < looking { try await Task.sleep(for: .milliseconds(5)) }
             #expect(pool.queued.delayed == 3)
             try await group.waitForAll()
         }
-        #expect(woken.withLock { $0 } == [50, 100, 150])
+        #expect(woken.withLock { $0 } == [200, 400, 600])
         #expect(pool.queued == (delayed: 0, ready: 0))
     }
 

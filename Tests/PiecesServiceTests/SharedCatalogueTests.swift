@@ -5,6 +5,8 @@ import EarshotTestHarness
 import EarshotTestSupport
 import Foundation
 import Glibc
+import Logging
+import PostgresNIO
 @testable import PostgresPieceStore
 import Testing
 
@@ -229,6 +231,36 @@ struct SharedHosts {
             let listed = try await b.pieces.list([QueryKeys.limit.name: .uint32(500)])
             #expect(Set(ids).isSubset(of: Set(listed.ids)))
             #expect(listed.total >= UInt32(ids.count) && listed.total <= UInt32(ids.count + refused.withLock { $0.count }))
+        }
+    }
+
+    /// A statement written in the instant the server closes its connection (before
+    /// PostgresNIO notices) is dropped unanswered by PostgresNIO. It must fail at once
+    /// (`ConnectionLost`), not wait for its deadline: a drop's count after its commit did
+    /// so once, as the server stopped, and its caller got `NoReply`. Sent here after the close,
+    /// past the check `rows` makes first, as that instant would send it.
+    @Test func aStatementSentAsTheServerClosesItsConnectionFailsAtOnce() async throws {
+        let server = try await PostgresTestServer.start()
+        do {
+            let url = try await server.createDatabase()
+            let configuration = try SharedCatalogueConfiguration(url: url, password: nil, hostName: "here")
+            let logger = Logger(label: "test")
+            let pool = try PostgresConnections(configuration, limit: 1, logger: logger)
+            let connection = try await pool.lease()
+            #expect(try await connection.answer(to: "SELECT 1", logger).count == 1)
+            try await server.stopServer()
+            let noticed = ContinuousClock.now + .seconds(10)
+            while !connection.isClosed, ContinuousClock.now < noticed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(connection.isClosed)
+            let started = ContinuousClock.now
+            await #expect(throws: ConnectionLost.self) { try await connection.answer(to: "SELECT 1", logger) }
+            #expect(ContinuousClock.now - started < .seconds(1))
+            await pool.release(connection, reusable: false)
+            await pool.close()
+            await server.remove()
+        } catch {
+            await server.remove()
+            throw error
         }
     }
 
