@@ -53,9 +53,14 @@ public struct AlertQueue: Sendable {
         var audioPlayedOut: UInt64?
     }
 
-    /// Added to a predicted audio end before the alert ends by it: the device's own
-    /// latency, so that the end of the audio is not cut off.
+    /// Added to a predicted audio end for the end published and the try-again times built
+    /// on it: a little of what the device does after its last frame.
     public static let playedOutMarginMs: UInt64 = 50
+
+    /// How long past its predicted end an alert's audio may still be playing (an underrun,
+    /// a loaded CPU, an output slower than it said) before the alert ends without waiting
+    /// for it: a device that stopped playing altogether does not hold the queue.
+    public static let stalledAudioGraceMs: UInt64 = 3000
 
     private var current: Presenting?
     private var waiting: [Entry] = []
@@ -73,9 +78,20 @@ public struct AlertQueue: Sendable {
 
     /// When `advance` next has something to do, if ever: for the presented alert, when it
     /// ends unless a press, a cancel or a preemption ends it sooner. With buttons, its
-    /// button timeout; without, its timeout or, when later, its audio's end: known once the
-    /// audio has ended or been rendered to the end (its predicted end, plus a margin).
+    /// button timeout; without, its timeout or, when later, its audio's end, which the
+    /// device reports (`audioEnded`), never a prediction: until then only the bound past
+    /// which a stalled device is given up (`stalledAudioGraceMs` after the predicted end).
     public var nextDeadline: UInt64? {
+        guard let current else { return nil }
+        guard current.entry.hasAudio, !current.entry.hasButtons, !current.audioEnded else { return current.deadline }
+        guard let playedOut = current.audioPlayedOut else { return nil }
+        return max(current.deadline, playedOut + Self.stalledAudioGraceMs)
+    }
+
+    /// When the presented alert is expected to end, if known: what `EndsAtMonotonicUs`
+    /// says and try-again times count from. Its timeout or, while its audio plays, when
+    /// that is predicted to have played out (once rendered to the end).
+    public var expectedEnd: UInt64? {
         guard let current else { return nil }
         guard current.entry.hasAudio, !current.entry.hasButtons, !current.audioEnded else { return current.deadline }
         guard let playedOut = current.audioPlayedOut else { return nil }
@@ -106,7 +122,7 @@ public struct AlertQueue: Sendable {
         if !preempts, waiting.count >= Self.maxWaiting, let current {
             // Room appears when the current alert ends and the first waiting one moves up;
             // while its audio's end is not known yet, its timeout is the best bound there is.
-            let end = max(nextDeadline ?? current.deadline, now + 1)
+            let end = max(expectedEnd ?? current.deadline, now + 1)
             refusals.append((.queueFull, end - now))
         }
         if let (reason, wait) = refusals.max(by: { $0.1 < $1.1 }) {
@@ -173,8 +189,10 @@ public struct AlertQueue: Sendable {
         return end(id, AlertEnd(.timeout), now: now)
     }
 
-    /// The presented alert's audio has finished playing. When its end was predicted, the
-    /// alert stays until then (a device that plays faster than real time ends early).
+    /// The presented alert's audio has finished playing: the device has played its last
+    /// frame (or failed). Without buttons, the alert ends now unless its timeout is later,
+    /// or its predicted end: a device that drains faster than real time (a file) ends early,
+    /// and the alert stays as long as the audio would have played.
     public mutating func audioEnded(_ id: UInt64, now: UInt64) -> [Event] {
         guard let presented = current, presented.entry.id == id else { return [] }
         if let playedOut = presented.audioPlayedOut {
@@ -184,8 +202,8 @@ public struct AlertQueue: Sendable {
         return advance(now: now)
     }
 
-    /// The presented alert's audio is rendered to its end, and will have played out at
-    /// `playedOut`: from now on its end is known (`nextDeadline`).
+    /// The presented alert's audio is rendered to its end, and is predicted to have played
+    /// out at `playedOut`: from now on its end is expected (`expectedEnd`).
     public mutating func audioWillEnd(_ id: UInt64, playedOut: UInt64) {
         guard current?.entry.id == id, current?.audioEnded == false else { return }
         current?.audioPlayedOut = playedOut

@@ -17,6 +17,9 @@ final class PlaybackLoop: @unchecked Sendable {
 
     let recoveries = Atomic<Int>(0)
     let framesWritten = Atomic<UInt64>(0)
+    /// Frames the device held beyond those written when the first write returned: its own
+    /// latency (what `snd_pcm_delay` adds to the buffer), -1 until known.
+    let latencyFrames = Atomic<Int>(-1)
 
     // Guarded by `thread.lock`:
     private var finishRequested = false
@@ -131,7 +134,16 @@ final class PlaybackLoop: @unchecked Sendable {
                 _ = snd_pcm_drop(pcm)
                 return nil
             case .drain:
-                return drain(periodNanoseconds: periodNanoseconds)
+                if let error = drain(periodNanoseconds: periodNanoseconds) { return error }
+                // A device paced here (a file-backed test speaker) drains at once: it has
+                // played its last frame when real time has caught up with what was written.
+                if pacing == .realtime, let firstWrite {
+                    let played = firstWrite + written * 1_000_000_000 / rate
+                    while monotonicNanoseconds() < played, !thread.isStopRequested {
+                        _ = thread.waitUntilWoken(deadline: played)
+                    }
+                }
+                return nil
             case .idle:
                 // Nothing queued: wait for enqueue, finish or stop. A running device
                 // underruns meanwhile; the next write recovers.
@@ -177,6 +189,8 @@ final class PlaybackLoop: @unchecked Sendable {
                 framesWritten.add(UInt64(result), ordering: .relaxed)
                 if firstWrite == nil {
                     firstWrite = now
+                    var delay: snd_pcm_sframes_t = 0
+                    if snd_pcm_delay(pcm, &delay) == 0 { latencyFrames.store(max(0, delay - result), ordering: .relaxed) }
                     onFirstFrame(now / 1000)
                 }
                 continue

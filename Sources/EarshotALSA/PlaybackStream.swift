@@ -115,6 +115,13 @@ public final class PlaybackStream: Sendable {
         loop.stop()
     }
 
+    /// The device's own latency in frames, beyond its buffer (from `snd_pcm_delay` at the
+    /// first write): nil until the first frames are written.
+    public var latencyFrames: Int? {
+        let frames = loop.latencyFrames.load(ordering: .relaxed)
+        return frames < 0 ? nil : frames
+    }
+
     /// Frames the device has accepted so far.
     public var framesWritten: UInt64 { loop.framesWritten.load(ordering: .relaxed) }
 

@@ -13,13 +13,15 @@ import Logging
 final class AlertVoice: AlertAudioOutput {
     let device: String
     let sampleRate: UInt32
+    let bufferMilliseconds: UInt32
     let pacing: PlaybackPacing
     private let renderer: AlertAudioRenderer
     private let rendering = DispatchQueue(label: "earshot-alerts.rendering")
 
-    init(device: String, sampleRate: UInt32, pacing: PlaybackPacing) throws {
+    init(device: String, sampleRate: UInt32, bufferMilliseconds: UInt32, pacing: PlaybackPacing) throws {
         self.device = device
         self.sampleRate = sampleRate
+        self.bufferMilliseconds = bufferMilliseconds
         self.pacing = pacing
         renderer = AlertAudioRenderer(sampleRate: Int(sampleRate))
     }
@@ -35,11 +37,12 @@ final class AlertVoice: AlertAudioOutput {
         let playback = VoicePlayback(ended: ended)
         let presentedUs = monotonicMicroseconds()
         let (device, format, pacing, renderer) = (device, PCMFormat(sampleRate: sampleRate, channels: 1, bitsPerSample: 16), pacing, renderer)
+        let bufferMilliseconds = bufferMilliseconds
         let rendering = rendering
         Task {
             await ready()
             rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, role: role, files: files, format: format,
-                                          pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
+                                          bufferMilliseconds: bufferMilliseconds, pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
                                           playedOut: playedOut) }
         }
         return playback
@@ -47,7 +50,7 @@ final class AlertVoice: AlertAudioOutput {
 
     /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
     private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device named: String, role: String,
-                               files: [String: UnixFD], format: PCMFormat, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
+                               files: [String: UnixFD], format: PCMFormat, bufferMilliseconds: UInt32, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
                                tone: Bool, logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
         guard !playback.isStopped else { return }
         // The role goes with the audio wherever the PCM leads to PipeWire (read here, where
@@ -56,7 +59,7 @@ final class AlertVoice: AlertAudioOutput {
         let device = AlertOutputDevice.name(for: named, role: role, type: definition?.type, fields: definition?.fields ?? [:])
         let stream: PlaybackStream
         do {
-            stream = try PlaybackStream(device: device, format: format, pacing: pacing)
+            stream = try PlaybackStream(device: device, format: format, bufferMilliseconds: bufferMilliseconds, pacing: pacing)
         } catch {
             logger.error("alert \(id): cannot play on \(device): \(error)")
             playback.warn("audio: cannot play on \(device): \(error)")
@@ -94,11 +97,13 @@ final class AlertVoice: AlertAudioOutput {
                 playback.warn("audio: \(error); skipped")
             }
         }
-        // Everything is rendered: its end is known once the first frames are out (at once,
-        // but for a slow device); told before `finish`, so before the stream can end.
+        // Everything is rendered: its end can be predicted once the first frames are out (at
+        // once, but for a slow device), with the device's own latency; told before `finish`,
+        // so before the stream can end. The alert itself ends when the stream has drained.
         for _ in 0..<400 where !playback.isStopped {
             if let first = firstFrameUs.withLock({ $0 }) {
-                playedOut(first + frames * 1_000_000 / UInt64(format.sampleRate))
+                let latency = UInt64(stream.latencyFrames ?? 0)
+                playedOut(first + (frames + latency) * 1_000_000 / UInt64(format.sampleRate))
                 break
             }
             usleep(5_000)

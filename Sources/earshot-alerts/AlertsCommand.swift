@@ -25,6 +25,9 @@ struct AlertsCommand: ServiceCommand {
     @Option(help: ArgumentHelp("Sample rate of the alert audio, in Hz (mono, 16-bit).", valueName: "hz"))
     var outputRate: UInt32 = 22050
 
+    @Option(help: ArgumentHelp("The output buffer to ask the PCM for, in milliseconds (larger for outputs that need it, such as Bluetooth).", valueName: "ms"))
+    var outputBufferMs: UInt32 = 100
+
     @Option(help: ArgumentHelp("device: write as fast as the PCM accepts; realtime: never more than a buffer ahead of real time (for file-backed test speakers).", valueName: "pacing"),
             transform: AlertsCommand.parsePacing)
     var outputPace: PlaybackPacing = .device
@@ -38,6 +41,7 @@ struct AlertsCommand: ServiceCommand {
     func validate() throws {
         guard lingerSeconds >= 0, lingerSeconds.isFinite else { throw ValidationError("--linger-seconds must be 0 or more") }
         guard (8000...192_000).contains(outputRate) else { throw ValidationError("--output-rate must be within 8000...192000") }
+        guard (10...5000).contains(outputBufferMs) else { throw ValidationError("--output-buffer-ms must be within 10...5000") }
         guard ["none", "notifications"].contains(display) else { throw ValidationError("--display must be none or notifications") }
     }
 
@@ -52,7 +56,7 @@ struct AlertsCommand: ServiceCommand {
         let settings = AlertsService.Settings(outputDevice: outputDevice, outputRate: outputRate,
                                               linger: .milliseconds(Int(lingerSeconds * 1000)),
                                               systemBus: bus.isSystemBus)
-        let voice = try AlertVoice(device: outputDevice, sampleRate: outputRate, pacing: outputPace)
+        let voice = try AlertVoice(device: outputDevice, sampleRate: outputRate, bufferMilliseconds: outputBufferMs, pacing: outputPace)
         let showOnDesktop = display == "notifications"
         await ServiceMain.run(AlertsContract.service, options: bus) { connection, logger in
             let service = AlertsService(connection: connection, settings: settings, output: voice, logger: logger)

@@ -287,7 +287,7 @@ final class AlertsService: Sendable {
     private func rearm(_ s: inout State) {
         s.timer?.cancel()
         s.timer = nil
-        if let current = s.queue.currentID { s.alerts[current]?.ends(atMonotonicUs: (s.queue.nextDeadline ?? 0) * 1000) }
+        if let current = s.queue.currentID { s.alerts[current]?.ends(atMonotonicUs: (s.queue.expectedEnd ?? 0) * 1000) }
         guard let deadline = s.queue.nextDeadline else { return }
         let wait = deadline > Self.now() ? deadline - Self.now() : 0
         s.timer = Task { [weak self] in

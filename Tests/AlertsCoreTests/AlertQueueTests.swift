@@ -80,18 +80,37 @@ import Testing
         #expect(queue.advance(now: 64000) == [.completed(2, AlertEnd(.timeout))])
     }
 
-    @Test func aPredictedAudioEndIsTheAlertsEndAndTheQueueFullTryAgain() {
+    @Test func anAlertEndsWhenItsAudioHasPlayedNotWhenPredicted() {
         var queue = AlertQueue()
-        // A Speak (no timeout) and an alert whose audio outlasts its 3 s timeout.
+        // A Speak (no timeout): its predicted end is published, but the alert ends when the
+        // device reports the last frame played, however late (an underrun, a slow output).
         _ = queue.submit(Self.entry(1, durationMs: 0, audio: true), now: 0, captureRemainingMs: nil)
-        #expect(queue.nextDeadline == nil)  // not rendered yet
+        #expect(queue.nextDeadline == nil && queue.expectedEnd == nil)  // not rendered yet
         queue.audioWillEnd(1, playedOut: 2000)
-        #expect(queue.nextDeadline == 2000 + AlertQueue.playedOutMarginMs)
-        // A device faster than real time ends the audio early: the alert stays until then.
-        #expect(queue.audioEnded(1, now: 1500) == [])
-        #expect(queue.advance(now: 2049) == [])
-        #expect(queue.advance(now: 2050) == [.completed(1, AlertEnd(.timeout))])
+        #expect(queue.expectedEnd == 2000 + AlertQueue.playedOutMarginMs)
+        #expect(queue.advance(now: 2050) == [])
+        #expect(queue.advance(now: 2600) == [])
+        #expect(queue.audioEnded(1, now: 2600) == [.completed(1, AlertEnd(.timeout))])
 
+        // A device that stopped playing is given up past the grace.
+        _ = queue.submit(Self.entry(3, durationMs: 0, audio: true), now: 3000, captureRemainingMs: nil)
+        queue.audioWillEnd(3, playedOut: 4000)
+        #expect(queue.nextDeadline == 4000 + AlertQueue.stalledAudioGraceMs)
+        #expect(queue.advance(now: 4000 + AlertQueue.stalledAudioGraceMs - 1) == [])
+        #expect(queue.advance(now: 4000 + AlertQueue.stalledAudioGraceMs) == [.completed(3, AlertEnd(.timeout))])
+
+        // A device that drains faster than real time (a file): the alert stays as long as
+        // its audio would have played.
+        _ = queue.submit(Self.entry(4, durationMs: 0, audio: true), now: 8000, captureRemainingMs: nil)
+        queue.audioWillEnd(4, playedOut: 10000)
+        #expect(queue.audioEnded(4, now: 8100) == [])
+        #expect(queue.advance(now: 10049) == [])
+        #expect(queue.advance(now: 10050) == [.completed(4, AlertEnd(.timeout))])
+    }
+
+    @Test func aPredictedAudioEndIsTheQueueFullTryAgain() {
+        var queue = AlertQueue()
+        // An alert whose audio outlasts its 3 s timeout.
         _ = queue.submit(Self.entry(2, durationMs: 3000, audio: true), now: 3000, captureRemainingMs: nil)
         queue.audioWillEnd(2, playedOut: 10000)
         for index in 0..<UInt64(AlertQueue.maxWaiting) {
@@ -99,8 +118,8 @@ import Testing
         }
         #expect(queue.submit(Self.entry(99, owner: ":1.99"), now: 4000, captureRemainingMs: nil)
                 == .rejected(AlertEnd(.queueFull, tryAgainMs: 10050 - 4000)))
-        #expect(queue.advance(now: 10049) == [])
-        #expect(queue.advance(now: 10050).first == .completed(2, AlertEnd(.timeout)))
+        #expect(queue.advance(now: 10050) == [])
+        #expect(queue.audioEnded(2, now: 10400).first == .completed(2, AlertEnd(.timeout)))
 
         // Behind an alert with buttons: its button timeout, restarted by KEEP_CONTEXT.
         var buttons = AlertQueue()
