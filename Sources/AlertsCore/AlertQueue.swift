@@ -98,6 +98,13 @@ public struct AlertQueue: Sendable {
         return max(current.deadline, playedOut + Self.playedOutMarginMs)
     }
 
+    /// Whether an alert of `priority` would find no room now: the queue is full and the
+    /// presented alert is not one it preempts.
+    public func isFull(for priority: AlertPriority) -> Bool {
+        guard let current else { return false }
+        return !(priority > current.entry.priority) && waiting.count >= Self.maxWaiting
+    }
+
     // MARK: Submitting
 
     /// Either the alert is rejected (it completes at once, never queued), or accepted with

@@ -145,6 +145,7 @@ final class AlertsService: Sendable {
                 warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image): \(error)")
             }
         }
+        if missingFile == nil { await untilTheEndIsKnown(for: request.priority) }
         let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs() : nil
 
         let owner = call.sender
@@ -190,6 +191,21 @@ final class AlertsService: Sendable {
             }
         }
         return alert.path
+    }
+
+    /// How long a request that the full queue would refuse waits for the presented alert's
+    /// end to be known (its audio rendered to the end, tens of milliseconds after it is
+    /// presented), so that the refusal's TryAgainTimeMs is exact from the first moment.
+    static let endWait: Duration = .seconds(1)
+
+    /// Waits, up to `endWait`, while a request of `priority` would be refused for a full
+    /// queue whose presented alert's end is not known yet. (Looked at every 5 ms: the wait is
+    /// rare, short and bounded, and the request decides afresh after it.)
+    private func untilTheEndIsKnown(for priority: AlertPriority) async {
+        let deadline = ContinuousClock.now + Self.endWait
+        while state.withLock({ $0.queue.isFull(for: priority) && $0.queue.expectedEnd == nil }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     /// A method of an alert object: checks it may act now, then lets the queue act.

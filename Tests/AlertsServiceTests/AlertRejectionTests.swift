@@ -112,6 +112,32 @@ import Testing
         }
     }
 
+    /// Asked the moment a Speak is accepted, before its audio is rendered or its end is
+    /// published: the refusal waits for the end and is exact.
+    @Test func fullQueueJustAfterASpeakIsAccepted() async throws {
+        try await AlertsFixture.with { f in
+            let completions = try await f.completions()
+            let owner = try await f.bus.connect()
+            defer { owner.close() }
+            _ = try await f.present([Keys.text.name: .string("current"), Keys.timeout.name: .double(10)], on: owner)
+            let clients = try await Self.fillQueue(f)
+            defer { clients.forEach { $0.close() } }
+            // It preempts the current alert; the 16 stay waiting.
+            let speech = try await f.speak([("TEXT", "Turn left at the next junction, then keep right for three hundred metres.")],
+                                           [Keys.priority.name: .string("EMERGENCY")], on: owner)
+            #expect(try await f.property(Alert.endsAtMonotonicUs, path: speech) == .uint64(0), "asked before the end is known")
+            let before = monotonicMicroseconds()
+            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
+                                                    completions: completions)
+            let end = try await Self.endOf(speech, f)
+            #expect(end > before + 2_000_000, "a speech of some seconds")
+            // Counted from the decision, which waited for the end: a retry at the time it
+            // names is never late, and the reply was held up only while the speech rendered.
+            let early = Double(end - before) / 1000 - Double(tryAgain)
+            #expect(early >= -Self.tolerance && early <= 250, "\(tryAgain) ms against \((end - before) / 1000) ms from the request")
+        }
+    }
+
     @Test func fullQueueBehindAnAlertWhoseAudioOutlastsItsTimeout() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
