@@ -235,7 +235,7 @@ let package = Package(
         .executableTarget(name: "earshot-capture-loop", dependencies: ["CCaptureLoop"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
+            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -94,6 +94,16 @@ final class MonitorLevels: Sendable {
         return nil
     }
 
+    /// How many windows read after `from` and up to `to` showed tone `tone` at a level for
+    /// which `wanted` holds.
+    func count(tone: Int, from: UInt64, to: UInt64, _ wanted: (Double) -> Bool) -> Int {
+        windows.withLock { windows in
+            windows.reduce(0) { count, window in
+                count + (window.readAt > from && window.readAt <= to && wanted(window.levels[tone]) ? 1 : 0)
+            }
+        }
+    }
+
     /// Tone `tone`'s mean level in dB over the windows read in the last `duration`.
     func level(tone: Int, over duration: Duration) async throws -> Double {
         try await Task.sleep(for: duration)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -39,8 +40,15 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
             dates its first sound. Node to link is what WirePlumber's policy costs; link to sound \
             is the graph's path to the monitor, which every figure above includes too.
 
-            Goal: p99 under 50 ms for 1 and 2 (reported, not enforced). A default run takes about \
-            a minute.
+            4. A prompt's tail on a high-latency output: earshot-alerts is started again with \
+            --output-buffer-ms (--tail-buffer-ms), and each round speaks a short sentence ending \
+            in a 300 ms 3 kHz marker (Speak, waited for to its Completed, then 300 ms more). The \
+            figure is how much of the marker the monitor heard (windows with the marker within \
+            14 dB of its written level); the alert must not end before its last frame is played.
+
+            Goal: p99 under 50 ms for 1 and 2 (reported, not enforced); all of the marker heard \
+            in every round of 4, to within the windows' resolution (5.3 ms at each end). A \
+            default run takes about two minutes.
             """)
 
     @Option(help: "Measured rounds of each kind.")
@@ -52,6 +60,9 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "The priority of the alerts in phase 2 (NAVIGATION ducks other audio, EMERGENCY mutes it).")
     var alertPriority = "NAVIGATION"
 
+    @Option(help: "The output buffer earshot-alerts asks for in phase 4, in milliseconds.")
+    var tailBufferMs: UInt32 = 1000
+
     @Flag(help: "Print the results as JSON instead of tables.")
     var json = false
 
@@ -59,6 +70,7 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
     var showLogs = false
 
     func validate() throws {
+        guard (10...5000).contains(tailBufferMs) else { throw ValidationError("--tail-buffer-ms must be within 10...5000") }
         guard rounds >= 1, warmup >= 0 else { throw ValidationError("--rounds must be at least 1 and --warmup not negative") }
         guard Alert.Priority(rawValue: alertPriority) != nil else {
             throw ValidationError("--alert-priority: NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY")
@@ -66,7 +78,8 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let benchmark = PolicyBenchmark(rounds: rounds, warmup: warmup, alertPriority: alertPriority, showLogs: showLogs)
+        let benchmark = PolicyBenchmark(rounds: rounds, warmup: warmup, alertPriority: alertPriority, tailBufferMs: tailBufferMs,
+                                        showLogs: showLogs)
         let results = try await runInterruptibly(interrupted: "PipeWire, the bus, the services and the temporary files are gone") {
             try await benchmark.run()
         }
@@ -78,9 +91,12 @@ struct PolicyBenchmark: Sendable {
     let rounds: Int
     let warmup: Int
     let alertPriority: String
+    let tailBufferMs: UInt32
     let showLogs: Bool
 
     static let radioHertz = 15000.0
+    static let markerHertz = 3000.0
+    static let markerMilliseconds = 300.0
     static let peerHertz = 9000.0
     static let quantum = 256
     static let duckLevel = 0.3
@@ -113,7 +129,8 @@ struct PolicyBenchmark: Sendable {
         -> PolicyBenchmarkResults {
         let radio = try pipewire.play(try pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 300), role: "Music",
                                       latency: Self.quantum)
-        let monitor = try MonitorLevels(pipewire: pipewire, tones: [Self.radioHertz, Self.peerHertz], windowSamples: Self.quantum)
+        let monitor = try MonitorLevels(pipewire: pipewire, tones: [Self.radioHertz, Self.peerHertz, Self.markerHertz],
+                                         windowSamples: Self.quantum)
         defer { monitor.stop() }
         let environment = pipewire.environment.merging(["XDG_STATE_HOME": bus.directory.path]) { $1 }
         progress("starting earshot-session --mixer pipewire")
@@ -144,6 +161,19 @@ struct PolicyBenchmark: Sendable {
                 throw BenchmarkError("a service exited during the run:\n\(session.logText.suffix(2000))\n\(alerts.logText.suffix(2000))")
             }
             await alerts.shutdown()
+            progress("\(rounds) prompts on a \(tailBufferMs) ms output buffer")
+            let slow = try await ServiceProcess(alertsPath, arguments: ["--output-device", "pipewire", "--linger-seconds", "0",
+                                                                        "--output-buffer-ms", String(tailBufferMs)] + logging,
+                                                bus: bus, busName: Self.alerts, environment: environment)
+            let tails: [Double]
+            do {
+                tails = try await tailRounds(pipewire: pipewire, bus: bus, monitor: monitor)
+                await slow.shutdown()
+            } catch {
+                progress("earshot-alerts' log (phase 4):\n\(slow.logText.split(separator: "\n").suffix(15).joined(separator: "\n"))")
+                await slow.shutdown()
+                throw error
+            }
             await session.shutdown()
             if showLogs { progress("earshot-session's log:\n\(session.logText)\nearshot-alerts' log:\n\(alerts.logText)") }
             return PolicyBenchmarkResults(processors: ProcessInfo.processInfo.activeProcessorCount, rounds: rounds, warmupRounds: warmup,
@@ -152,7 +182,9 @@ struct PolicyBenchmark: Sendable {
                                           activateToDucked: Figures(activations.ducked), deactivateToRestored: Figures(activations.restored),
                                           alertToLowered: Figures(alertStarts), peerNodeToLink: Figures(peer.nodeToLink),
                                           peerStartToLink: Figures(peer.startToLink), peerLinkToSound: Figures(peer.linkToSound),
-                                          peerNodeToSound: Figures(peer.nodeToSound))
+                                          peerNodeToSound: Figures(peer.nodeToSound), tailBufferMs: tailBufferMs,
+                                          markerMilliseconds: Self.markerMilliseconds, windowMilliseconds: Double(Self.quantum) / 48,
+                                          tailHeard: Figures(tails))
         } catch {
             progress("earshot-session's log:\n\(session.logText.split(separator: "\n").suffix(15).joined(separator: "\n"))")
             progress("earshot-alerts' log:\n\(alerts.logText.split(separator: "\n").suffix(15).joined(separator: "\n"))")
@@ -252,6 +284,28 @@ struct PolicyBenchmark: Sendable {
             if round >= warmup { lowered.append(Self.milliseconds(from: replied, to: down)) }
         }
         return lowered
+    }
+
+    /// Phase 4: how many milliseconds of each prompt's closing marker the speakers played.
+    private func tailRounds(pipewire: PipeWireTestSystem, bus: PrivateBus, monitor: MonitorLevels) async throws -> [Double] {
+        let marker = try pipewire.tone(hertz: Self.markerHertz, amplitude: 0.5, seconds: Self.markerMilliseconds / 1000, channels: 1)
+        let prompt = [SpeechChunk(kind: .text, text: "Turn right."), SpeechChunk(kind: .file, text: marker.path)]
+        let level = 20 * log10(0.5) - 14
+        let window = Double(Self.quantum) / 48
+        var heard: [Double] = []
+        for round in 0..<(warmup + rounds) {
+            try await Task.sleep(for: .milliseconds(150))
+            let owner = try await bus.connect()  // the rate limit is per owner
+            defer { owner.close() }
+            let sent = monotonicNanoseconds()
+            _ = try await Earshot(connection: owner).alerts.speak(prompt)
+            // What the speakers still play after Completed belongs to the prompt too (a
+            // prompt cut at Completed would show as missing).
+            try await Task.sleep(for: .milliseconds(Int(Self.markerMilliseconds)))
+            let windows = monitor.count(tone: 2, from: sent, to: monotonicNanoseconds()) { $0 > level }
+            if round >= warmup { heard.append(Double(windows) * window) }
+        }
+        return heard
     }
 
     /// What the peer rounds' own libpipewire client saw, dated as it arrived.

@@ -26,6 +26,16 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
     let peerLinkToSound: Figures
     /// The node seen, to its first sound: the peer's whole path, as the rows above it.
     let peerNodeToSound: Figures
+    /// Phase 4: the output buffer earshot-alerts asked for.
+    let tailBufferMs: UInt32
+    /// The marker closing each prompt, and the monitor's window.
+    let markerMilliseconds: Double
+    let windowMilliseconds: Double
+    /// How much of the marker the speakers played, per prompt.
+    let tailHeard: Figures
+
+    /// The marker heard whole in every round, to within a window at each end.
+    var tailGoalMet: Bool { tailHeard.min >= markerMilliseconds - 2 * windowMilliseconds }
 
     var goalMet: Bool {
         [activateToDucked, deactivateToRestored, alertToLowered].allSatisfy { $0.p99 < Self.goalMilliseconds }
@@ -61,6 +71,13 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
             alert \(ratio(alertToLowered))
             """)
         lines.append("goal: p99 under \(Int(Self.goalMilliseconds)) ms for Activate, Deactivate and the alert's start: \(goalMet ? "met" : "NOT met")")
+        lines.append("""
+            prompt's last \(Int(markerMilliseconds)) ms (a marker) heard at the speakers on a \(tailBufferMs) ms output buffer, \
+            \(tailHeard.samples) prompts: min \(TableFormat.fixed(tailHeard.min, 1)), p50 \(TableFormat.fixed(tailHeard.p50, 1)), \
+            max \(TableFormat.fixed(tailHeard.max, 1)) ms; missing at most \(TableFormat.fixed(max(0, markerMilliseconds - tailHeard.min), 1)) ms \
+            (windows of \(TableFormat.fixed(windowMilliseconds, 1)) ms)
+            """)
+        lines.append("goal: nothing missing (within a window at each end): \(tailGoalMet ? "met" : "NOT met")")
         return lines.joined(separator: "\n")
     }
 
