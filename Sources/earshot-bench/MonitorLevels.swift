@@ -5,15 +5,25 @@ import Glibc
 
 /// What the speakers play, heard as it is played: a thread reads the monitor recorder's
 /// pipe (48 kHz mono 16-bit) in windows of `windowSamples` and keeps, for each window, the
-/// level of every watched tone and the moment the window was read. A change of level is
+/// level of every watched tone and when its last sample was played. A change of level is
 /// then dated by the first window that shows it, however late the benchmark looks.
+///
+/// pw-record writes to the pipe in blocks of 4 KiB (2048 samples, 42.7 ms), each as soon as
+/// it is full, so a read brings a block whose last sample was played just before it; the
+/// windows before it in the block were played that much earlier. A window is dated by its
+/// read's time less the duration of the samples after it in what that read completed.
+/// (Dated by the read alone, every window of a block would carry the block's end: steps of
+/// 42.7 ms. Dated by counting samples from the start, a graph cycle the null sink's timer
+/// skips under load would shift every later date.)
 final class MonitorLevels: Sendable {
     struct Window: Sendable {
-        /// `monotonicNanoseconds()` when the window's last sample was read from the pipe.
-        let readAt: UInt64
+        /// `monotonicNanoseconds()` when the window's last sample was played, as above.
+        let playedAt: UInt64
         /// dB against a full-scale sine, one per watched tone.
         let levels: [Double]
     }
+
+    static let sampleRate: UInt64 = 48000
 
     let tones: [Double]
     let windowSamples: Int
@@ -54,16 +64,19 @@ final class MonitorLevels: Sendable {
             guard count > 0 else { return }
             let now = monotonicNanoseconds()
             pending += buffer[0..<count]
+            let samples = pending.count / 2
             var made: [Window] = []
-            var start = 0
-            while pending.count - start >= windowBytes {
-                let samples = stride(from: start, to: start + windowBytes, by: 2).map { index in
+            var first = 0
+            while pending.count - first >= windowBytes {
+                let window = stride(from: first, to: first + windowBytes, by: 2).map { index in
                     Double(Int16(bitPattern: UInt16(pending[index]) | UInt16(pending[index + 1]) << 8)) / 32768
                 }
-                made.append(Window(readAt: now, levels: tones.map { PipeWireTestSystem.toneLevel(samples, hertz: $0, skipping: 0) }))
-                start += windowBytes
+                first += windowBytes
+                let after = UInt64(samples - first / 2) * 1_000_000_000 / Self.sampleRate
+                made.append(Window(playedAt: now - min(now, after),
+                                   levels: tones.map { PipeWireTestSystem.toneLevel(window, hertz: $0, skipping: 0) }))
             }
-            pending.removeFirst(start)
+            pending.removeFirst(first)
             guard !made.isEmpty else { continue }
             windows.withLock { windows in
                 windows += made
@@ -72,20 +85,20 @@ final class MonitorLevels: Sendable {
         }
     }
 
-    /// When the first window read after `after` showed tone `tone` (an index into `tones`)
-    /// at a level for which `wanted` holds; nil if none did within `timeout`.
+    /// When the first window played after `after` showed tone `tone` (an index into
+    /// `tones`) at a level for which `wanted` holds; nil if none did within `timeout`.
     func first(tone: Int, after: UInt64, timeout: Duration, _ wanted: @Sendable (Double) -> Bool) async throws -> UInt64? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             try Task.checkCancellation()
             let found = windows.withLock { windows -> UInt64? in
-                // Windows are in reading order: find the first read after `after`.
+                // Windows are in recording order, so in playing order: find the first after `after`.
                 var (low, high) = (0, windows.count)
                 while low < high {
                     let middle = (low + high) / 2
-                    if windows[middle].readAt > after { high = middle } else { low = middle + 1 }
+                    if windows[middle].playedAt > after { high = middle } else { low = middle + 1 }
                 }
-                return windows[low...].first { wanted($0.levels[tone]) }?.readAt
+                return windows[low...].first { wanted($0.levels[tone]) }?.playedAt
             }
             if let found { return found }
             guard !ended.withLock({ $0 }) else { throw BenchmarkError("the monitor recorder stopped") }
@@ -94,22 +107,23 @@ final class MonitorLevels: Sendable {
         return nil
     }
 
-    /// How many windows read after `from` and up to `to` showed tone `tone` at a level for
-    /// which `wanted` holds.
+    /// How many windows played after `from` and up to `to` showed tone `tone` at a level
+    /// for which `wanted` holds.
     func count(tone: Int, from: UInt64, to: UInt64, _ wanted: (Double) -> Bool) -> Int {
         windows.withLock { windows in
             windows.reduce(0) { count, window in
-                count + (window.readAt > from && window.readAt <= to && wanted(window.levels[tone]) ? 1 : 0)
+                count + (window.playedAt > from && window.playedAt <= to && wanted(window.levels[tone]) ? 1 : 0)
             }
         }
     }
 
-    /// Tone `tone`'s mean level in dB over the windows read in the last `duration`.
+    /// Tone `tone`'s mean level in dB over the windows played in the last `duration` (of
+    /// those read so far).
     func level(tone: Int, over duration: Duration) async throws -> Double {
         try await Task.sleep(for: duration)
         let since = monotonicNanoseconds() - UInt64(duration.components.seconds) * 1_000_000_000
             - UInt64(duration.components.attoseconds / 1_000_000_000)
-        let levels = windows.withLock { $0.filter { $0.readAt > since }.map { $0.levels[tone] } }
+        let levels = windows.withLock { $0.filter { $0.playedAt > since }.map { $0.levels[tone] } }
         guard !levels.isEmpty else { throw BenchmarkError("the monitor recorder delivered nothing in \(duration)") }
         // Mean of the amplitudes, in dB.
         let amplitude = levels.map { pow(10, $0 / 20) }.reduce(0, +) / Double(levels.count)

@@ -21,7 +21,9 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
             --mixer pipewire and earshot-alerts --output-device pipewire. The radio is a 15 kHz \
             tone played with pw-play --media-role Music; the speakers' monitor is recorded with \
             pw-record into a pipe, and every 256-sample window (5.3 ms, also the graph's quantum) \
-            is dated as it is read, with the radio's level in it (Goertzel at 15 kHz). A level \
+            is dated by when its last sample was played: its read's time less the samples after it \
+            in that read (pw-record writes in 4 KiB blocks, 42.7 ms, so read times alone would be \
+            that coarse), with the radio's level in it (Goertzel at 15 kHz). A level \
             change is dated by the first window showing the radio past the midpoint, in dB, \
             between its full and its ducked level. Then, after warm-up rounds:
 
