@@ -207,7 +207,7 @@ let package = Package(
 
         // The D-Bus binding: connections, values, client and server sides, a{sv} options.
         .target(name: "EarshotDBus", dependencies: [
-            "CDBus", "DBusDeclarations", "EarshotSync",
+            "CDBus", "CGlibcExtras", "DBusDeclarations", "EarshotSync",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

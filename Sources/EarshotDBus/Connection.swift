@@ -1,4 +1,5 @@
 import CDBus
+import CGlibcExtras
 import Dispatch
 import EarshotSync
 import Glibc
@@ -7,11 +8,12 @@ import Synchronization
 
 /// A private connection to a message bus, serviced by one dedicated I/O thread.
 ///
-/// The I/O thread polls the connection's socket and a wake-up eventfd, lets libdbus read
-/// and write with `dbus_connection_read_write(conn, 0)` (under libdbus's own locks; the
-/// binding never touches `DBusWatch` objects, which another thread's failed send could
-/// free), and dispatches incoming messages outside any libdbus callback. Senders write
-/// from their own thread. Nothing calls `_exit`: when the bus goes away every pending call
+/// The I/O thread waits (epoll) on the connection's socket and a wake-up eventfd, lets
+/// libdbus read and write with `dbus_connection_read_write(conn, 0)` (under libdbus's own
+/// locks; the binding never touches `DBusWatch` objects, which another thread's failed send
+/// could free), and dispatches incoming messages outside any libdbus callback. Senders
+/// write from their own thread, and a caller's thread may wait for its reply itself
+/// (`CallerThreadWait`), reading and dispatching meanwhile in the I/O thread's place. Nothing calls `_exit`: when the bus goes away every pending call
 /// fails with `Disconnected`, subscriptions end, and `disconnected()` returns.
 public final class DBusConnection: Sendable {
     let raw: RawConnection
@@ -21,7 +23,24 @@ public final class DBusConnection: Sendable {
     let logger: Logger
 
     private let wakeFD: Int32
-    private let socketFD: Int32
+    let socketFD: Int32
+    /// The I/O thread's epoll set: the wake-up eventfd, and the socket with the events
+    /// `callerWaits` asks for.
+    let epollFD: Int32
+    /// How long a caller's thread waits for its reply before its task does (0: never).
+    let callerWaitNanoseconds: UInt64
+    let callerWaits = Locked(CallerThreadWaits())
+    /// Callers' threads waiting for their reply (`CallerThreadWait`, one at a time) wait on
+    /// this epoll set: the socket, and `callerWakeFD`, which whoever else finishes the call
+    /// signals.
+    let callerEpollFD: Int32
+    let callerWakeFD: Int32
+    /// The caller's thread reading and dispatching in the I/O thread's place (0 when none).
+    let readingThread = Atomic<UInt>(0)
+    /// How often the I/O thread's wait has returned, and how many calls a caller's thread
+    /// saw answered while it waited (for tests: one wake-up per call is the point).
+    let ioThreadWakeUps = Atomic<Int>(0)
+    let answeredOnCallerThreads = Atomic<Int>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let loopFinished = DispatchSemaphore(value: 0)
     /// The I/O thread's pthread_t once it runs (0 before).
@@ -46,14 +65,17 @@ public final class DBusConnection: Sendable {
     // MARK: Opening
 
     /// Opens a private connection to `bus` and registers with it (`Hello`), doing the
-    /// blocking handshake on a thread of its own rather than the caller's.
-    public static func connect(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) async throws -> DBusConnection {
+    /// blocking handshake on a thread of its own rather than the caller's. `callerWait` is
+    /// how long a caller's thread waits for a reply itself before its task does
+    /// (`CallerThreadWait`; zero: tasks always wait).
+    public static func connect(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus"),
+                               callerWait: Duration = defaultCallerWait) async throws -> DBusConnection {
         // The result crosses threads under a lock (visible to ThreadSanitizer); the
         // continuation only wakes the caller.
         let handoff = Locked<Result<DBusConnection, EarshotDBus.DBusError>?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let started = Threads.detached(name: "earshot-connect") {
-                let result = Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger) }
+                let result = Result { () throws(EarshotDBus.DBusError) in try open(bus, logger: logger, callerWait: callerWait) }
                 handoff.withLock { $0 = result }
                 continuation.resume()
             }
@@ -70,7 +92,8 @@ public final class DBusConnection: Sendable {
     ///
     /// This blocks the calling thread for the connection handshake; from async code
     /// prefer `connect`.
-    public static func open(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus")) throws(EarshotDBus.DBusError) -> DBusConnection {
+    public static func open(_ bus: BusAddress, logger: Logger = Logger(label: "earshot.dbus"),
+                            callerWait: Duration = defaultCallerWait) throws(EarshotDBus.DBusError) -> DBusConnection {
         LibDBus.initThreads()
         let address = try bus.resolve()
         var error = CDBus.DBusError()
@@ -100,24 +123,44 @@ public final class DBusConnection: Sendable {
             dbus_connection_unref(pointer)
             throw .failed("connection to \(bus) has no socket")
         }
-        let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
-        guard wake >= 0 else {
+        // The I/O thread's epoll set and the callers' (each the socket and an eventfd).
+        let wakes = [eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK)), eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))]
+        let pollers = [epoll_create1(Int32(EPOLL_CLOEXEC)), epoll_create1(Int32(EPOLL_CLOEXEC))]
+        var watched = !(wakes + pollers).contains { $0 < 0 }
+        for (poller, wake) in zip(pollers, wakes) {
+            for (watchedFD, token) in [(wake, wakeToken), (fd, socketToken)] where watched {
+                var event = epoll_event()
+                event.events = EPOLLIN.rawValue
+                event.data.u32 = token
+                watched = epoll_ctl(poller, EPOLL_CTL_ADD, watchedFD, &event) == 0
+            }
+        }
+        guard watched else {
+            let reason = String(cString: strerror(errno))
+            for opened in wakes + pollers where opened >= 0 { Glibc.close(opened) }
             dbus_connection_close(pointer)
             dbus_connection_unref(pointer)
-            throw .failed("eventfd: \(String(cString: strerror(errno)))")
+            throw .failed("cannot watch the connection (eventfd, epoll): \(reason)")
         }
         let connection = DBusConnection(raw: RawConnection(pointer: pointer), uniqueName: String(cString: unique),
-                                        bus: bus, wakeFD: wake, socketFD: fd, logger: logger)
+                                        bus: bus, wakeFD: wakes[0], socketFD: fd, epollFD: pollers[0],
+                                        callerWakeFD: wakes[1], callerEpollFD: pollers[1],
+                                        callerWait: callerWait, logger: logger)
         connection.start()
         return connection
     }
 
-    private init(raw: RawConnection, uniqueName: String, bus: BusAddress, wakeFD: Int32, socketFD: Int32, logger: Logger) {
+    private init(raw: RawConnection, uniqueName: String, bus: BusAddress, wakeFD: Int32, socketFD: Int32,
+                 epollFD: Int32, callerWakeFD: Int32, callerEpollFD: Int32, callerWait: Duration, logger: Logger) {
         self.raw = raw
         self.uniqueName = uniqueName
         self.bus = bus
         self.wakeFD = wakeFD
         self.socketFD = socketFD
+        self.epollFD = epollFD
+        self.callerWakeFD = callerWakeFD
+        self.callerEpollFD = callerEpollFD
+        self.callerWaitNanoseconds = callerWait > .zero ? callerWait.nanosecondsClamped : 0
         self.logger = logger
     }
 
@@ -139,12 +182,12 @@ public final class DBusConnection: Sendable {
         }, context, nil)
         dbus_connection_set_wakeup_main_function(pointer, { data in
             guard let data else { return }
-            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wake()
+            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wakeForLibDBus()
         }, context, nil)
         dbus_connection_set_dispatch_status_function(pointer, { _, _, data in
             // Dispatching here is forbidden (libdbus holds locks); just wake the I/O thread.
             guard let data else { return }
-            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wake()
+            Unmanaged<DBusConnection>.fromOpaque(data).takeUnretainedValue().wakeForLibDBus()
         }, context, nil)
         // The thread keeps the connection alive until its loop ends; the libdbus
         // connection is closed there, and released in deinit once nobody can use it.
@@ -155,6 +198,7 @@ public final class DBusConnection: Sendable {
                            ? nil : .disconnected("the connection to the \(bus) was lost"))
             // After the calls have failed: the tasks they resumed here run elsewhere.
             stopRunningJobs()
+            endCallerThreadWaits()
             dbus_connection_close(raw.pointer)
             loopFinished.signal()
         }
@@ -170,6 +214,20 @@ public final class DBusConnection: Sendable {
     deinit {
         dbus_connection_unref(raw.pointer)
         Glibc.close(wakeFD)
+        Glibc.close(epollFD)
+        Glibc.close(callerWakeFD)
+        Glibc.close(callerEpollFD)
+    }
+
+    /// After the I/O loop: no caller's thread waits on the socket, which is about to close
+    /// (the calls have failed, so a thread waiting now is about to stop), and none will.
+    private func endCallerThreadWaits() {
+        while !callerWaits.withLock({ state in
+            if !state.waiting { state.ended = true }
+            return state.ended
+        }) {
+            usleep(100)
+        }
     }
 
     // MARK: The I/O loop
@@ -183,14 +241,22 @@ public final class DBusConnection: Sendable {
         _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
     }
 
+    /// `wake()` for libdbus's callbacks, which also come for what a caller's thread reads
+    /// in the I/O thread's place (`CallerThreadWait`): that thread dispatches it itself.
+    private func wakeForLibDBus() {
+        if readingThread.load(ordering: .acquiring) == UInt(pthread_self()) { return }
+        wake()
+    }
+
     var isOnIOThread: Bool {
         ioThreadID.load(ordering: .acquiring) == pthread_self()
     }
 
     private func runLoop() {
         let pointer = raw.pointer
-        var fds = [pollfd](repeating: pollfd(), count: 2)
+        var events = [epoll_event](repeating: epoll_event(), count: 2)
         var spareJobs: [UnownedJob] = []
+        var wantsOutput = false
         while !stopRequested.load(ordering: .acquiring) {
             while dbus_connection_dispatch(pointer) == DBUS_DISPATCH_DATA_REMAINS {}
             // Tasks resumed by that dispatch, when they run here: look again before polling,
@@ -198,23 +264,33 @@ public final class DBusConnection: Sendable {
             if runQueuedJobs(swapping: &spareJobs) { continue }
             let connected = dbus_connection_get_is_connected(pointer) != 0
             if !connected { break }
-            fds[0] = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
-            var events = Int16(POLLIN)
-            if dbus_connection_has_messages_to_send(pointer) != 0 { events |= Int16(POLLOUT) }
-            fds[1] = pollfd(fd: socketFD, events: events, revents: 0)
+            let output = dbus_connection_has_messages_to_send(pointer) != 0
+            if output != wantsOutput {
+                wantsOutput = output
+                callerWaits.withLock { state in
+                    state.wantsOutput = output
+                    applySocketInterestLocked(&state)
+                }
+            }
             // Calls that ran out of time fail before the wait; the tasks they resume may run
             // here, so the loop goes round first.
             guard let timeout = expireCallsAndNextTimeout() else { continue }
-            let result = poll(&fds, 2, timeout)
+            let result = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            ioThreadWakeUps.add(1, ordering: .relaxed)
             if result < 0 && errno != EINTR {
-                logger.error("poll failed: \(String(cString: strerror(errno)))")
+                logger.error("epoll_wait failed: \(String(cString: strerror(errno)))")
                 break
             }
-            if fds[0].revents & Int16(POLLIN) != 0 {
-                var counter: UInt64 = 0
-                _ = withUnsafeMutableBytes(of: &counter) { read(wakeFD, $0.baseAddress, 8) }
+            var socketReady = false
+            for event in events.prefix(max(0, Int(result))) {
+                if event.data.u32 == Self.wakeToken {
+                    var counter: UInt64 = 0
+                    _ = withUnsafeMutableBytes(of: &counter) { read(wakeFD, $0.baseAddress, 8) }
+                } else {
+                    socketReady = true
+                }
             }
-            if fds[1].revents != 0 {
+            if socketReady {
                 _ = dbus_connection_read_write(pointer, 0)
                 readOnWhilePartial(pointer)
             }
@@ -227,7 +303,7 @@ public final class DBusConnection: Sendable {
     /// round the loop (its own poll, the dispatch, the job queue) for every 4 KiB. It asks
     /// the socket how much is waiting once per batch, not before every read: as many reads
     /// as that needs, then it asks again.
-    private func readOnWhilePartial(_ pointer: OpaquePointer) {
+    func readOnWhilePartial(_ pointer: OpaquePointer) {
         guard dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_COMPLETE else { return }
         var reads = 0
         var unread: Int32 = 0

@@ -2,18 +2,17 @@ import Dispatch
 
 /// A connection is also a task executor that runs jobs on its I/O thread.
 ///
-/// An awaited reply normally resumes its task on the cooperative pool: the I/O thread
-/// reads the reply and wakes a pool thread, two thread wake-ups per call where a blocking
-/// C client has one. Code that makes calls one after another can instead run on the I/O
-/// thread itself, so that it goes on right where the reply was read:
+/// Code run there goes on right where its replies are read:
 ///
 ///     try await withTaskExecutorPreference(connection) {
 ///         for request in requests { _ = try await connection.call(request) }
 ///     }
 ///
-/// While such code runs, the connection reads and dispatches nothing: keep it short, and
-/// never block in it (no disk, no waiting on locks others hold for long). Once the
-/// connection has closed, its jobs run on Dispatch's global queue instead.
+/// (A call awaited from anywhere else has its own thread wait for the reply first, which
+/// saves the same second wake-up: `CallerThreadWait`.) While such code runs, the connection
+/// reads and dispatches nothing: keep it short, and never block in it (no disk, no waiting
+/// on locks others hold for long). Once the connection has closed, its jobs run on
+/// Dispatch's global queue instead.
 extension DBusConnection: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)

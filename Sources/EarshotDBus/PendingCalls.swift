@@ -8,16 +8,10 @@ import EarshotSync
 struct PendingCalls {
     struct Entry {
         let slot: CallSlot
-        let continuation: CheckedContinuation<Void, Never>
         let deadline: UInt64
 
-        /// Hands the outcome to the caller and wakes it. The outcome travels through the
-        /// slot's lock rather than the continuation so that ThreadSanitizer sees the
-        /// hand-off between the I/O thread and the caller.
-        func finish(_ outcome: Result<DBusMessage, any Error>) {
-            slot.state.withLock { $0.outcome = outcome }
-            continuation.resume()
-        }
+        /// Hands the outcome to the caller and wakes it, the way it waits (`CallSlot`).
+        func finish(_ outcome: Result<DBusMessage, any Error>) { slot.finish(outcome) }
     }
 
     private(set) var entries: [UInt32: Entry] = [:]
@@ -109,6 +103,10 @@ extension DBusConnection {
     /// Calls a method and waits for its reply. Error replies are thrown as `DBusError`s
     /// with the peer's error name and message; no reply in time throws `NoReply`; a
     /// cancelled task stops waiting with `CancellationError`.
+    ///
+    /// The caller's own thread first waits for the reply in the kernel, as a blocking
+    /// libdbus call does, for at most the connection's `callerWait` (see
+    /// `CallerThreadWait`); a reply that takes longer is awaited by the suspended task.
     public func call(_ message: DBusMessage, timeout: Duration = defaultTimeout) async throws -> DBusMessage {
         guard message.kind == .methodCall else { throw EarshotDBus.DBusError.invalidArgs("only method calls have replies") }
         var outgoing = message
@@ -116,35 +114,11 @@ extension DBusConnection {
         let encoded = try outgoing.encode()
         defer { dbus_message_unref(encoded) }
         let slot = CallSlot()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let entry = { (deadline: UInt64) in PendingCalls.Entry(slot: slot, continuation: continuation, deadline: deadline) }
-                if Task.isCancelled {
-                    entry(0).finish(.failure(CancellationError()))
-                    return
-                }
-                let wait = timeout == Self.defaultTimeout ? Self.defaultTimeoutNanoseconds : timeout.nanosecondsClamped
-                let deadline = monotonicNanoseconds() &+ wait
-                let outcome: Result<Bool, EarshotDBus.DBusError> = calls.withLock { state in
-                    guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
-                    do throws(EarshotDBus.DBusError) {
-                        let serial = try sendEncoded(encoded)
-                        slot.state.withLock { $0.serial = serial }
-                        return .success(state.insert(serial, entry(deadline)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                switch outcome {
-                case .success(let earliest): if earliest { wake() }
-                case .failure(let error): entry(0).finish(.failure(error))
-                }
-            }
-        } onCancel: {
-            let serial = slot.state.withLock { $0.serial }
-            if serial != 0, let entry = calls.withLock({ $0.remove(serial) }) {
-                entry.finish(.failure(CancellationError()))
-            }
+        let wait = timeout == Self.defaultTimeout ? Self.defaultTimeoutNanoseconds : timeout.nanosecondsClamped
+        if !Task.isCancelled, let waiting = beginCallerThreadWait(for: message) {
+            await callWaitingOnThisThread(encoded, outgoing, slot: slot, wait: waiting, timeout: wait)
+        } else {
+            await callWaitingInTask(encoded, slot: slot, timeout: wait)
         }
         guard let outcome = slot.state.withLock({ $0.outcome }) else {
             throw EarshotDBus.DBusError.failed("internal error: a call was woken without an outcome")
@@ -156,6 +130,83 @@ extension DBusConnection {
         return reply
     }
 
+    /// Sends the call and waits for its outcome as a suspended task.
+    private func callWaitingInTask(_ encoded: OpaquePointer, slot: CallSlot, timeout wait: UInt64) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                slot.state.withLock { $0.waker = .task(continuation) }
+                let entry = { (deadline: UInt64) in PendingCalls.Entry(slot: slot, deadline: deadline) }
+                if Task.isCancelled {
+                    entry(0).finish(.failure(CancellationError()))
+                    return
+                }
+                let outcome = send(encoded, slot: slot, entry: entry(monotonicNanoseconds() &+ wait))
+                switch outcome {
+                case .success(let earliest): if earliest { wake() }
+                case .failure(let error): entry(0).finish(.failure(error))
+                }
+            }
+        } onCancel: {
+            cancelCall(slot)
+        }
+    }
+
+    /// Sends the call and waits for its outcome on this thread for a while, then, without
+    /// one, as a suspended task. `wait` has stopped the I/O thread reading the socket.
+    private func callWaitingOnThisThread(_ encoded: OpaquePointer, _ message: DBusMessage, slot: CallSlot,
+                                         wait: CallerThreadWait, timeout: UInt64) async {
+        let deadline = monotonicNanoseconds() &+ timeout
+        slot.state.withLock { $0.waker = .thread(wait) }
+        // The I/O thread is not told of the deadline: it matters only if this thread stops
+        // waiting first, and is told then.
+        if case .failure(let error) = send(encoded, slot: slot, entry: .init(slot: slot, deadline: deadline)) {
+            slot.state.withLock { $0.outcome = .failure(error) }
+            endCallerThreadWait(wait, answered: true, message: nil)
+            return
+        }
+        let answered = waitForOutcome(of: slot, on: wait, until: min(deadline, monotonicNanoseconds() &+ callerWaitNanoseconds))
+        stopCallerThreadReading(wait, answered: answered, message: message)
+        if answered { answeredOnCallerThreads.add(1, ordering: .relaxed) }
+        if !answered {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let waiting = slot.state.withLock { state -> Bool in
+                        guard state.outcome == nil else { return false }
+                        state.waker = .task(continuation)
+                        return true
+                    }
+                    guard waiting else { return continuation.resume() }
+                    if calls.withLock({ $0.earliestDeadline == deadline }) { wake() }
+                }
+            } onCancel: {
+                cancelCall(slot)
+            }
+        }
+        releaseCallerThreadWait(wait)
+    }
+
+    /// Sends `encoded` and records its entry, under the lock that matches replies, so that
+    /// no reply can come before its entry; returns whether its deadline is the earliest.
+    private func send(_ encoded: OpaquePointer, slot: CallSlot, entry: PendingCalls.Entry) -> Result<Bool, EarshotDBus.DBusError> {
+        calls.withLock { state in
+            guard !state.closed else { return .failure(.disconnected("the connection is closed")) }
+            do throws(EarshotDBus.DBusError) {
+                let serial = try sendEncoded(encoded)
+                slot.state.withLock { $0.serial = serial }
+                return .success(state.insert(serial, entry))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private func cancelCall(_ slot: CallSlot) {
+        let serial = slot.state.withLock { $0.serial }
+        if serial != 0, let entry = calls.withLock({ $0.remove(serial) }) {
+            entry.finish(.failure(CancellationError()))
+        }
+    }
+
     /// Calls `member` and returns the reply's body.
     public func call(destination: String, path: ObjectPath, interface: String, member: String,
                      _ arguments: [DBusValue] = [], timeout: Duration = defaultTimeout) async throws -> [DBusValue] {
@@ -164,7 +215,7 @@ extension DBusConnection {
         return try await call(message, timeout: timeout).body
     }
 
-    /// Matches a reply to its call (I/O thread). Returns false for replies nobody awaits.
+    /// Matches a reply to its call (the thread dispatching). Returns false for replies nobody awaits.
     func completeCall(with reply: DBusMessage) -> Bool {
         guard let entry = calls.withLock({ $0.remove(reply.replySerial) }) else { return false }
         entry.finish(.success(reply))
@@ -206,13 +257,39 @@ extension DBusConnection {
     }
 }
 
-/// One call's serial and outcome, shared by the caller and the I/O thread under one lock.
+/// One call's serial, outcome and waiting caller, shared by the caller and whoever
+/// finishes the call under one lock: whether the caller still waits on its thread or its
+/// task now does, a finish sees it.
 final class CallSlot: Sendable {
     struct State {
         /// 0 until the call is sent.
         var serial: UInt32 = 0
         var outcome: Result<DBusMessage, any Error>?
+        var waker: CallWaker?
+    }
+
+    /// What a caller waits for its reply with.
+    enum CallWaker: Sendable {
+        /// A suspended task.
+        case task(CheckedContinuation<Void, Never>)
+        /// The caller's own thread, waiting in the kernel (`CallerThreadWait`).
+        case thread(CallerThreadWait)
     }
 
     let state = Locked(State())
+
+    /// Records the outcome and wakes the caller. The outcome travels through the lock
+    /// rather than the continuation so that ThreadSanitizer sees the hand-off.
+    func finish(_ outcome: Result<DBusMessage, any Error>) {
+        let waker = state.withLock { state -> CallWaker? in
+            state.outcome = outcome
+            defer { state.waker = nil }
+            return state.waker
+        }
+        switch waker {
+        case .task(let continuation): continuation.resume()
+        case .thread(let wait): wait.signal()
+        case nil: break
+        }
+    }
 }

@@ -15,9 +15,11 @@ struct DBusBenchmarkCommand: AsyncParsableCommand {
             `serve-echo`), then measures, with the Swift binding and with a C client that calls \
             libdbus directly, against that one server:
               - EchoBytes(ay) -> ay round-trips (16 B, 3.2 KB, 64 KiB, 1 MiB): p50 and p99 latency, \
-            the Swift calls both awaited from a task on the cooperative pool (the default path, \
-            which every EarshotClient call takes, and the figure the goal is judged on) and on the \
-            connection's I/O thread (withTaskExecutorPreference, an opt-in),
+            the Swift calls awaited from a task on the cooperative pool three ways: as every \
+            EarshotClient call is (the default path, the figure the goal is judged on: the \
+            caller's thread waits for the reply itself, for up to 2 ms), with the task suspended \
+            until the I/O thread reads the reply (a connection opened with callerWait: .zero), \
+            and on the connection's I/O thread (withTaskExecutorPreference, an opt-in),
               - this process's CPU time per round-trip while each client made its calls (all \
             threads: what a call costs the client, apart from the bus and the server),
               - unicast Bytes(ay, t) signal throughput (EmitBytes): signals/s and MB/s.
@@ -131,10 +133,13 @@ struct DBusBenchmark {
         do {
             let swift = try DBusConnection.open(.address(bus.address))
             defer { swift.close() }
+            let tasks = try DBusConnection.open(.address(bus.address), callerWait: .zero)
+            defer { tasks.close() }
             let c = try CEchoPeer(address: bus.address)
             defer { c.close() }
-            progress("clients: swift \(swift.uniqueName), C \(c.uniqueName); server pid \(server.pid)")
-            return try await measure(swift: swift, c: c)
+            progress("clients: swift \(swift.uniqueName), swift waiting in tasks \(tasks.uniqueName), C \(c.uniqueName); "
+                     + "server pid \(server.pid)")
+            return try await measure(SwiftClients(callerThread: swift, taskWait: tasks), c: c)
         } catch {
             let log = server.logText
             if !log.isEmpty {
@@ -144,12 +149,29 @@ struct DBusBenchmark {
         }
     }
 
-    private func measure(swift: DBusConnection, c: CEchoPeer) async throws -> BenchmarkResults {
+    /// The Swift clients: the default connection, and one whose callers never wait on their
+    /// own thread.
+    struct SwiftClients {
+        let callerThread: DBusConnection
+        let taskWait: DBusConnection
+    }
+
+    /// How a Swift client's calls wait for their replies.
+    enum SwiftPath: CaseIterable {
+        /// From a task on the pool, the caller's thread waiting first (the default).
+        case callerThread
+        /// From a task on the pool, suspended until the I/O thread reads the reply.
+        case taskWait
+        /// On the connection's I/O thread.
+        case ioThread
+    }
+
+    private func measure(_ swift: SwiftClients, c: CEchoPeer) async throws -> BenchmarkResults {
         var roundTrips: [RoundTripResult] = []
         for payload in plan.payloads {
             roundTrips.append(try await measureRoundTrips(payload, swift: swift, c: c))
         }
-        let signals = try await measureSignals(swift: swift, c: c)
+        let signals = try await measureSignals(swift: swift.callerThread, c: c)
         return BenchmarkResults(
             libdbusVersion: CEchoPeer.libdbusVersion,
             processors: ProcessInfo.processInfo.activeProcessorCount,
@@ -161,7 +183,7 @@ struct DBusBenchmark {
 
     // MARK: Round-trips
 
-    private func measureRoundTrips(_ payload: BenchmarkPlan.Payload, swift: DBusConnection,
+    private func measureRoundTrips(_ payload: BenchmarkPlan.Payload, swift: SwiftClients,
                                    c: CEchoPeer) async throws -> RoundTripResult {
         let bytes = (0..<payload.size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let value = DBusValue.bytes(DBusBytes(bytes))
@@ -169,50 +191,53 @@ struct DBusBenchmark {
 
         var discard: [UInt64] = []
         discard.reserveCapacity(payload.warmup)
-        for onIOThread in [false, true] {
-            try await swiftEcho(swift, value, expected: payload.size, label: payload.label, times: payload.warmup,
-                                onIOThread: onIOThread, into: &discard)
+        for path in SwiftPath.allCases {
+            try await swiftEcho(swift, path, value, expected: payload.size, label: payload.label, times: payload.warmup,
+                                into: &discard)
             discard.removeAll(keepingCapacity: true)
         }
         try cEcho(c, bytes, label: payload.label, times: payload.warmup, into: &discard)
 
-        var defaultLatencies: [UInt64] = [], ioThreadLatencies: [UInt64] = [], cLatencies: [UInt64] = []
+        var latencies: [SwiftPath: [UInt64]] = [:], cLatencies: [UInt64] = []
         // This process's CPU time (all its threads) while each client makes its calls.
-        var defaultCPU: UInt64 = 0, ioThreadCPU: UInt64 = 0, cCPU: UInt64 = 0
-        defaultLatencies.reserveCapacity(payload.perRound * plan.rounds)
-        ioThreadLatencies.reserveCapacity(payload.perRound * plan.rounds)
+        var cpu: [SwiftPath: UInt64] = [:], cCPU: UInt64 = 0
+        for path in SwiftPath.allCases {
+            var reserved: [UInt64] = []
+            reserved.reserveCapacity(payload.perRound * plan.rounds)
+            latencies[path] = reserved
+        }
         cLatencies.reserveCapacity(payload.perRound * plan.rounds)
         for _ in 0..<plan.rounds {
-            var cpu = processCPUNanoseconds()
-            try await swiftEcho(swift, value, expected: payload.size, label: payload.label,
-                                times: payload.perRound, onIOThread: false, into: &defaultLatencies)
-            defaultCPU += processCPUNanoseconds() - cpu
-            cpu = processCPUNanoseconds()
-            try await swiftEcho(swift, value, expected: payload.size, label: payload.label,
-                                times: payload.perRound, onIOThread: true, into: &ioThreadLatencies)
-            ioThreadCPU += processCPUNanoseconds() - cpu
-            cpu = processCPUNanoseconds()
+            for path in SwiftPath.allCases {
+                let start = processCPUNanoseconds()
+                try await swiftEcho(swift, path, value, expected: payload.size, label: payload.label,
+                                    times: payload.perRound, into: &latencies[path, default: []])
+                cpu[path, default: 0] += processCPUNanoseconds() - start
+            }
+            let start = processCPUNanoseconds()
             try cEcho(c, bytes, label: payload.label, times: payload.perRound, into: &cLatencies)
-            cCPU += processCPUNanoseconds() - cpu
+            cCPU += processCPUNanoseconds() - start
         }
         let calls = Double(payload.perRound * plan.rounds)
-        func perCall(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1000 / calls }
-        return RoundTripResult(payload: payload.label, bytes: payload.size, defaultPath: LatencySummary(defaultLatencies),
-                               ioThread: LatencySummary(ioThreadLatencies), c: LatencySummary(cLatencies),
-                               cpuMicrosecondsPerCall: .init(defaultPath: perCall(defaultCPU), ioThread: perCall(ioThreadCPU),
-                                                             c: perCall(cCPU)))
+        func perCall(_ nanoseconds: UInt64?) -> Double { Double(nanoseconds ?? 0) / 1000 / calls }
+        func summary(_ path: SwiftPath) -> LatencySummary { LatencySummary(latencies[path] ?? []) }
+        return RoundTripResult(payload: payload.label, bytes: payload.size, defaultPath: summary(.callerThread),
+                               taskWait: summary(.taskWait), ioThread: summary(.ioThread), c: LatencySummary(cLatencies),
+                               cpuMicrosecondsPerCall: .init(defaultPath: perCall(cpu[.callerThread]), taskWait: perCall(cpu[.taskWait]),
+                                                             ioThread: perCall(cpu[.ioThread]), c: perCall(cCPU)))
     }
 
-    /// Sequential EchoBytes calls through the binding, each timed on its own. By default they
-    /// are awaited from a task on the cooperative pool, where an awaited call resumes, as
-    /// every EarshotClient call is (`ServiceCalls.call` is this call and an error mapping);
-    /// with `onIOThread` they run on the connection's I/O thread (the binding's task
-    /// executor), as a blocking C client runs on the thread that reads its replies.
-    private func swiftEcho(_ connection: DBusConnection, _ value: DBusValue, expected: Int, label: String,
-                           times: Int, onIOThread: Bool, into latencies: inout [UInt64]) async throws {
+    /// Sequential EchoBytes calls through the binding, each timed on its own, made the way
+    /// `path` says: from a task on the cooperative pool, as every EarshotClient call is (on
+    /// the default connection, or on the one whose callers never wait on their own thread),
+    /// or on the connection's I/O thread (the binding's task executor), as a blocking C
+    /// client runs on the thread that reads its replies.
+    private func swiftEcho(_ swift: SwiftClients, _ path: SwiftPath, _ value: DBusValue, expected: Int, label: String,
+                           times: Int, into latencies: inout [UInt64]) async throws {
+        let connection = path == .taskWait ? swift.taskWait : swift.callerThread
         var measured: [UInt64] = []
         measured.reserveCapacity(times)
-        measured = try await withTaskExecutorPreference(onIOThread ? connection : nil) { [measured] in
+        measured = try await withTaskExecutorPreference(path == .ioThread ? connection : nil) { [measured] in
             var measured = measured
             try await swiftEchoCalls(connection, value, expected: expected, label: label, times: times, into: &measured)
             return measured

@@ -1,0 +1,154 @@
+@testable import EarshotDBus
+import EarshotEcho
+import EarshotTestHarness
+import EarshotTestSupport
+import Testing
+
+/// A call awaited from a task waits for its reply on the caller's own thread first
+/// (`CallerThreadWait`): one thread wake-up per call, and everything else the connection
+/// receives meanwhile still delivered.
+@Suite struct CallerThreadWaitTests {
+    private static func echo(_ connection: DBusConnection, _ index: Int) async throws -> Bool {
+        let reply = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                              interface: EchoService.interfaceName, member: "Echo",
+                                              [.variant(.uint32(UInt32(index)))])
+        return reply == [.variant(.uint32(UInt32(index)))]
+    }
+
+    @Test func callsOneAfterAnotherAreAnsweredOnTheCallersThreadWithoutWakingTheIOThread() async throws {
+        try await EchoFixture.with { echo in
+            let client = echo.client
+            #expect(try await Self.echo(client, 0))
+            let wakeUps = client.ioThreadWakeUps.load(ordering: .relaxed)
+            let answered = client.answeredOnCallerThreads.load(ordering: .relaxed)
+            for index in 1...200 { #expect(try await Self.echo(client, index)) }
+            let woke = client.ioThreadWakeUps.load(ordering: .relaxed) - wakeUps
+            let onCaller = client.answeredOnCallerThreads.load(ordering: .relaxed) - answered
+            // A reply later than the wait (a loaded machine) sends that call and the member's
+            // next 16 to the task, each of which wakes the I/O thread; the others wake nothing.
+            #expect(onCaller >= 50, "\(onCaller) of 200 calls answered on the caller's thread")
+            #expect(woke <= 2 * (200 - onCaller) + 20, "the I/O thread woke \(woke) times for \(onCaller) calls answered on callers' threads")
+
+            // The same calls on a connection whose callers never wait so: each reply wakes it.
+            let tasks = try DBusConnection.open(.address(echo.bus.address), callerWait: .zero)
+            defer { tasks.close() }
+            #expect(try await Self.echo(tasks, 0))
+            let taskWakeUps = tasks.ioThreadWakeUps.load(ordering: .relaxed)
+            for index in 1...200 { #expect(try await Self.echo(tasks, index)) }
+            #expect(tasks.answeredOnCallerThreads.load(ordering: .relaxed) == 0)
+            #expect(tasks.ioThreadWakeUps.load(ordering: .relaxed) - taskWakeUps >= 200)
+        }
+    }
+
+    @Test func aReplyLaterThanTheWaitIsAwaitedByTheTaskAndItsMemberSkipsTheWaitAfterwards() async throws {
+        try await EchoFixture.with { echo in
+            let client = echo.client
+            let answered = client.answeredOnCallerThreads.load(ordering: .relaxed)
+            let start = ContinuousClock.now
+            _ = try await echo.call("Sleep", [.uint32(100)])
+            #expect(ContinuousClock.now - start >= .milliseconds(100))
+            #expect(client.answeredOnCallerThreads.load(ordering: .relaxed) == answered)
+            #expect(client.callerWaits.withLock { $0.slowMembers.count } == 1)
+            // Its next calls go straight to the task, counting down; other members still wait.
+            _ = try await echo.call("Sleep", [.uint32(1)])
+            #expect(client.callerWaits.withLock { $0.slowMembers.values.first } == CallerThreadWaits.slowCalls - 1)
+            for index in 0..<20 { #expect(try await Self.echo(client, index)) }
+            #expect(client.answeredOnCallerThreads.load(ordering: .relaxed) > answered)
+        }
+    }
+
+    @Test func signalsArrivingWhileACallerWaitsAreDispatchedInOrder() async throws {
+        try await EchoFixture.with { echo in
+            let rule = MatchRule(interface: EchoService.interfaceName, member: "Bytes", path: EchoService.path)
+            let subscription = try await echo.client.subscribe(rule, addMatch: false)
+            defer { subscription.cancel() }
+            for round in 0..<20 {
+                // The signals come before the reply, so the thread waiting for it reads them.
+                _ = try await echo.call("EmitBytes", [.uint32(25), .uint32(64)])
+                for sequence in 0..<25 {
+                    let signal = await nextSignal(subscription)
+                    #expect(signal?.body.last == .uint64(UInt64(sequence)), "round \(round), signal \(sequence): \(String(describing: signal?.body.last))")
+                }
+            }
+        }
+    }
+
+    @Test func cancellingACallWhileItsCallerWaitsStopsIt() async throws {
+        try await EchoFixture.with { echo in
+            let task = Task { try await echo.call("Sleep", [.uint32(20_000)]) }
+            task.cancel()
+            let start = ContinuousClock.now
+            await #expect(throws: CancellationError.self) { _ = try await task.value }
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    /// A connection whose callers wait on their thread for longer than a call takes, so that
+    /// the wait is under way when the call ends. Each such wait holds a thread of the
+    /// cooperative pool (two threads on a two-core machine) until the call ends: these tests
+    /// run one at a time and keep their calls short.
+    @Suite(.serialized) struct LongWaits {
+        static let wait: Duration = .milliseconds(800)
+
+        /// Returns once a caller's thread waits on `connection` (a call was just made).
+        static func untilWaiting(_ connection: DBusConnection) async throws {
+            let start = ContinuousClock.now
+            while connection.callerWaits.withLock({ !$0.waiting }) {
+                try #require(ContinuousClock.now - start < wait / 2, "the caller's thread did not wait")
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+
+        @Test func aTimeoutShorterThanTheWaitEndsTheCallOnTime() async throws {
+            try await EchoFixture.with { echo in
+                let connection = try DBusConnection.open(.address(echo.bus.address), callerWait: LongWaits.wait)
+                defer { connection.close() }
+                let start = ContinuousClock.now
+                await expectDBusError("org.freedesktop.DBus.Error.NoReply") {
+                    _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                                  interface: EchoService.interfaceName, member: "Sleep", [.uint32(1500)],
+                                                  timeout: .milliseconds(100))
+                }
+                let elapsed = ContinuousClock.now - start
+                #expect(elapsed >= .milliseconds(95) && elapsed < .seconds(5), "\(elapsed)")
+            }
+        }
+
+        @Test func closingWhileACallerWaitsFailsItsCall() async throws {
+            try await EchoFixture.with { echo in
+                let connection = try DBusConnection.open(.address(echo.bus.address), callerWait: LongWaits.wait)
+                // (The service's handler sleeps on after: the fixture's stop waits for it.)
+                let pending = Task {
+                    try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                              interface: EchoService.interfaceName, member: "Sleep", [.uint32(1500)])
+                }
+                try await LongWaits.untilWaiting(connection)
+                let start = ContinuousClock.now
+                connection.close()
+                await expectDBusError("org.freedesktop.DBus.Error.Disconnected") { _ = try await pending.value }
+                #expect(ContinuousClock.now - start < .seconds(5))
+                #expect(connection.callerWaits.withLock { $0.ended && !$0.waiting })
+            }
+        }
+
+        @Test func theBusGoingAwayWhileACallerWaitsFailsItsCall() async throws {
+            let bus = try await PrivateBus.start()
+            defer { bus.stop() }
+            let service = try await ServiceProcess("earshot-echo", bus: bus, busName: EchoService.busName)
+            defer { service.stop() }
+            let connection = try DBusConnection.open(.address(bus.address), callerWait: LongWaits.wait)
+            defer { connection.close() }
+            let pending = Task {
+                try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                          interface: EchoService.interfaceName, member: "Sleep", [.uint32(20_000)])
+            }
+            try await LongWaits.untilWaiting(connection)
+            let start = ContinuousClock.now
+            bus.kill()
+            await expectDBusError("org.freedesktop.DBus.Error.Disconnected") { _ = try await pending.value }
+            #expect(ContinuousClock.now - start < .seconds(5))
+            let reason = await connection.disconnected()
+            #expect(reason?.name == "org.freedesktop.DBus.Error.Disconnected")
+        }
+    }
+}
