@@ -18,7 +18,8 @@ import Synchronization
 /// the I/O thread watches the socket again, so a thread of the cooperative pool is held
 /// for no more than `callerWait` whatever the call. One caller at a time per connection
 /// waits this way (others wait as tasks, as do calls made on the I/O thread), and a member
-/// whose reply once took longer is awaited as a task for its next 16 calls.
+/// whose reply once took far longer (four times the wait: a member that does long work,
+/// not a reply a busy machine delayed) is awaited as a task for its next 16 calls.
 final class CallerThreadWait: Sendable {
     /// The callers' eventfd, which whoever finishes the call from another thread signals.
     let fd: Int32
@@ -65,12 +66,14 @@ struct CallerThreadWaits {
     var wantsOutput = false
     /// The socket's events in the I/O thread's epoll set.
     var appliedEvents: UInt32 = EPOLLIN.rawValue
-    /// Members whose reply took longer than the wait, and how many calls of each are still
-    /// to be awaited as tasks.
+    /// Members whose reply took far longer than the wait, and how many calls of each are
+    /// still to be awaited as tasks.
     var slowMembers: [Int: Int] = [:]
 
-    /// Calls of a member to await as tasks after its reply took longer than the wait.
+    /// Calls of a member to await as tasks after its reply took far longer than the wait.
     static let slowCalls = 16
+    /// How many times the wait a reply takes for its member to count as slow.
+    static let slowFactor: UInt64 = 4
     /// The most members remembered as slow; the memory starts again beyond it.
     static let slowMembersKept = 256
 
@@ -103,17 +106,22 @@ extension DBusConnection {
     }
 
     /// Ends this thread's reading of the socket: the I/O thread watches it again (and is
-    /// woken by epoll if something is already waiting there). A reply that did not come in
-    /// time marks the member `message` calls as slow.
-    func stopCallerThreadReading(_ wait: CallerThreadWait, answered: Bool, message: DBusMessage?) {
-        let slow = answered ? nil : message.map(Self.memberKey)
+    /// woken by epoll if something is already waiting there).
+    func stopCallerThreadReading(_ wait: CallerThreadWait) {
         callerWaits.withLock { state in
             state.waiting = false
-            if let slow {
-                if state.slowMembers.count >= CallerThreadWaits.slowMembersKept { state.slowMembers.removeAll() }
-                state.slowMembers[slow] = CallerThreadWaits.slowCalls
-            }
             applySocketInterestLocked(&state)
+        }
+    }
+
+    /// After a reply that took `nanoseconds`, longer than the wait: marks the member
+    /// `message` calls as slow if it took far longer.
+    func noteLateReply(to message: DBusMessage, after nanoseconds: UInt64) {
+        guard nanoseconds >= CallerThreadWaits.slowFactor * callerWaitNanoseconds else { return }
+        let key = Self.memberKey(message)
+        callerWaits.withLock { state in
+            if state.slowMembers.count >= CallerThreadWaits.slowMembersKept { state.slowMembers.removeAll() }
+            state.slowMembers[key] = CallerThreadWaits.slowCalls
         }
     }
 
@@ -124,8 +132,8 @@ extension DBusConnection {
         wait.drainIfSignalled()
     }
 
-    func endCallerThreadWait(_ wait: CallerThreadWait, answered: Bool, message: DBusMessage?) {
-        stopCallerThreadReading(wait, answered: answered, message: message)
+    func endCallerThreadWait(_ wait: CallerThreadWait) {
+        stopCallerThreadReading(wait)
         releaseCallerThreadWait(wait)
     }
 

@@ -155,17 +155,18 @@ extension DBusConnection {
     /// one, as a suspended task. `wait` has stopped the I/O thread reading the socket.
     private func callWaitingOnThisThread(_ encoded: OpaquePointer, _ message: DBusMessage, slot: CallSlot,
                                          wait: CallerThreadWait, timeout: UInt64) async {
-        let deadline = monotonicNanoseconds() &+ timeout
+        let sent = monotonicNanoseconds()
+        let deadline = sent &+ timeout
         slot.state.withLock { $0.waker = .thread(wait) }
         // The I/O thread is not told of the deadline: it matters only if this thread stops
         // waiting first, and is told then.
         if case .failure(let error) = send(encoded, slot: slot, entry: .init(slot: slot, deadline: deadline)) {
             slot.state.withLock { $0.outcome = .failure(error) }
-            endCallerThreadWait(wait, answered: true, message: nil)
+            endCallerThreadWait(wait)
             return
         }
         let answered = waitForOutcome(of: slot, on: wait, until: min(deadline, monotonicNanoseconds() &+ callerWaitNanoseconds))
-        stopCallerThreadReading(wait, answered: answered, message: message)
+        stopCallerThreadReading(wait)
         if answered { answeredOnCallerThreads.add(1, ordering: .relaxed) }
         if !answered {
             await withTaskCancellationHandler {
@@ -181,6 +182,7 @@ extension DBusConnection {
             } onCancel: {
                 cancelCall(slot)
             }
+            noteLateReply(to: message, after: monotonicNanoseconds() - sent)
         }
         releaseCallerThreadWait(wait)
     }
