@@ -86,7 +86,8 @@ extension DBusConnection {
 
     /// Starts a wait by this thread for the reply to `message`, when this call may make one:
     /// not on the I/O thread, no other caller waiting so, the member not recently too slow.
-    /// The I/O thread stops watching the socket for input until the wait stops.
+    /// Once the call is sent, `takeSocketFromIOThread` stops the I/O thread watching the
+    /// socket for input, until the wait stops.
     func beginCallerThreadWait(for message: DBusMessage) -> CallerThreadWait? {
         guard callerWaitNanoseconds > 0, !isOnIOThread else { return nil }
         let waits = callerWaits.withLock { state -> Bool in
@@ -99,10 +100,16 @@ extension DBusConnection {
                 }
             }
             state.waiting = true
-            applySocketInterestLocked(&state)
             return true
         }
         return waits ? CallerThreadWait(fd: callerWakeFD, thread: pthread_self()) : nil
+    }
+
+    /// After the call is sent (the reply is a round trip away, so the change is in place
+    /// first; if not, the I/O thread reads the reply and signals this thread): the I/O
+    /// thread no longer watches the socket for input.
+    func takeSocketFromIOThread() {
+        callerWaits.withLock { applySocketInterestLocked(&$0) }
     }
 
     /// Ends this thread's reading of the socket: the I/O thread watches it again (and is

@@ -152,7 +152,7 @@ extension DBusConnection {
     }
 
     /// Sends the call and waits for its outcome on this thread for a while, then, without
-    /// one, as a suspended task. `wait` has stopped the I/O thread reading the socket.
+    /// one, as a suspended task.
     private func callWaitingOnThisThread(_ encoded: OpaquePointer, _ message: DBusMessage, slot: CallSlot,
                                          wait: CallerThreadWait, timeout: UInt64) async {
         let sent = monotonicNanoseconds()
@@ -165,6 +165,7 @@ extension DBusConnection {
             endCallerThreadWait(wait)
             return
         }
+        takeSocketFromIOThread()
         let answered = waitForOutcome(of: slot, on: wait, until: min(deadline, monotonicNanoseconds() &+ callerWaitNanoseconds))
         stopCallerThreadReading(wait)
         if answered { answeredOnCallerThreads.add(1, ordering: .relaxed) }
