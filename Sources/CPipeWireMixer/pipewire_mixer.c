@@ -35,8 +35,10 @@ struct object {
     uint32_t client_id;
     int32_t pid;
     char *name, *description, *application, *role;
-    int has_info, has_volume, mute;
+    int has_info, has_volume, mute, soft_mute;
     float volume;
+    uint32_t n_channels, n_soft;
+    float channel_volumes[EARSHOT_PW_MAX_CHANNELS], soft_volumes[EARSHOT_PW_MAX_CHANNELS];
     /* Links */
     uint32_t output_node, input_node;
 };
@@ -85,7 +87,10 @@ static void report_node(struct object *o) {
         .id = o->id, .serial = o->serial, .kind = o->kind, .client_id = o->client_id, .pid = o->pid,
         .name = o->name, .description = o->description, .application = o->application, .role = o->role,
         .has_volume = o->has_volume, .volume = o->volume, .mute = o->mute,
+        .n_channels = o->n_channels, .n_soft = o->n_soft, .soft_mute = o->soft_mute,
     };
+    memcpy(node.channel_volumes, o->channel_volumes, sizeof(node.channel_volumes));
+    memcpy(node.soft_volumes, o->soft_volumes, sizeof(node.soft_volumes));
     o->mixer->callbacks.node(o->mixer->user, &node);
 }
 
@@ -134,6 +139,22 @@ static void node_info(void *data, const struct pw_node_info *info) {
     report_node(o);
 }
 
+/* Reads a Props array of floats into `values`; its length, or 0 when it is not one or has
+   more than EARSHOT_PW_MAX_CHANNELS values. */
+static uint32_t read_floats(const struct spa_pod *value, float *values) {
+    uint32_t n = 0, child_type = 0;
+    const float *items = spa_pod_get_array(value, &n);
+    if (!items || !spa_pod_is_array(value)) return 0;
+    child_type = SPA_POD_ARRAY_VALUE_TYPE(value);
+    if (child_type != SPA_TYPE_Float || n == 0 || n > EARSHOT_PW_MAX_CHANNELS) return 0;
+    memcpy(values, items, n * sizeof(float));
+    return n;
+}
+
+static int floats_differ(const float *a, uint32_t na, const float *b, uint32_t nb) {
+    return na != nb || memcmp(a, b, na * sizeof(float)) != 0;
+}
+
 static void node_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
     struct object *o = data;
     (void)seq; (void)index; (void)next;
@@ -155,6 +176,22 @@ static void node_param(void *data, int seq, uint32_t id, uint32_t index, uint32_
                 changed |= o->mute != (int)mute;
                 o->mute = mute;
             }
+        } else if (prop->key == SPA_PROP_softMute) {
+            bool mute;
+            if (spa_pod_get_bool(&prop->value, &mute) == 0) {
+                changed |= o->soft_mute != (int)mute;
+                o->soft_mute = mute;
+            }
+        } else if (prop->key == SPA_PROP_channelVolumes || prop->key == SPA_PROP_softVolumes) {
+            float values[EARSHOT_PW_MAX_CHANNELS];
+            uint32_t n = read_floats(&prop->value, values);
+            float *field = prop->key == SPA_PROP_channelVolumes ? o->channel_volumes : o->soft_volumes;
+            uint32_t *count = prop->key == SPA_PROP_channelVolumes ? &o->n_channels : &o->n_soft;
+            if (floats_differ(field, *count, values, n)) {
+                memcpy(field, values, n * sizeof(float));
+                *count = n;
+                changed = 1;
+            }
         }
     }
     if (changed) report_node(o);
@@ -172,7 +209,9 @@ static void client_info(void *data, const struct pw_client_info *info) {
     if (!(info->change_mask & PW_CLIENT_CHANGE_MASK_PROPS) || !info->props) return;
     int32_t pid = parse_positive(spa_dict_lookup(info->props, PW_KEY_SEC_PID));
     if (pid == 0) pid = parse_positive(spa_dict_lookup(info->props, PW_KEY_APP_PROCESS_ID));
-    if (m->callbacks.client) m->callbacks.client(m->user, o->id, pid, spa_dict_lookup(info->props, PW_KEY_APP_NAME));
+    const char *api = spa_dict_lookup(info->props, PW_KEY_CLIENT_API);
+    int proxy = api != NULL && strcmp(api, "pipewire-pulse") == 0;
+    if (m->callbacks.client) m->callbacks.client(m->user, o->id, pid, spa_dict_lookup(info->props, PW_KEY_APP_NAME), proxy);
 }
 
 static const struct pw_client_events client_events = {
@@ -509,6 +548,34 @@ int earshot_pw_mixer_set(earshot_pw_mixer *m, uint32_t id, float volume, int mut
             spa_pod_builder_prop(&b, SPA_PROP_mute, 0);
             spa_pod_builder_bool(&b, mute != 0);
         }
+        struct spa_pod *pod = spa_pod_builder_pop(&b, &frame);
+        result = pw_node_set_param((struct pw_node *)o->proxy, SPA_PARAM_Props, 0, pod);
+        if (result > 0) result = 0;
+        break;
+    }
+    pw_thread_loop_unlock(m->loop);
+    return result;
+}
+
+int earshot_pw_mixer_set_soft(earshot_pw_mixer *m, uint32_t id, const float *volumes, uint32_t n, int mute) {
+    if (n == 0 || n > EARSHOT_PW_MAX_CHANNELS) return -EINVAL;
+    int result = -ENOENT;
+    pw_thread_loop_lock(m->loop);
+    if (!m->core || m->lost) {
+        pw_thread_loop_unlock(m->loop);
+        return -ENOTCONN;
+    }
+    struct object *o;
+    spa_list_for_each(o, &m->objects, link) {
+        if (o->type != OBJECT_NODE || o->id != id || o->kind != EARSHOT_PW_PLAYBACK) continue;
+        uint8_t buffer[1024];
+        struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+        struct spa_pod_frame frame;
+        spa_pod_builder_push_object(&b, &frame, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+        spa_pod_builder_prop(&b, SPA_PROP_softVolumes, 0);
+        spa_pod_builder_array(&b, sizeof(float), SPA_TYPE_Float, n, volumes);
+        spa_pod_builder_prop(&b, SPA_PROP_softMute, 0);
+        spa_pod_builder_bool(&b, mute != 0);
         struct spa_pod *pod = spa_pod_builder_pop(&b, &frame);
         result = pw_node_set_param((struct pw_node *)o->proxy, SPA_PARAM_Props, 0, pod);
         if (result > 0) result = 0;

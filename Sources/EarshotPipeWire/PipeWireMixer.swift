@@ -20,9 +20,17 @@ public struct PipeWireNode: Sendable, Equatable {
     /// The stream's master gain (`Props.volume`), nil until it has been read.
     public let volume: Double?
     public let muted: Bool
+    /// The stream's own per-channel levels (`Props.channelVolumes`, as its user and
+    /// WirePlumber set them), empty until read.
+    public let channelVolumes: [Double]
+    /// The software levels applied instead once set (`Props.softVolumes`, `softMute`):
+    /// what the session lowers streams with, and WirePlumber does not store.
+    public let softVolumes: [Double]
+    public let softMuted: Bool
 
     public init(id: UInt32, serial: UInt64, kind: Kind, clientID: UInt32 = 0, pid: Int32 = 0, name: String,
-                description: String = "", application: String = "", role: String = "", volume: Double? = nil, muted: Bool = false) {
+                description: String = "", application: String = "", role: String = "", volume: Double? = nil, muted: Bool = false,
+                channelVolumes: [Double] = [], softVolumes: [Double] = [], softMuted: Bool = false) {
         self.id = id
         self.serial = serial
         self.kind = kind
@@ -34,6 +42,9 @@ public struct PipeWireNode: Sendable, Equatable {
         self.role = role
         self.volume = volume
         self.muted = muted
+        self.channelVolumes = channelVolumes
+        self.softVolumes = softVolumes
+        self.softMuted = softMuted
     }
 }
 
@@ -45,8 +56,10 @@ public enum PipeWireEvent: Sendable, Equatable {
     case detached(String)
     case node(PipeWireNode)
     case nodeRemoved(UInt32)
-    /// A client with its process id (from the socket's credentials when known).
-    case client(id: UInt32, pid: Int32, application: String)
+    /// A client with its process id (from the socket's credentials when known), and whether
+    /// it is a proxy for programs of its own (pipewire-pulse's clients, whose process is
+    /// pipewire-pulse's: the program's own id is on its streams).
+    case client(id: UInt32, pid: Int32, application: String, proxy: Bool)
     case clientRemoved(UInt32)
     /// The daemon's default sink or source by node name (nil: none).
     case defaultSink(String?)
@@ -118,18 +131,25 @@ public final class PipeWireMixer: Sendable {
             case EARSHOT_PW_SOURCE: .source
             default: .playback
             }
+            let levels = { (values: UnsafeRawBufferPointer, count: UInt32) -> [Double] in
+                values.bindMemory(to: Float.self).prefix(Int(count)).map(Double.init)
+            }
+            var channels = node.channel_volumes, soft = node.soft_volumes
             let value = PipeWireNode(id: node.id, serial: node.serial, kind: kind, clientID: node.client_id, pid: node.pid,
                                      name: String(cString: node.name), description: String(cString: node.description),
                                      application: String(cString: node.application), role: String(cString: node.role),
-                                     volume: node.has_volume != 0 ? Double(node.volume) : nil, muted: node.mute != 0)
+                                     volume: node.has_volume != 0 ? Double(node.volume) : nil, muted: node.mute != 0,
+                                     channelVolumes: withUnsafeBytes(of: &channels) { levels($0, node.n_channels) },
+                                     softVolumes: withUnsafeBytes(of: &soft) { levels($0, node.n_soft) },
+                                     softMuted: node.soft_mute != 0)
             Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.node(value))
         }
         callbacks.node_removed = { user, id in
             Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.nodeRemoved(id))
         }
-        callbacks.client = { user, id, pid, application in
+        callbacks.client = { user, id, pid, application, proxy in
             let name = application.map { String(cString: $0) } ?? ""
-            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.client(id: id, pid: pid, application: name))
+            Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.client(id: id, pid: pid, application: name, proxy: proxy != 0))
         }
         callbacks.client_removed = { user, id in
             Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue().onEvent(.clientRemoved(id))
@@ -172,6 +192,20 @@ public final class PipeWireMixer: Sendable {
         }
         guard result == 0 else {
             throw PipeWireError("cannot set stream \(id): \(String(cString: strerror(-result)))")
+        }
+    }
+
+    /// Sets a playback stream's software levels, one per channel, and software mute: applied
+    /// instead of its own channel levels and mute until anyone sets those, and not stored
+    /// by WirePlumber.
+    public func setSoft(_ id: UInt32, volumes: [Double], muted: Bool) throws(PipeWireError) {
+        let levels = volumes.map(Float.init)
+        let result = handle.withLock { mixer -> Int32 in
+            guard let mixer else { return -ENOTCONN }
+            return levels.withUnsafeBufferPointer { earshot_pw_mixer_set_soft(mixer.pointer, id, $0.baseAddress, UInt32($0.count), muted ? 1 : 0) }
+        }
+        guard result == 0 else {
+            throw PipeWireError("cannot set stream \(id)'s software levels: \(String(cString: strerror(-result)))")
         }
     }
 

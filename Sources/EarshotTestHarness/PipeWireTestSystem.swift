@@ -61,12 +61,16 @@ public final class PipeWireTestSystem: Sendable {
 
     /// Starts `pipewire` and `wireplumber` and makes the two devices.
     public func startDaemons() async throws {
+        // A daemon killed before leaves its socket behind: until the new one listens there,
+        // a client connecting to it is refused. So the old one goes, and the wait is for a
+        // daemon that accepts, not for the file.
+        let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
+        for stale in [socket, socket + ".lock"] { try? FileManager.default.removeItem(atPath: stale) }
         let pipewire = try ChildProcess(["/usr/bin/pipewire"], environment: daemonEnvironment,
                                         logPath: directory.appendingPathComponent("pipewire.log").path)
         processes.withLock { $0.append(pipewire) }
-        let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
         let deadline = ContinuousClock.now + .seconds(10)
-        while !FileManager.default.fileExists(atPath: socket) {
+        while !Self.accepts(socket) {
             guard pipewire.isRunning, ContinuousClock.now < deadline else {
                 throw HarnessError("pipewire did not start: \(log("pipewire.log"))")
             }
@@ -86,6 +90,21 @@ public final class PipeWireTestSystem: Sendable {
             if status.contains("speakers"), status.contains("mic"), status.contains("*") { break }
             guard ContinuousClock.now < ready else { throw HarnessError("WirePlumber did not take up the devices:\n\(status)") }
             try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Whether something accepts connections on the Unix socket at `path`.
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
         }
     }
 
@@ -217,6 +236,21 @@ public final class PipeWireTestSystem: Sendable {
         guard !usable.isEmpty else { return -200 }
         let mean = usable.reduce(0) { $0 + $1 * $1 } / Double(usable.count)
         return 10 * log10(max(mean, 1e-20))
+    }
+
+    /// What WirePlumber's restore-stream has stored for playback streams of `role`: the
+    /// `volume`, `mute` and `channelVolumes` lines of its state file (it writes the file a
+    /// moment after a change), by key ("volume" → "1.0").
+    public func storedPlaybackLevels(role: String) -> [String: String] {
+        let file = directory.appendingPathComponent("state/wireplumber/restore-stream")
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return [:] }
+        let prefix = "Output/Audio:media.role:\(role):"
+        var levels: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix(prefix) {
+            let entry = line.dropFirst(prefix.count).split(separator: "=", maxSplits: 1)
+            if entry.count == 2 { levels[String(entry[0])] = String(entry[1]) }
+        }
+        return levels
     }
 
     public func log(_ name: String) -> String {

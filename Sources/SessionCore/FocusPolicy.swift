@@ -8,12 +8,21 @@ public struct MixerStream: Sendable, Equatable {
     /// The process behind the stream, 0 when unknown.
     public let pid: Int32
     public let nodeName: String
-    /// The stream's master gain and mute as the mixer has them now.
+    /// The stream's own master gain and mute, as its user (or WirePlumber, restoring them)
+    /// set them.
     public let volume: Double
     public let muted: Bool
+    /// Its own level per channel (empty while unknown).
+    public let channelVolumes: [Double]
+    /// The software levels and mute the mixer applies instead of `channelVolumes` and
+    /// `muted` once someone has set them (`SoftLevels`): never-set levels are 1.
+    public let softVolumes: [Double]
+    public let softMuted: Bool
 
+    /// A stream with `channels` channels at `channelLevel` each; its software levels are
+    /// `softVolumes` (default: never set) and `softMuted`.
     public init(id: UInt32, serial: UInt64, application: String, role: String, pid: Int32, nodeName: String,
-                volume: Double, muted: Bool) {
+                volume: Double, muted: Bool, channelVolumes: [Double] = [1, 1], softVolumes: [Double]? = nil, softMuted: Bool = false) {
         self.id = id
         self.serial = serial
         self.application = application
@@ -22,14 +31,9 @@ public struct MixerStream: Sendable, Equatable {
         self.nodeName = nodeName
         self.volume = volume
         self.muted = muted
-    }
-
-    /// The key WirePlumber's restore-stream keeps this stream's volume under: the first
-    /// of `media.role`, `application.name` and `node.name` it has.
-    public var restoreKey: String {
-        if !role.isEmpty { return "media.role:" + role }
-        if !application.isEmpty { return "application.name:" + application }
-        return "node.name:" + nodeName
+        self.channelVolumes = channelVolumes
+        self.softVolumes = softVolumes ?? channelVolumes.map { _ in 1 }
+        self.softMuted = softMuted
     }
 }
 

@@ -18,8 +18,9 @@ struct SessionCommand: ServiceCommand {
             and the ALSA configuration files), when an interruption ends and when the capture \
             service restarts. Activate() arbitrates audio focus between clients, and on the \
             system mixer (PipeWire) other programs' streams are ducked or muted while an \
-            activation asks for it, and restored when it ends, when the service stops, and \
-            at the next start after a crash (the ledger beside the state file).
+            activation asks for it (in each stream's software levels, which WirePlumber does \
+            not store), and restored when it ends, when the service stops, and at the next \
+            start after a crash.
             """)
 
     @OptionGroup var bus: BusOptions
@@ -84,7 +85,7 @@ struct SessionCommand: ServiceCommand {
             mixer: MixerChoice(rawValue: mixer) ?? .auto,
             roles: try roleTable(),
             policyPath: policy,
-            ledgerPath: URL(filePath: statePath).deletingLastPathComponent().appending(path: "mixer-ledger.json").path)
+            earlierLedgerPath: URL(filePath: statePath).deletingLastPathComponent().appending(path: "mixer-ledger.json").path)
         await ServiceMain.run(SessionContract.service, options: bus) { connection, logger in
             let service = SessionService(connection: connection, settings: settings, logger: logger)
             try await service.start()

@@ -8,7 +8,7 @@ import SessionCore
 /// them, its sinks and sources and the defaults among them.
 struct MixerView: Sendable {
     var nodes: [UInt32: PipeWireNode] = [:]
-    var clientProcesses: [UInt32: Int32] = [:]
+    var clients: [UInt32: MixerClient] = [:]
     var defaultSink: String?
     var defaultSource: String?
     var attached = false
@@ -16,13 +16,16 @@ struct MixerView: Sendable {
     /// reset.
     var lost = false
 
-    /// Playback streams whose level is known, with the process behind each (its client's,
-    /// which the daemon read from the socket, else what the stream says).
+    /// Playback streams whose level is known, with the process behind each: its client's,
+    /// which the daemon read from the socket; else, and for a client that is a proxy for
+    /// programs of its own (pipewire-pulse), what the stream says.
     var streams: [MixerStream] {
         nodes.values.filter { $0.kind == .playback && $0.volume != nil }.sorted { $0.id < $1.id }.map { node in
-            let pid = clientProcesses[node.clientID].flatMap { $0 > 0 ? $0 : nil } ?? node.pid
+            let client = clients[node.clientID]
+            let pid = client.flatMap { $0.pid > 0 && !($0.proxy && node.pid > 0) ? $0.pid : nil } ?? node.pid
             return MixerStream(id: node.id, serial: node.serial, application: node.application, role: node.role, pid: pid,
-                               nodeName: node.name, volume: node.volume ?? 1, muted: node.muted)
+                               nodeName: node.name, volume: node.volume ?? 1, muted: node.muted,
+                               channelVolumes: node.channelVolumes, softVolumes: node.softVolumes, softMuted: node.softMuted)
         }
     }
 
@@ -31,15 +34,23 @@ struct MixerView: Sendable {
     }
 }
 
+/// A client of the system mixer: the process behind it, and whether it is a proxy for
+/// programs of its own (pipewire-pulse).
+struct MixerClient: Sendable {
+    var pid: Int32
+    var proxy: Bool
+}
+
 /// Which system mixer the session enforces its focus policy on.
 enum MixerChoice: String, Sendable, CaseIterable {
     case auto, pipewire, none
 }
 
 /// Audio focus made real on the system mixer (PipeWire): other audio is ducked or muted
-/// while activations ask for it, restored when they end, and restored after a crash from
-/// the ledger on disk. Mixer events arrive on PipeWire's thread and are handled on the
-/// worker, in order, like every other change of state.
+/// in each stream's software levels (`SoftLevels`) while activations ask for it, and
+/// restored when they end, when the service stops, and after a crash, at the next start,
+/// from what the streams themselves show. Mixer events arrive on PipeWire's thread and are
+/// handled on the worker, in order, like every other change of state.
 extension SessionService {
     static let defaultDuckLevel = 0.3
 
@@ -105,7 +116,7 @@ extension SessionService {
     }
 
     private func attachMixer() {
-        loadLedger()
+        removeEarlierLedger()
         do {
             let mixer = try PipeWireMixer(clientName: "earshot-session") { [weak self] event in
                 guard let self else { return }
@@ -126,8 +137,7 @@ extension SessionService {
         guard let mixer = mixer.withLock({ $0 }) else { return }
         let commands = state.withLock { state -> [MixerCommand] in
             state.stoppingMixer = true
-            let streams = state.mixerView.streams
-            return state.ledger.plan(streams: streams, treatments: [:], duckLevel: state.duckLevel)
+            return SoftLevels.plan(streams: state.mixerView.streams, treatments: [:], duckLevel: state.duckLevel)
         }
         send(commands, to: mixer)
         if !commands.isEmpty {
@@ -135,9 +145,6 @@ extension SessionService {
                 ? "restored \(commands.count) stream(s) on the system mixer"
                 : "the system mixer did not confirm restoring \(commands.count) stream(s) within 1 s")
         }
-        // What was just restored is no longer ours; leaks stay for the next start.
-        state.withLock { $0.ledger.settleRestored() }
-        saveLedger()
         mixer.close()
         self.mixer.withLock { $0 = nil }
     }
@@ -155,6 +162,10 @@ extension SessionService {
             }
             let view = state.withLock { $0.mixerView }
             logger.info("attached to PipeWire: \(view.streams.count) playback stream(s), default sink \(view.defaultSink ?? "none"), default source \(view.defaultSource ?? "none")")
+            let lowered = view.streams.filter(SoftLevels.lowered)
+            if !lowered.isEmpty, state.withLock({ $0.book.activations.isEmpty }) {
+                logger.info("\(lowered.count) stream(s) were left lowered by an earlier run: restoring them")
+            }
             if wasLost {
                 logger.info("media services reset: the PipeWire daemon is back")
                 if !view.devices.isEmpty { routeChanged(.newDeviceAvailable, previous: nil) }
@@ -166,7 +177,7 @@ extension SessionService {
                 defer {
                     state.mixerView.attached = false
                     state.mixerView.nodes = [:]
-                    state.mixerView.clientProcesses = [:]
+                    state.mixerView.clients = [:]
                 }
                 if state.mixerView.attached { state.mixerView.lost = true }
                 return state.mixerView.attached
@@ -196,10 +207,10 @@ extension SessionService {
                 logger.info("PipeWire \(removed.kind == .sink ? "sink" : "source") \(removed.name) went away")
                 routeChanged(.oldDeviceUnavailable, previous: previous)
             }
-        case .client(let id, let pid, _):
-            state.withLock { $0.mixerView.clientProcesses[id] = pid }
+        case .client(let id, let pid, _, let proxy):
+            state.withLock { $0.mixerView.clients[id] = MixerClient(pid: pid, proxy: proxy) }
         case .clientRemoved(let id):
-            state.withLock { _ = $0.mixerView.clientProcesses.removeValue(forKey: id) }
+            state.withLock { _ = $0.mixerView.clients.removeValue(forKey: id) }
         case .defaultSink(let name):
             let previous = state.withLock { state -> AppliedState? in
                 defer { state.mixerView.defaultSink = name }
@@ -236,8 +247,8 @@ extension SessionService {
     func enforceFocus(confirmed: Bool = false) {
         guard let mixer = mixer.withLock({ $0 }) else { return }
         let roles = settings.roles
-        let (commands, ledgerChanged) = state.withLock { state -> ([MixerCommand], Bool) in
-            guard !state.stoppingMixer else { return ([], false) }
+        let commands = state.withLock { state -> [MixerCommand] in
+            guard !state.stoppingMixer else { return [] }
             let streams = state.mixerView.streams
             let claims = state.book.activations.values.sorted { $0.id < $1.id }.compactMap { activation -> FocusClaim? in
                 // The session's own activation names no audio of its own.
@@ -248,12 +259,9 @@ extension SessionService {
                                      ownNodes: handle.audioStream.map { [$0] } ?? [])
             }
             let treatments = FocusPolicy.treatments(of: streams, claims: claims, roles: roles)
-            let before = state.ledger
-            let commands = state.ledger.plan(streams: streams, treatments: treatments, duckLevel: state.duckLevel)
-            state.streams = SessionValues.streams(streams, treatments: treatments, ledger: state.ledger)
-            return (commands, before.durable != state.ledger.durable)
+            state.streams = SessionValues.streams(streams, treatments: treatments)
+            return SoftLevels.plan(streams: streams, treatments: treatments, duckLevel: state.duckLevel)
         }
-        if ledgerChanged { saveLedger() }
         send(commands, to: mixer)
         if confirmed, !commands.isEmpty, !mixer.sync(timeout: .milliseconds(100)) {
             logger.warning("the system mixer did not confirm \(commands.count) change(s) within 100 ms")
@@ -264,8 +272,8 @@ extension SessionService {
     private func send(_ commands: [MixerCommand], to mixer: PipeWireMixer) {
         for command in commands {
             do {
-                try mixer.set(command.stream, volume: command.volume, muted: command.muted)
-                logger.debug("stream \(command.stream): volume \(command.volume.map { String($0) } ?? "kept"), mute \(command.muted.map { String($0) } ?? "kept")")
+                try mixer.setSoft(command.stream, volumes: command.volumes, muted: command.muted)
+                logger.debug("stream \(command.stream): software levels \(command.volumes), mute \(command.muted)")
             } catch {
                 logger.warning("\(error)")
             }
@@ -293,32 +301,18 @@ extension SessionService {
         return .double(level)
     }
 
-    // MARK: The ledger on disk
+    // MARK: Releases before software levels
 
-    private func loadLedger() {
+    /// Releases before software levels kept a ledger of the streams they had lowered
+    /// beside the state file; nothing reads it now.
+    private func removeEarlierLedger() {
+        let path = settings.earlierLedgerPath
+        guard FileManager.default.fileExists(atPath: path) else { return }
         do {
-            guard FileManager.default.fileExists(atPath: settings.ledgerPath) else { return }
-            var ledger = try JSONDecoder().decode(MixerLedger.self, from: Data(contentsOf: URL(fileURLWithPath: settings.ledgerPath)))
-            ledger.forgetPending()
-            if !ledger.entries.isEmpty {
-                logger.info("\(ledger.entries.count) stream(s) were left lowered by an earlier run; restoring them once attached")
-            }
-            state.withLock { $0.ledger = ledger }
+            try FileManager.default.removeItem(atPath: path)
+            logger.info("removed \(path), an earlier release's record of lowered streams (streams now show it themselves)")
         } catch {
-            logger.error("cannot read the mixer ledger \(settings.ledgerPath) (\(error)); streams an earlier run lowered stay as they are")
-        }
-    }
-
-    func saveLedger() {
-        let ledger = state.withLock { $0.ledger }
-        do {
-            if ledger.isEmpty {
-                if FileManager.default.fileExists(atPath: settings.ledgerPath) { try FileManager.default.removeItem(atPath: settings.ledgerPath) }
-            } else {
-                try AtomicFile.write(try JSONEncoder().encode(ledger), to: settings.ledgerPath)
-            }
-        } catch {
-            logger.error("cannot write the mixer ledger \(settings.ledgerPath): \(error)")
+            logger.warning("cannot remove \(path), an earlier release's record of lowered streams: \(error)")
         }
     }
 }

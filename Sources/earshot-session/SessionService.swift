@@ -32,7 +32,8 @@ final class SessionService: Sendable {
         var roles: RoleTable
         var policyPath: String?
         /// What the service has changed on the mixer, for restoring after a crash.
-        var ledgerPath: String
+        /// Where releases before software levels kept what they had lowered; removed.
+        var earlierLedgerPath: String
     }
 
     /// Hints used when the desired state gives none.
@@ -67,7 +68,6 @@ final class SessionService: Sendable {
         /// `pipewire` once attached to a mixer, else `none`.
         var mixerName = "none"
         var mixerView = MixerView()
-        var ledger = MixerLedger()
         var duckLevel = SessionService.defaultDuckLevel
         /// The `Streams` property as last computed.
         var streams: DBusValue = .vardicts([])

@@ -18,14 +18,14 @@ enum SessionValues {
 
     /// `Streams`: every playback stream the mixer shows, with its own level and what the
     /// policy does to it.
-    static func streams(_ streams: [MixerStream], treatments: [UInt32: StreamTreatment], ledger: MixerLedger) -> DBusValue {
+    static func streams(_ streams: [MixerStream], treatments: [UInt32: StreamTreatment]) -> DBusValue {
         .vardicts(streams.map { stream in
             let treatment = treatments[stream.id] ?? .untouched
             return [
                 Manager.StreamKeys.id.name: .uint32(stream.id),
                 Manager.StreamKeys.application.name: .string(stream.application),
                 Manager.StreamKeys.role.name: .string(stream.role),
-                Manager.StreamKeys.volume.name: .double(ledger.ownLevel(of: stream).volume),
+                Manager.StreamKeys.volume.name: .double(stream.volume),
                 Manager.StreamKeys.ducked.name: .boolean(treatment == .ducked),
                 Manager.StreamKeys.muted.name: .boolean(treatment == .muted),
             ]

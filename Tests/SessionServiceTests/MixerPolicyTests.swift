@@ -113,7 +113,30 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         }
     }
 
-    @Test func aKilledSessionRestoresTheRadioAtItsNextStart() async throws {
+    /// What WirePlumber keeps for the radio's role is its own level, never a lowered one: it
+    /// gives that to the next stream of the role. It writes its file a moment after a change.
+    static func expectStoredLevelIsOwn(_ rig: Rig, _ when: String) async throws {
+        try await Task.sleep(for: .milliseconds(1500))
+        let stored = rig.pipewire.storedPlaybackLevels(role: "Music")
+        #expect(!stored.isEmpty, "\(when): WirePlumber stored nothing for Music")
+        for key in ["volume", "channelVolumes"] {
+            let levels = (stored[key] ?? "").split(separator: ";").compactMap { Double($0) }
+            #expect(!levels.isEmpty && levels.allSatisfy { abs($0 - 1) < 1e-3 }, "\(when): WirePlumber stored Music \(key) \(stored[key] ?? "none")")
+        }
+    }
+
+    /// A second radio started now plays at its own level.
+    static func expectANewRadioPlaysAtItsOwnLevel(_ rig: Rig, full: Double) async throws {
+        rig.radio.signal(SIGTERM)
+        _ = await rig.radio.waitForExit(timeout: .seconds(5))
+        let radio = try rig.pipewire.play(try rig.pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 60), role: "Music")
+        defer { radio.signal(SIGTERM) }
+        try await Task.sleep(for: .milliseconds(700))
+        let level = try await rig.radioLevel()
+        #expect(abs(level - full) <= 1, "a new radio at \(level) dB, its own level \(full)")
+    }
+
+    @Test func aKilledSessionLeavesNothingBehindAndItsNextStartRestoresTheRadio() async throws {
         try await Self.with { rig in
             let full = try await rig.radioLevel()
             let music = try await rig.session.bus.connect()
@@ -121,9 +144,15 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
                                                 SessionKeys.options.name: .strings(["duckOthers"])], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
+            #expect(try await rig.radioLevel() < full - 6)
             rig.session.service.signal(SIGKILL)
             _ = await rig.session.service.waitForExit(timeout: .seconds(5))
             #expect(try await rig.radioLevel() < full - 6)  // still lowered: nobody restored it
+            // Nothing was kept on the side to restore it by: the stream shows it.
+            let stateDirectory = SessionFixture.stateFileURL(of: rig.session.bus).deletingLastPathComponent()
+            let kept = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory.path)) ?? []
+            #expect(kept.allSatisfy { !$0.contains("ledger") }, "\(kept)")
+            try await Self.expectStoredLevelIsOwn(rig, "killed while ducking")
             let again = try await ServiceProcess("earshot-session", arguments: ["--linger-seconds", "2", "--mixer", "pipewire"],
                                                  bus: rig.session.bus, busName: SessionFixture.busName,
                                                  environment: SessionFixture.environment(of: rig.session.bus).merging(rig.pipewire.environment) { $1 })
@@ -131,6 +160,49 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             try await Task.sleep(for: .milliseconds(500))
             #expect(abs(try await rig.radioLevel() - full) <= 1)
             #expect(again.logText.contains("left lowered by an earlier run"))
+            try await Self.expectANewRadioPlaysAtItsOwnLevel(rig, full: full)
+        }
+    }
+
+    @Test func aStoppedSessionLeavesEveryStreamAtItsOwnLevel() async throws {
+        try await Self.with { rig in
+            let full = try await rig.radioLevel()
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
+            #expect(try await rig.radioLevel() < full - 6)
+            rig.session.service.signal(SIGTERM)
+            #expect(await rig.session.service.waitForExit(timeout: .seconds(10)) == 0)
+            #expect(rig.session.service.logText.contains("restored 1 stream(s) on the system mixer"))
+            #expect(abs(try await rig.radioLevel() - full) <= 1)
+            try await Self.expectStoredLevelIsOwn(rig, "stopped")
+            try await Self.expectANewRadioPlaysAtItsOwnLevel(rig, full: full)
+        }
+    }
+
+    @Test func aUserChangingTheDuckedRadioSetsTheLevelItIsDuckedFrom() async throws {
+        try await Self.with { rig in
+            let full = try await rig.radioLevel()
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            let activation = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                             SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            let radio = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
+            let id = try #require(radio[StreamKeys.id]?.uint32Value)
+            // As pavucontrol would: the stream's own levels, to half.
+            _ = try await rig.pipewire.tool(["pw-cli", "set-param", String(id), "Props", "{ channelVolumes: [ 0.5, 0.5 ] }"])
+            let half = 20 * log10(0.5)
+            let deadline = ContinuousClock.now + .seconds(5)
+            var level = try await rig.radioLevel()
+            while abs(level - (full + half + Self.duckDB)) > 1, ContinuousClock.now < deadline {
+                level = try await rig.radioLevel()
+            }
+            #expect(abs(level - (full + half + Self.duckDB)) <= 1, "ducked from half: \(level) dB, wanted \(full + half + Self.duckDB)")
+            try await rig.session.deactivate(activation, on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == false }
+            #expect(abs(try await rig.radioLevel() - (full + half)) <= 1, "restored to its new level")
         }
     }
 

@@ -74,7 +74,7 @@ struct AudioFocusTests {
     }
 
     /// `systemctl kill -s KILL earshot-session` while it ducks the radio: systemd starts it
-    /// again, and the radio is back at its level (the ledger of what it lowered).
+    /// again, and the radio is back at its level (it shows itself lowered).
     @Test func aKilledSessionIsRestartedAndTheRadioComesBack() async throws {
         let box = BoxScenario.box
         try await BoxAudio.withRadio(as: "other") {

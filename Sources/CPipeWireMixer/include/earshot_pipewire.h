@@ -26,6 +26,10 @@ typedef enum earshot_pw_node_kind {
     EARSHOT_PW_SOURCE = 4,   /* Audio/Source, Audio/Source/Virtual */
 } earshot_pw_node_kind;
 
+/* The most channels a stream's levels are followed for; a stream with more is reported
+   with none (n_channels 0), and left alone. */
+#define EARSHOT_PW_MAX_CHANNELS 32
+
 typedef struct earshot_pw_node {
     uint32_t id;
     uint64_t serial;         /* object.serial: unique for the daemon's life, 0 when absent */
@@ -39,6 +43,14 @@ typedef struct earshot_pw_node {
     int has_volume;          /* whether the stream's Props have been read */
     float volume;            /* Props.volume: the stream's master gain */
     int mute;                /* Props.mute */
+    /* Props.channelVolumes (the stream's own levels, as its user and WirePlumber set them)
+       and Props.softVolumes and softMute (what is applied instead once they are set, and
+       what WirePlumber does not store). n_channels is 0 until read. */
+    uint32_t n_channels;
+    float channel_volumes[EARSHOT_PW_MAX_CHANNELS];
+    uint32_t n_soft;
+    float soft_volumes[EARSHOT_PW_MAX_CHANNELS];
+    int soft_mute;
 } earshot_pw_node;
 
 typedef struct earshot_pw_callbacks {
@@ -49,8 +61,10 @@ typedef struct earshot_pw_callbacks {
     void (*node)(void *user, const earshot_pw_node *node);
     void (*node_removed)(void *user, uint32_t id);
     /* A client: its process id (pipewire.sec.pid, else application.process.id; 0 when
-       unknown) and application.name. */
-    void (*client)(void *user, uint32_t id, int32_t pid, const char *application);
+       unknown), application.name, and whether it speaks for programs of its own
+       (client.api "pipewire-pulse": each PulseAudio program is a client of the
+       pipewire-pulse process, whose id is then pid; the program's own is on its nodes). */
+    void (*client)(void *user, uint32_t id, int32_t pid, const char *application, int proxy);
     void (*client_removed)(void *user, uint32_t id);
     /* "sink" or "source": the node name the daemon uses by default, NULL when none. */
     void (*default_node)(void *user, const char *which, const char *name);
@@ -82,6 +96,12 @@ earshot_pw_mixer *earshot_pw_mixer_new(const char *remote, const char *client_na
    unchanged). 0 when sent; -ENOENT when no such playback stream is known; -ENOTCONN when
    not connected. */
 int earshot_pw_mixer_set(earshot_pw_mixer *mixer, uint32_t id, float volume, int mute);
+
+/* Sets a playback stream's software levels: softVolumes (n values, one per channel) and
+   softMute. Once set they are applied instead of the stream's own channelVolumes and mute
+   (its master volume still applies), until anyone sets those again; WirePlumber does not
+   store them. Same results as earshot_pw_mixer_set, and -EINVAL when n is 0 or too many. */
+int earshot_pw_mixer_set_soft(earshot_pw_mixer *mixer, uint32_t id, const float *volumes, uint32_t n, int mute);
 
 /* Waits until the daemon has handled everything sent so far (a core sync), at most
    `timeout_ms`. 0 when it has; -ETIMEDOUT; -ENOTCONN. Never call from a callback. */
