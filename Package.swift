@@ -283,7 +283,8 @@ let package = Package(
             "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(name: "CaptureCoreTests", dependencies: [
             "EarshotContract", "CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [

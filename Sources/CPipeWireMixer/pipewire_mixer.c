@@ -34,7 +34,7 @@ struct object {
     uint64_t serial;
     uint32_t client_id;
     int32_t pid;
-    char *name, *description, *application, *role;
+    char *name, *description, *application, *role, *stream_key;
     int has_info, has_volume, mute, soft_mute;
     float volume;
     uint32_t n_channels, n_soft;
@@ -86,6 +86,7 @@ static void report_node(struct object *o) {
     earshot_pw_node node = {
         .id = o->id, .serial = o->serial, .kind = o->kind, .client_id = o->client_id, .pid = o->pid,
         .name = o->name, .description = o->description, .application = o->application, .role = o->role,
+        .stream_key = o->stream_key,
         .has_volume = o->has_volume, .volume = o->volume, .mute = o->mute,
         .n_channels = o->n_channels, .n_soft = o->n_soft, .soft_mute = o->soft_mute,
     };
@@ -110,6 +111,7 @@ static void destroy_object(struct object *o, int report) {
     free(o->description);
     free(o->application);
     free(o->role);
+    free(o->stream_key);
     free(o);
 }
 
@@ -131,6 +133,7 @@ static void node_info(void *data, const struct pw_node_info *info) {
     replace(&o->description, text);
     replace(&o->application, spa_dict_lookup(props, PW_KEY_APP_NAME));
     replace(&o->role, spa_dict_lookup(props, PW_KEY_MEDIA_ROLE));
+    replace(&o->stream_key, spa_dict_lookup(props, "earshot.stream"));
     o->client_id = (uint32_t)parse_positive(spa_dict_lookup(props, PW_KEY_CLIENT_ID));
     o->pid = parse_positive(spa_dict_lookup(props, PW_KEY_APP_PROCESS_ID));
     text = spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL);

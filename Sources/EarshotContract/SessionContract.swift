@@ -65,7 +65,11 @@ public enum SessionContract {
                 rules: [.oneOf(["stereo", "cardioid", "omnidirectional", "subcardioid"], anyCase: true)],
                 errors: [error(.invalidPolarPattern), error(.polarPatternNotSupported)])
             public static let audioStream = OptionKey(
-                "AudioStream", "s", doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it).",
+                "AudioStream", "s",
+                doc: "A PipeWire node name that is the activation's own audio (never ducked or muted for it); streams whose "
+                    + "`earshot.stream` property has this value are its own too, whatever program plays them: set "
+                    + "`PIPEWIRE_PROPS='{ earshot.stream = VALUE }'` or `PULSE_PROP='earshot.stream=VALUE'` in the environment "
+                    + "of the programs that play (their children inherit it).",
                 rules: [.described("1..256 bytes")], error: EarshotContract.invalidArgs)
         }
 

@@ -17,6 +17,9 @@ public struct PipeWireNode: Sendable, Equatable {
     public let description: String
     public let application: String
     public let role: String
+    /// `earshot.stream`: a key the program (and its children, through `PIPEWIRE_PROPS` or
+    /// `PULSE_PROP`) put on its streams, "" when absent.
+    public let streamKey: String
     /// The stream's master gain (`Props.volume`), nil until it has been read.
     public let volume: Double?
     public let muted: Bool
@@ -29,7 +32,8 @@ public struct PipeWireNode: Sendable, Equatable {
     public let softMuted: Bool
 
     public init(id: UInt32, serial: UInt64, kind: Kind, clientID: UInt32 = 0, pid: Int32 = 0, name: String,
-                description: String = "", application: String = "", role: String = "", volume: Double? = nil, muted: Bool = false,
+                description: String = "", application: String = "", role: String = "", streamKey: String = "",
+                volume: Double? = nil, muted: Bool = false,
                 channelVolumes: [Double] = [], softVolumes: [Double] = [], softMuted: Bool = false) {
         self.id = id
         self.serial = serial
@@ -40,6 +44,7 @@ public struct PipeWireNode: Sendable, Equatable {
         self.description = description
         self.application = application
         self.role = role
+        self.streamKey = streamKey
         self.volume = volume
         self.muted = muted
         self.channelVolumes = channelVolumes
@@ -138,6 +143,7 @@ public final class PipeWireMixer: Sendable {
             let value = PipeWireNode(id: node.id, serial: node.serial, kind: kind, clientID: node.client_id, pid: node.pid,
                                      name: String(cString: node.name), description: String(cString: node.description),
                                      application: String(cString: node.application), role: String(cString: node.role),
+                                     streamKey: String(cString: node.stream_key),
                                      volume: node.has_volume != 0 ? Double(node.volume) : nil, muted: node.mute != 0,
                                      channelVolumes: withUnsafeBytes(of: &channels) { levels($0, node.n_channels) },
                                      softVolumes: withUnsafeBytes(of: &soft) { levels($0, node.n_soft) },

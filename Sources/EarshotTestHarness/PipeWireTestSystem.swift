@@ -19,19 +19,23 @@ public final class PipeWireTestSystem: Sendable {
 
     public var runtimeDirectory: URL { directory.appendingPathComponent("runtime") }
 
+    /// Whether pipewire-pulse runs too (PulseAudio programs, `paplay`, play through it).
+    public let pulse: Bool
+
     /// A new system; with `daemons` false, only its directories and session bus, the
-    /// daemons started later by `startDaemons`.
-    public static func start(daemons: Bool = true) async throws -> PipeWireTestSystem {
+    /// daemons started later by `startDaemons`; with `pulse`, pipewire-pulse as well.
+    public static func start(daemons: Bool = true, pulse: Bool = false) async throws -> PipeWireTestSystem {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("earshot-pipewire-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let system = try PipeWireTestSystem(directory: directory)
+        let system = try PipeWireTestSystem(directory: directory, pulse: pulse)
         if daemons { try await system.startDaemons() }
         return system
     }
 
-    private init(directory: URL) throws {
+    private init(directory: URL, pulse: Bool) throws {
         self.directory = directory
+        self.pulse = pulse
         // WirePlumber 0.4 wants a session bus; a private one.
         let addressFile = directory.appendingPathComponent("session-bus.address")
         let out = open(addressFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -79,6 +83,20 @@ public final class PipeWireTestSystem: Sendable {
         let wireplumber = try ChildProcess(["/usr/bin/wireplumber"], environment: daemonEnvironment,
                                            logPath: directory.appendingPathComponent("wireplumber.log").path)
         processes.withLock { $0.append(wireplumber) }
+        if pulse {
+            let server = runtimeDirectory.appendingPathComponent("pulse/native").path
+            try? FileManager.default.removeItem(atPath: server)
+            let pulse = try ChildProcess(["/usr/bin/pipewire-pulse"], environment: daemonEnvironment,
+                                         logPath: directory.appendingPathComponent("pipewire-pulse.log").path)
+            processes.withLock { $0.append(pulse) }
+            let started = ContinuousClock.now + .seconds(10)
+            while !Self.accepts(server) {
+                guard pulse.isRunning, ContinuousClock.now < started else {
+                    throw HarnessError("pipewire-pulse did not start: \(log("pipewire-pulse.log"))")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
         try await tool(["pw-cli", "create-node", "adapter",
                         "{ factory.name=support.null-audio-sink node.name=speakers media.class=Audio/Sink object.linger=true audio.position=[FL FR] }"])
         try await tool(["pw-cli", "create-node", "adapter",
@@ -142,6 +160,12 @@ public final class PipeWireTestSystem: Sendable {
 
     /// Plays `file` as a stream with `role` (`pw-play --media-role`), until stopped;
     /// `latency` (samples) asks the graph for that quantum.
+    /// The environment a program playing to this daemon needs, `extra` added: a PulseAudio
+    /// one as well when pipewire-pulse runs.
+    public func playerEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        daemonEnvironment.merging(extra) { $1 }
+    }
+
     public func play(_ file: URL, role: String, latency: Int? = nil) throws -> ChildProcess {
         let options = latency.map { ["--latency", String($0)] } ?? []
         let player = try ChildProcess(["/usr/bin/pw-play", "--media-role", role] + options + [file.path], environment: daemonEnvironment,

@@ -8,6 +8,8 @@ public struct MixerStream: Sendable, Equatable {
     /// The process behind the stream, 0 when unknown.
     public let pid: Int32
     public let nodeName: String
+    /// `earshot.stream`, the key its program set on it ("" when none).
+    public let streamKey: String
     /// The stream's own master gain and mute, as its user (or WirePlumber, restoring them)
     /// set them.
     public let volume: Double
@@ -21,7 +23,7 @@ public struct MixerStream: Sendable, Equatable {
 
     /// A stream with `channels` channels at `channelLevel` each; its software levels are
     /// `softVolumes` (default: never set) and `softMuted`.
-    public init(id: UInt32, serial: UInt64, application: String, role: String, pid: Int32, nodeName: String,
+    public init(id: UInt32, serial: UInt64, application: String, role: String, pid: Int32, nodeName: String, streamKey: String = "",
                 volume: Double, muted: Bool, channelVolumes: [Double] = [1, 1], softVolumes: [Double]? = nil, softMuted: Bool = false) {
         self.id = id
         self.serial = serial
@@ -29,6 +31,7 @@ public struct MixerStream: Sendable, Equatable {
         self.role = role
         self.pid = pid
         self.nodeName = nodeName
+        self.streamKey = streamKey
         self.volume = volume
         self.muted = muted
         self.channelVolumes = channelVolumes
@@ -51,7 +54,9 @@ public struct FocusClaim: Sendable, Equatable {
     public let effect: Effect
     /// Processes whose streams are the activation's own (its owner's).
     public let ownProcesses: Set<Int32>
-    /// Node names that are the activation's own (its `AudioStream`).
+    /// Node names, or stream keys (`earshot.stream`), whose streams are the activation's own
+    /// (its `AudioStream`): how the streams of other processes, its children among them,
+    /// are recognised.
     public let ownNodes: Set<String>
 
     public init(activation: UInt64, effect: Effect, ownProcesses: Set<Int32>, ownNodes: Set<String>) {
@@ -80,6 +85,7 @@ public struct FocusClaim: Sendable, Equatable {
 
     public func owns(_ stream: MixerStream) -> Bool {
         (stream.pid != 0 && ownProcesses.contains(stream.pid)) || ownNodes.contains(stream.nodeName)
+            || (!stream.streamKey.isEmpty && ownNodes.contains(stream.streamKey))
     }
 }
 

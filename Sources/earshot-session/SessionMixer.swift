@@ -24,7 +24,7 @@ struct MixerView: Sendable {
             let client = clients[node.clientID]
             let pid = client.flatMap { $0.pid > 0 && !($0.proxy && node.pid > 0) ? $0.pid : nil } ?? node.pid
             return MixerStream(id: node.id, serial: node.serial, application: node.application, role: node.role, pid: pid,
-                               nodeName: node.name, volume: node.volume ?? 1, muted: node.muted,
+                               nodeName: node.name, streamKey: node.streamKey, volume: node.volume ?? 1, muted: node.muted,
                                channelVolumes: node.channelVolumes, softVolumes: node.softVolumes, softMuted: node.softMuted)
         }
     }

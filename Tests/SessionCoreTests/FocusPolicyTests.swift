@@ -28,6 +28,13 @@ import Testing
         #expect(treatments == [40: .untouched, 41: .muted])
     }
 
+    @Test func aStreamCarryingTheClaimsStreamKeyIsOwnWhateverItsProcess() {
+        let child = MixerStream(id: 45, serial: 450, application: "paplay", role: "Music", pid: 777, nodeName: "paplay",
+                                streamKey: "nav-1", volume: 1, muted: false)
+        #expect(FocusPolicy.treatment(of: child, claims: [claim(.duck, pid: 200, nodes: ["nav-1"])], roles: .standard) == .untouched)
+        #expect(FocusPolicy.treatment(of: child, claims: [claim(.duck, pid: 200, nodes: ["nav-2"])], roles: .standard) == .ducked)
+    }
+
     @Test func aStreamWithoutAProcessIsNotOwnedByAClaimWithoutOne() {
         let anonymous = MixerStream(id: 44, serial: 1, application: "", role: "Music", pid: 0, nodeName: "x", volume: 1, muted: false)
         #expect(FocusPolicy.treatment(of: anonymous, claims: [FocusClaim(activation: 1, effect: .duck, ownProcesses: [0], ownNodes: [])],

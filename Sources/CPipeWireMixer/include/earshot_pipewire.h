@@ -40,6 +40,8 @@ typedef struct earshot_pw_node {
     const char *description; /* node.description, else media.name, else "" */
     const char *application; /* application.name, "" when absent */
     const char *role;        /* media.role, "" when absent */
+    const char *stream_key;  /* earshot.stream (a key a program and its children set in
+                                PIPEWIRE_PROPS or PULSE_PROP), "" when absent */
     int has_volume;          /* whether the stream's Props have been read */
     float volume;            /* Props.volume: the stream's master gain */
     int mute;                /* Props.mute */
