@@ -254,6 +254,15 @@ public final class PipeWireTestSystem: Sendable {
         return 20 * log10(max(amplitude, 1e-10))
     }
 
+    /// The level of a sine of `hertz` in each `window` samples of `samples` (48 kHz; 240:
+    /// 5 ms), in the order heard; a `hertz` with a whole number of cycles per window keeps
+    /// other tones out of it.
+    public static func toneLevels(_ samples: [Double], hertz: Double, window: Int = 240) -> [Double] {
+        stride(from: 0, to: samples.count - window + 1, by: window).map {
+            toneLevel(samples[$0 ..< $0 + window], hertz: hertz, skipping: 0)
+        }
+    }
+
     /// The RMS level of `samples` in dBFS.
     public static func rmsLevel(_ samples: [Double]) -> Double {
         let usable = samples.dropFirst(2400)

@@ -5,6 +5,8 @@ struct Figures: Encodable, Sendable {
     let samples: Int
     let p50: Double
     let p99: Double
+    /// The 99.9th percentile (nearest rank: the maximum below 1000 samples).
+    let p999: Double
     let mean: Double
     let min: Double
     let max: Double
@@ -14,6 +16,7 @@ struct Figures: Encodable, Sendable {
         samples = sorted.count
         p50 = nearestRank(sorted, 0.50) ?? .nan
         p99 = nearestRank(sorted, 0.99) ?? .nan
+        p999 = nearestRank(sorted, 0.999) ?? .nan
         mean = sorted.isEmpty ? .nan : sorted.reduce(0, +) / Double(sorted.count)
         min = sorted.first ?? .nan
         max = sorted.last ?? .nan

@@ -117,6 +117,14 @@ final class MonitorLevels: Sendable {
         }
     }
 
+    /// The highest level of tone `tone` in the windows played after `from` and up to `to`
+    /// (-200 dB when none was).
+    func peak(tone: Int, from: UInt64, to: UInt64) -> Double {
+        windows.withLock { windows in
+            windows.filter { $0.playedAt > from && $0.playedAt <= to }.map { $0.levels[tone] }.max() ?? -200
+        }
+    }
+
     /// Tone `tone`'s mean level in dB over the windows played in the last `duration` (of
     /// those read so far).
     func level(tone: Int, over duration: Duration) async throws -> Double {

@@ -206,6 +206,35 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         }
     }
 
+    /// A stream that starts while the radio is ducked never sounds above the duck, in any
+    /// 5 ms of what the speakers play: a 9 kHz tone (45 cycles in 5 ms, so the radio's 15
+    /// kHz stays out of each window's measure).
+    @Test func aStreamStartedDuringADuckIsDuckedFromItsFirstSample() async throws {
+        try await Self.with { rig in
+            let music = try await rig.session.bus.connect()
+            defer { music.close() }
+            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
+                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
+            let newcomerHertz = 9000.0
+            let tone = try rig.pipewire.tone(hertz: newcomerHertz, amplitude: 0.5, seconds: 3)
+            let ducked = 20 * log10(0.5) + Self.duckDB
+            for round in 0..<5 {
+                async let heard = rig.pipewire.listen(seconds: 1.6)
+                try await Task.sleep(for: .milliseconds(500))
+                let newcomer = try rig.pipewire.play(tone, role: "Music")
+                let windows = PipeWireTestSystem.toneLevels(try await heard, hertz: newcomerHertz)
+                newcomer.signal(SIGKILL)
+                _ = await newcomer.waitForExit(timeout: .seconds(5))
+                let peak = windows.max() ?? -200
+                #expect(peak <= ducked + 1, "round \(round): the newcomer peaked at \(peak) dB in 5 ms, \(peak - ducked) dB above the duck")
+                // It was heard, at the ducked level, once it played.
+                let end = windows.suffix(20).sorted()[10]
+                #expect(abs(end - ducked) <= 1.5, "round \(round): the newcomer ended at \(end) dB, ducked is \(ducked)")
+            }
+        }
+    }
+
     @Test func aPipeWireRestartIsAMediaServicesResetAndThePolicyHolds() async throws {
         try await Self.with { rig in
             let resets = try await rig.session.subscribe(Session.mediaServicesReset)
