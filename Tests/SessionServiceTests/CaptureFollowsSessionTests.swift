@@ -75,6 +75,41 @@ private typealias PassThru = CaptureContract.PassThru
         }
     }
 
+    /// Another client's non-mixable activation interrupts a MuteAudio pass-thru: it ends
+    /// ABORTED, `interrupted`, and its chunks stop.
+    @Test func aPassThruInterruptedByAnotherClientEndsAborted() async throws {
+        try await SessionFixture.with { session in
+            let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
+                                                   bus: session.bus, busName: Self.capture,
+                                                   environment: SessionFixture.devices(of: session.bus, extra: []).environment)
+            defer { capture.stop() }
+            let signals = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
+            let started = ContinuousClock.now
+            let path = try await perform(session.client, maxMs: 10_000, mute: true)
+            var chunks = 0
+            while chunks < 3, let signal = await signals.next(timeout: .seconds(5)) {
+                if signal.path == path, signal.member == PassThru.audioPassThru.name { chunks += 1 }
+            }
+            #expect(chunks == 3, "the pass-thru did not record")
+            let phone = try await session.bus.connect()
+            defer { phone.close() }
+            _ = try await session.activate([SessionKeys.category.name: .string("playback")], on: phone)
+            var finished: DBusMessage?
+            while finished == nil, let signal = await signals.next(timeout: .seconds(5)) {
+                if signal.path == path, signal.member == PassThru.finished.name { finished = signal }
+            }
+            let end = try #require(finished, "the pass-thru was not interrupted")
+            #expect(end.body[0].stringValue == "ABORTED")
+            #expect(end.body[1].boolValue == false)
+            #expect(end.body[2].stringKeyedValue?[PassThru.FinishedKeys.reason]?.stringValue == "interrupted")
+            #expect(ContinuousClock.now - started < .seconds(9), "it ran to its MaxDuration")
+            // Nothing more of it comes.
+            let late = await signals.next(timeout: .milliseconds(400))
+            #expect(late?.path != path, "\(String(describing: late?.member)) after Finished")
+            await capture.shutdown()
+        }
+    }
+
     /// A pass-thru holds the session's input open, so probing it says busy (-EBUSY): a
     /// rescan meanwhile must not take it for gone.
     @Test func aBusyInputIsNotReportedGone() async throws {

@@ -31,18 +31,25 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         }
 
         /// Waits until the session sees the radio as a stream.
-        func waitForRadio(_ check: ([String: DBusValue]) -> Bool = { _ in true }) async throws -> [String: DBusValue] {
+        func waitForRadio(_ check: ([String: DBusValue]) -> Bool = { _ in true },
+                          sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: DBusValue] {
+            let began = Date.now
             let deadline = ContinuousClock.now + .seconds(10)
+            var polls = 0
+            var seen: [[String: DBusValue]] = []
             while ContinuousClock.now < deadline {
-                if let radio = try await streams().first(where: { $0[StreamKeys.role]?.stringValue == "Music" }), check(radio) { return radio }
+                seen = try await streams()
+                polls += 1
+                if let radio = seen.first(where: { $0[StreamKeys.role]?.stringValue == "Music" }), check(radio) { return radio }
                 try await Task.sleep(for: .milliseconds(50))
             }
             let nodes = (try? await pipewire.tool(["pw-cli", "ls", "Node"])) ?? "?"
             throw HarnessError("""
-                the session never showed the radio as wanted: \(try await streams())
+                the session never showed the radio as wanted (waited at \(sourceLocation.fileName):\(sourceLocation.line) from \(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(began)), \
+                \(polls) polls; the last: \(seen)); now: \(try await streams())
                 --- pw-play: \(radio.isRunning ? "running" : "exited") \(pipewire.log("pw-play.log"))
                 --- nodes:\n\(nodes.suffix(3000))
-                --- earshot-session:\n\(session.service.logText.suffix(3000))
+                --- earshot-session:\n\(session.service.logText.suffix(4000))
                 """)
         }
     }
@@ -51,7 +58,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         let pipewire = try await PipeWireTestSystem.start()
         do {
             let radio = try pipewire.play(try pipewire.tone(hertz: radioHertz, amplitude: 0.5, seconds: 120), role: "Music")
-            try await SessionFixture.with(arguments: ["--mixer", "pipewire"], environment: pipewire.environment) { session in
+            try await SessionFixture.with(arguments: ["--mixer", "pipewire", "--log-level", "debug"], environment: pipewire.environment) { session in
                 let rig = Rig(pipewire: pipewire, session: session, radio: radio)
                 _ = try await rig.waitForRadio()
                 try await body(rig)

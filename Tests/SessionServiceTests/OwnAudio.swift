@@ -6,10 +6,12 @@ import Testing
 
 private typealias StreamKeys = SessionContract.Manager.StreamKeys
 
+extension MixerPolicyTests {
 /// Whose audio an activation's is, heard on a real PipeWire with pipewire-pulse: a 15 kHz
 /// tone is the radio (other audio, ducked), a 5 kHz tone the requester's own (left at its
-/// level), both `Music`, which the policy would otherwise duck.
-@Suite(.serialized) struct OwnAudioTests {
+/// level), both `Music`, which the policy would otherwise duck. (Within `MixerPolicyTests`:
+/// one PipeWire test at a time.)
+@Suite struct OwnAudio {
     static let radioHertz = 15000.0
     static let ownHertz = 5000.0
     static let duckDB = 20 * log10(0.3)
@@ -21,8 +23,8 @@ private typealias StreamKeys = SessionContract.Manager.StreamKeys
         /// The two tones' levels at the speakers.
         func levels() async throws -> (radio: Double, own: Double) {
             let heard = try await pipewire.listen(seconds: 0.6)
-            return (PipeWireTestSystem.toneLevel(heard, hertz: OwnAudioTests.radioHertz),
-                    PipeWireTestSystem.toneLevel(heard, hertz: OwnAudioTests.ownHertz))
+            return (PipeWireTestSystem.toneLevel(heard, hertz: OwnAudio.radioHertz),
+                    PipeWireTestSystem.toneLevel(heard, hertz: OwnAudio.ownHertz))
         }
 
         func streams() async throws -> [[String: DBusValue]] {
@@ -44,7 +46,7 @@ private typealias StreamKeys = SessionContract.Manager.StreamKeys
         /// Expects the radio ducked and the own tone at its level, from levels heard at full.
         func expectOnlyTheRadioDucked(from full: (radio: Double, own: Double)) async throws {
             let now = try await levels()
-            #expect(abs((now.radio - full.radio) - OwnAudioTests.duckDB) <= 1.5, "the radio went \(now.radio - full.radio) dB")
+            #expect(abs((now.radio - full.radio) - OwnAudio.duckDB) <= 1.5, "the radio went \(now.radio - full.radio) dB")
             #expect(abs(now.own - full.own) <= 1, "the own audio went \(now.own - full.own) dB")
         }
     }
@@ -125,4 +127,5 @@ private typealias StreamKeys = SessionContract.Manager.StreamKeys
             try await rig.expectOnlyTheRadioDucked(from: (radio: before.radio, own: before.radio))
         }
     }
+}
 }
