@@ -74,6 +74,41 @@ import Testing
         }
     }
 
+    /// Many tasks calling at once on one connection, with replies around the wait (0-4 ms),
+    /// replies longer than one read (up to 24 KiB) and signals arriving between them: every
+    /// reply reaches its call promptly. A reply read but left undelivered (a lost wake-up)
+    /// would wait for the next traffic, or its timeout.
+    @Test func concurrentCallsAndSignalsNeverLeaveAReplyUndelivered() async throws {
+        try await EchoFixture.with { echo in
+            let rule = MatchRule(interface: EchoService.interfaceName, member: "Bytes", path: EchoService.path)
+            let subscription = try await echo.client.subscribe(rule, addMatch: false)
+            defer { subscription.cancel() }
+            let slowest = try await withThrowingTaskGroup(of: Duration.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        var generator = SystemRandomNumberGenerator()
+                        var slowest = Duration.zero
+                        for index in 0..<150 {
+                            let start = ContinuousClock.now
+                            switch (worker + index) % 4 {
+                            case 0: #expect(try await Self.echo(echo.client, index))
+                            case 1: _ = try await echo.call("Sleep", [.uint32(UInt32.random(in: 0...4, using: &generator))], timeout: .seconds(10))
+                            case 2:
+                                let data = DBusBytes([UInt8](repeating: UInt8(index & 0xFF), count: Int.random(in: 1...24_576, using: &generator)))
+                                #expect(try await echo.call("EchoBytes", [.bytes(data)], timeout: .seconds(10)) == [.bytes(data)])
+                            default: _ = try await echo.call("EmitBytes", [.uint32(3), .uint32(UInt32.random(in: 16...8192, using: &generator))], timeout: .seconds(10))
+                            }
+                            slowest = max(slowest, ContinuousClock.now - start)
+                        }
+                        return slowest
+                    }
+                }
+                return try await group.reduce(Duration.zero) { max($0, $1) }
+            }
+            #expect(slowest < .seconds(3), "a call took \(slowest)")
+        }
+    }
+
     @Test func cancellingACallWhileItsCallerWaitsStopsIt() async throws {
         try await EchoFixture.with { echo in
             let task = Task { try await echo.call("Sleep", [.uint32(20_000)]) }
