@@ -129,6 +129,14 @@ extension CaptureProxy {
     /// The active pass-thru's object, nil when idle.
     public func active() async throws -> ObjectPath? { try await read(.active) }
 
+    /// The active pass-thru's object, now and after every change, given to `onChange` as
+    /// soon as the change is read; nil while idle or the capture service is not on the bus.
+    public func followActive(_ onChange: @escaping @Sendable (ObjectPath?) -> Void) async throws -> PropertyFollowing {
+        try await calls.follow(managerPath, Manager.interface, Manager.active) { value in
+            onChange(value?.objectPathValue.flatMap { $0 == .root ? nil : $0 })
+        }
+    }
+
     /// When the active pass-thru ends by its MaxDuration (CLOCK_MONOTONIC µs), now and after
     /// every change, given to `onChange` as soon as the change is read; nil while none
     /// records or the capture service is not on the bus.

@@ -169,6 +169,10 @@ public enum AlertsContract {
                     + "priority (at most 4 NORMAL, 6 COMMUNICATION, 15 NAVIGATION, 20 VOICECOM or 60 EMERGENCY alerts in "
                     + "any 60 s), until the oldest of them leaves the window (`rate-limited`); a full queue, until it has "
                     + "room (`queue-full`); below EMERGENCY while a pass-thru records, until it ends (`capture-active`).",
+                "`TryAgainTimeMs` is right from the moment a request is refused: a request that would be refused waits "
+                    + "(tens of milliseconds, at most 1 s) for the end it depends on to be known, the presented alert's "
+                    + "audio rendered, or a pass-thru just started (its prompt or its device's first read), counting the "
+                    + "pass-thru's prompt and its whole MaxDuration.",
                 "A higher-priority alert preempts a lower one being presented, which completes with `ABORTED` (`preempted`).",
             ],
             Alert.interface.name: [

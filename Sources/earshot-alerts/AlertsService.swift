@@ -146,6 +146,7 @@ final class AlertsService: Sendable {
             }
         }
         if missingFile == nil { await untilTheEndIsKnown(for: request.priority) }
+        if missingFile == nil, request.priority < .emergency { await captureWatch.untilKnown(for: call.sender) }
         let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs() : nil
 
         let owner = call.sender

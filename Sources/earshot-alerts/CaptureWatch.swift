@@ -1,18 +1,27 @@
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 import EarshotService
 import Logging
 
-/// Follows the capture service's `EndsAtMonotonicUs`: when the pass-thru recording now ends
-/// by its `MaxDuration`, on CLOCK_MONOTONIC as this process reads it (0: none records).
+/// Follows the capture service's `Active` and `EndsAtMonotonicUs`: whether a pass-thru
+/// runs, and when it ends by its `MaxDuration`, on CLOCK_MONOTONIC as this process reads it.
 /// The time left is then exact, whenever it is asked, however late the signals arrive: a
-/// request made at that time or after finds no capture in the way.
+/// request made at that time or after finds no capture in the way. Between a pass-thru's
+/// start and the moment its end is known (its prompt rendered, or its first read), the
+/// end is unknown, not absent: a request then waits for it (`untilKnown`).
 final class CaptureWatch: Sendable {
     private let connection: DBusConnection
     private let logger: Logger
     /// µs; 0 when nothing records (or the capture service is absent).
     private let endsAtUs = Locked<UInt64>(0)
-    private let following = Locked<PropertyFollowing?>(nil)
+    /// A pass-thru runs (from its acceptance to its end).
+    private let active = Locked<Bool>(false)
+    private let following = Locked<[PropertyFollowing]>([])
+    /// The capture service's unique name, whose own requests (a pass-thru's prompt) never
+    /// wait for the end they decide.
+    private let captureOwner = Locked<String?>(nil)
+    private let ownerWatch = Locked<Task<Void, Never>?>(nil)
 
     init(connection: DBusConnection, logger: Logger) {
         self.connection = connection
@@ -22,14 +31,41 @@ final class CaptureWatch: Sendable {
     func start() async throws {
         // Updated where the signal is read: a request the alerts service reads after the
         // change finds it made.
-        let handle = try await Earshot(connection: connection).capture.followEndsAtMonotonicUs { [weak self] end in
+        let capture = Earshot(connection: connection).capture
+        let active = try await capture.followActive { [weak self] path in
+            self?.active.withLock { $0 = path != nil }
+        }
+        let ends = try await capture.followEndsAtMonotonicUs { [weak self] end in
             self?.update(end ?? 0)
         }
-        following.withLock { $0 = handle }
+        following.withLock { $0 = [active, ends] }
+        let owners = try await connection.watchNameOwner(CaptureContract.busName)
+        ownerWatch.withLock { watch in
+            watch = Task { [weak self] in
+                for await owner in owners { self?.captureOwner.withLock { $0 = owner } }
+            }
+        }
     }
 
     func stop() {
-        following.withLock { $0 }?.cancel()
+        following.withLock { $0 }.forEach { $0.cancel() }
+        ownerWatch.withLock { $0 }?.cancel()
+    }
+
+    /// A pass-thru runs whose end is not known yet.
+    var endUnknown: Bool {
+        active.withLock { $0 } && endsAtUs.withLock { $0 } == 0
+    }
+
+    /// Waits (at most `limit`) while a pass-thru runs whose end is not known yet: its prompt
+    /// is being rendered, or its device opened; tens of milliseconds. The capture service's
+    /// own requests do not wait.
+    func untilKnown(for sender: String, limit: Duration = .seconds(1)) async {
+        guard endUnknown, sender != captureOwner.withLock({ $0 }) else { return }
+        let deadline = ContinuousClock.now + limit
+        while endUnknown, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
     }
 
     /// How much longer the current pass-thru records, in whole ms rounded up; nil when

@@ -27,12 +27,20 @@ import Testing
     @discardableResult
     static func ruleHolds(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
                           reason: String, completions: SignalSubscription) async throws -> UInt32 {
+        try await timedRuleHolds(f, alert, on: connection, reason: reason, completions: completions).ms
+    }
+
+    /// `ruleHolds`, also returning when the refusal's reply came (µs): the try-again time
+    /// counts from a moment before it.
+    static func timedRuleHolds(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
+                               reason: String, completions: SignalSubscription) async throws -> (ms: UInt32, sentUs: UInt64, repliedUs: UInt64) {
         let sentUs = monotonicMicroseconds()
         let refused = try await f.present(alert, on: connection)
         let repliedUs = monotonicMicroseconds()
         let rejection = try await AlertsFixture.completion(of: refused, in: completions)
         let tryAgain = try #require(rejection.tryAgainMs)
-        #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason)
+        #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason,
+                "\(rejection.resultCode) \(rejection.reason ?? "")")
         #expect(try await f.property(Alert.tryAgainTimeMs, path: refused) == .uint32(tryAgain))
         // Timed from before the request (the service decided after it): still refused.
         try await sleep(untilUs: sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000)
@@ -43,7 +51,7 @@ import Testing
         try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
         #expect(try await f.property(Alert.state, path: accepted) != .string("finished"), "at TryAgainTimeMs (\(tryAgain) ms)")
-        return tryAgain
+        return (tryAgain, sentUs, repliedUs)
     }
 
     /// Five clients × 3 NORMAL alerts and one more: 16 waiting, within every rate limit.
@@ -229,6 +237,31 @@ import Testing
         }
     }
 
+    /// Asked the moment a pass-thru is accepted, before its device has been read (no
+    /// prompt) or its prompt rendered, the try-again time is already its end: refused 100 ms
+    /// before, accepted at it, and no more than 250 ms after the pass-thru's true end.
+    @Test(arguments: [false, true])
+    func aPassThruJustAcceptedCountsFromTheFirstMoment(prompted: Bool) async throws {
+        try await Self.withCapture { f, recorder in
+            let completions = try await f.completions()
+            let prompt: [String: DBusValue] = prompted ? [Capture.Keys.initialPrompt.name: .array(.structure([.string, .string]), [
+                .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
+            ])] : [:]
+            let passThru = try await Self.passThru(maxMs: 1500, prompt, on: recorder)
+            let finished = try await recorder.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name,
+                                                                  member: PassThru.finished.name, path: passThru))
+            let told = try await Self.timedRuleHolds(f, [Keys.text.name: .string("right away"), Keys.priority.name: .string("VOICECOM")],
+                                                     on: f.client, reason: "capture-active", completions: completions)
+            let end = try #require(await finished.next(timeout: .seconds(15)))
+            let endedUs = try #require(end.body.last?.stringKeyedValue?[PassThru.FinishedKeys.monotonicUs.name]?.uint64Value)
+            // The service decided between the request and its reply.
+            let latestUs = told.repliedUs + UInt64(told.ms) * 1000
+            let earliestUs = told.sentUs + UInt64(told.ms) * 1000
+            #expect(latestUs + 1000 >= endedUs, "told an end \((Double(endedUs) - Double(latestUs)) / 1000) ms before the true one")
+            #expect(earliestUs <= endedUs + 250_000, "told an end \((Double(earliestUs) - Double(endedUs)) / 1000) ms after the true one")
+        }
+    }
+
     @Test func recordingPassThruRejectsAllButEmergency() async throws {
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
@@ -244,16 +277,20 @@ import Testing
             // The capture service says when the pass-thru ends by its MaxDuration.
             let endsAt = try await Self.captureEndsAt(f)
             #expect(endsAt > monotonicMicroseconds())
+            let sentUs = monotonicMicroseconds()
             let refused = try await f.present(alert)
             let refusedAtUs = monotonicMicroseconds()
             let rejection = try await AlertsFixture.completion(of: refused, in: completions)
             let tryAgain = try #require(rejection.tryAgainMs)
             #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == "capture-active")
-            // Exact: from the moment the service decided (just before its reply) to that end.
-            let truthMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
-            #expect(Double(tryAgain) >= truthMs && Double(tryAgain) <= truthMs + Self.tolerance, "TryAgainTimeMs \(tryAgain), truth \(truthMs)")
+            // Exact: from the moment the service decided (between the request and its reply)
+            // to that end.
+            let soonestMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
+            let latestMs = (Double(endsAt) - Double(sentUs)) / 1000
+            #expect(Double(tryAgain) >= soonestMs && Double(tryAgain) <= latestMs + Self.tolerance,
+                    "TryAgainTimeMs \(tryAgain), truth \(soonestMs) to \(latestMs)")
             // The rule: 100 ms before that time the same request is refused again; at it, accepted.
-            try await Self.sleep(untilUs: refusedAtUs + (UInt64(tryAgain) - 100) * 1000)
+            try await Self.sleep(untilUs: sentUs + (UInt64(tryAgain) - 100) * 1000)
             let early = try await f.present(alert)
             #expect(try await AlertsFixture.completion(of: early, in: completions).reason == "capture-active")
             try await Self.sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
