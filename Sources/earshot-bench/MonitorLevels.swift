@@ -21,6 +21,18 @@ final class MonitorLevels: Sendable {
         let playedAt: UInt64
         /// dB against a full-scale sine, one per watched tone.
         let levels: [Double]
+        /// Its last sample's place in the recording, counted from the recording's start.
+        let sample: UInt64
+    }
+
+    /// Where a tone was heard between two times: how many windows, the first and last
+    /// of them (by sample), and how much less the recording holds than the time it spans
+    /// (a cycle the graph or the recorder dropped), in ms.
+    struct ToneRun: Sendable {
+        let windows: Int
+        let firstSample: UInt64?
+        let lastSample: UInt64?
+        let recordingShortMs: Double
     }
 
     static let sampleRate: UInt64 = 48000
@@ -57,6 +69,7 @@ final class MonitorLevels: Sendable {
         }
         let windowBytes = windowSamples * 2
         var pending: [UInt8] = []
+        var recorded: UInt64 = 0
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
@@ -72,9 +85,11 @@ final class MonitorLevels: Sendable {
                     Double(Int16(bitPattern: UInt16(pending[index]) | UInt16(pending[index + 1]) << 8)) / 32768
                 }
                 first += windowBytes
+                recorded += UInt64(windowSamples)
                 let after = UInt64(samples - first / 2) * 1_000_000_000 / Self.sampleRate
                 made.append(Window(playedAt: now - min(now, after),
-                                   levels: tones.map { PipeWireTestSystem.toneLevel(window, hertz: $0, skipping: 0) }))
+                                   levels: tones.map { PipeWireTestSystem.toneLevel(window, hertz: $0, skipping: 0) },
+                                   sample: recorded))
             }
             pending.removeFirst(first)
             guard !made.isEmpty else { continue }
@@ -114,6 +129,26 @@ final class MonitorLevels: Sendable {
             windows.reduce(0) { count, window in
                 count + (window.playedAt > from && window.playedAt <= to && wanted(window.levels[tone]) ? 1 : 0)
             }
+        }
+    }
+
+    /// Where tone `tone` was heard at a level for which `wanted` holds, in the windows played
+    /// after `from` and up to `to`, once the recording has reached `to` (at most 2 s more).
+    func run(tone: Int, from: UInt64, to: UInt64, _ wanted: @Sendable (Double) -> Bool) async throws -> ToneRun {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while windows.withLock({ ($0.last?.playedAt ?? 0) <= to }), ContinuousClock.now < deadline {
+            guard !ended.withLock({ $0 }) else { throw BenchmarkError("the monitor recorder stopped") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return windows.withLock { windows in
+            let inside = windows.filter { $0.playedAt > from && $0.playedAt <= to }
+            let heard = inside.filter { wanted($0.levels[tone]) }
+            var short = 0.0
+            if let first = inside.first, let last = inside.last, last.sample > first.sample {
+                let spanned = Double(last.playedAt - min(last.playedAt, first.playedAt)) / 1e6
+                short = max(0, spanned - Double(last.sample - first.sample) * 1000 / Double(Self.sampleRate))
+            }
+            return ToneRun(windows: heard.count, firstSample: heard.first?.sample, lastSample: heard.last?.sample, recordingShortMs: short)
         }
     }
 

@@ -300,6 +300,9 @@ struct PolicyBenchmark: Sendable {
     }
 
     /// Phase 4: how many milliseconds of each prompt's closing marker the speakers played.
+    /// A round short of the whole marker is told with where the windows are missing: at an
+    /// end of the marker (cut), or inside it (a gap), and how much less the recording holds
+    /// than the time it spans (a cycle the graph or the recorder dropped, not the prompt).
     private func tailRounds(pipewire: PipeWireTestSystem, bus: PrivateBus, monitor: MonitorLevels) async throws -> [Double] {
         let marker = try pipewire.tone(hertz: Self.markerHertz, amplitude: 0.5, seconds: Self.markerMilliseconds / 1000, channels: 1)
         let prompt = [SpeechChunk(kind: .text, text: "Turn right."), SpeechChunk(kind: .file, text: marker.path)]
@@ -315,8 +318,18 @@ struct PolicyBenchmark: Sendable {
             // What the speakers still play after Completed belongs to the prompt too (a
             // prompt cut at Completed would show as missing).
             try await Task.sleep(for: .milliseconds(Int(Self.markerMilliseconds)))
-            let windows = monitor.count(tone: 2, from: sent, to: monotonicNanoseconds()) { $0 > level }
-            if round >= warmup { heard.append(Double(windows) * window) }
+            let run = try await monitor.run(tone: 2, from: sent, to: monotonicNanoseconds()) { $0 > level }
+            let ms = Double(run.windows) * window
+            if round >= warmup { heard.append(ms) }
+            if ms < Self.markerMilliseconds - 2 * window {
+                var span = 0.0
+                if let first = run.firstSample, let last = run.lastSample { span = Double(last - first) / 48 + window }
+                progress("""
+                    prompt \(round): \(TableFormat.fixed(ms, 1)) ms of the marker heard, over \(TableFormat.fixed(span, 1)) ms \
+                    (\(span - ms > window / 2 ? "a gap inside it" : "missing at an end")); the recording holds \
+                    \(TableFormat.fixed(run.recordingShortMs, 1)) ms less than the time it spans
+                    """)
+            }
         }
         return heard
     }
