@@ -83,14 +83,37 @@ final class AlertVoice: AlertAudioOutput {
             playback.end()
         })
         // Rendering runs at most a few seconds ahead of playback, so a long alert
-        // holds little audio in memory.
+        // holds little audio in memory. Its end is told as soon as it is known: when the
+        // rendering has to wait with parts still to come, those are rendered once more to
+        // be counted, not kept (deterministic: the same frames later), so a refusal behind
+        // it is exact from the first moment whatever the alert's length.
         let ahead = Int(format.sampleRate) * Self.renderAheadSeconds
+        let parts = Array(AlertAudioRenderer.parts(of: chunks, playTone: tone))
+        let fileDescriptors = files.compactMapValues(\.rawValue)
         var frames: UInt64 = 0
-        for part in AlertAudioRenderer.parts(of: chunks, playTone: tone) {
+        var told = false
+        func tellEnd(_ total: UInt64) {
+            for _ in 0..<400 where !playback.isStopped {
+                if let first = firstFrameUs.withLock({ $0 }) {
+                    let latency = UInt64(stream.latencyFrames ?? 0)
+                    playedOut(first + (total + latency) * 1_000_000 / UInt64(format.sampleRate))
+                    return
+                }
+                usleep(5_000)
+            }
+        }
+        for (index, part) in parts.enumerated() {
+            if stream.pendingFrames > ahead, !told {
+                let rest = parts[index...].reduce(UInt64(0)) { sum, later in
+                    sum + UInt64((try? renderer.render(later, files: fileDescriptors))?.count ?? 0)
+                }
+                tellEnd(frames + rest)
+                told = true
+            }
             while stream.pendingFrames > ahead && !playback.isStopped { usleep(20_000) }
             guard !playback.isStopped else { return }
             do {
-                let samples = try renderer.render(part, files: files.compactMapValues(\.rawValue))
+                let samples = try renderer.render(part, files: fileDescriptors)
                 if stream.enqueue(samples) { frames += UInt64(samples.count) }  // mono
             } catch {
                 logger.warning("alert \(id): \(error); skipped")
@@ -100,14 +123,7 @@ final class AlertVoice: AlertAudioOutput {
         // Everything is rendered: its end can be predicted once the first frames are out (at
         // once, but for a slow device), with the device's own latency; told before `finish`,
         // so before the stream can end. The alert itself ends when the stream has drained.
-        for _ in 0..<400 where !playback.isStopped {
-            if let first = firstFrameUs.withLock({ $0 }) {
-                let latency = UInt64(stream.latencyFrames ?? 0)
-                playedOut(first + (frames + latency) * 1_000_000 / UInt64(format.sampleRate))
-                break
-            }
-            usleep(5_000)
-        }
+        if !told { tellEnd(frames) }
         stream.finish()
     }
 }

@@ -146,6 +146,32 @@ import Testing
         }
     }
 
+    /// Asked the moment a Speak of several parts is accepted whose audio is longer than the
+    /// service renders ahead (4 s): the refusal still waits for its true end and is exact.
+    @Test func fullQueueJustAfterALongSpeakIsAccepted() async throws {
+        // Paced as a device plays, so that rendering runs ahead of playback and waits.
+        try await AlertsFixture.with(arguments: ["--output-pace", "realtime"]) { f in
+            let completions = try await f.completions()
+            let owner = try await f.bus.connect()
+            defer { owner.close() }
+            _ = try await f.present([Keys.text.name: .string("current"), Keys.timeout.name: .double(10)], on: owner)
+            let clients = try await Self.fillQueue(f)
+            defer { clients.forEach { $0.close() } }
+            let speech = try await f.speak([
+                ("TEXT", "Turn left."),
+                ("TEXT", "Then keep right for three hundred metres, and after the bridge keep left for the motorway towards the north."),
+                ("TEXT", "Then straight on."),
+            ], [Keys.priority.name: .string("EMERGENCY")], on: owner)
+            let before = monotonicMicroseconds()
+            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
+                                                    completions: completions)
+            let end = try await Self.endOf(speech, f)
+            #expect(end > before + 6_000_000, "a speech longer than the 4 s rendered ahead: \((end - before) / 1000) ms")
+            let early = Double(end - before) / 1000 - Double(tryAgain)
+            #expect(early >= -Self.tolerance && early <= 250, "\(tryAgain) ms against \((end - before) / 1000) ms from the request")
+        }
+    }
+
     @Test func fullQueueBehindAnAlertWhoseAudioOutlastsItsTimeout() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
