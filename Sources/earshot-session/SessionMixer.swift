@@ -125,7 +125,9 @@ extension SessionService {
             self.mixer.withLock { $0 = mixer }
             state.withLock { $0.mixerName = "pipewire" }
             logger.info("system mixer: PipeWire (role table: \(settings.roles == .standard ? "standard" : settings.policyPath ?? "given"))")
-            publish()
+            // Events the worker handled before the mixer was set here (the streams the daemon
+            // listed at once) found no mixer to enforce on: enforced now, after them.
+            worker.enqueue { self.enforceFocus() }
         } catch {
             logger.error("cannot start the PipeWire client (\(error)); going on without a system mixer")
         }
