@@ -23,6 +23,8 @@ final class MonitorLevels: Sendable {
         let levels: [Double]
         /// Its last sample's place in the recording, counted from the recording's start.
         let sample: UInt64
+        /// Its length in samples.
+        let samples: Int
     }
 
     /// Where a tone was heard between two times: how many windows, the first and last
@@ -30,9 +32,27 @@ final class MonitorLevels: Sendable {
     /// (a cycle the graph or the recorder dropped), in ms.
     struct ToneRun: Sendable {
         let windows: Int
-        let firstSample: UInt64?
-        let lastSample: UInt64?
+        let first: Window?
+        let last: Window?
         let recordingShortMs: Double
+
+        /// From the first window with the tone to the last, in ms of recording (each window
+        /// counted whole).
+        var recordedSpanMs: Double {
+            guard let first, let last else { return 0 }
+            return Double(last.sample - first.sample + UInt64(first.samples)) * 1000 / Double(MonitorLevels.sampleRate)
+        }
+
+        /// How much less the recording holds between those windows than the time between
+        /// them (samples the recorder or the graph dropped there), in ms; 0 under half a
+        /// window, the dates' own jitter.
+        var droppedInSpanMs: Double {
+            guard let first, let last, last.sample > first.sample else { return 0 }
+            let dated = Double(last.playedAt - min(last.playedAt, first.playedAt)) / 1e6
+            let recorded = Double(last.sample - first.sample) * 1000 / Double(MonitorLevels.sampleRate)
+            let dropped = dated - recorded
+            return dropped >= Double(first.samples) * 500 / Double(MonitorLevels.sampleRate) ? dropped : 0
+        }
     }
 
     static let sampleRate: UInt64 = 48000
@@ -89,7 +109,7 @@ final class MonitorLevels: Sendable {
                 let after = UInt64(samples - first / 2) * 1_000_000_000 / Self.sampleRate
                 made.append(Window(playedAt: now - min(now, after),
                                    levels: tones.map { PipeWireTestSystem.toneLevel(window, hertz: $0, skipping: 0) },
-                                   sample: recorded))
+                                   sample: recorded, samples: windowSamples))
             }
             pending.removeFirst(first)
             guard !made.isEmpty else { continue }
@@ -148,7 +168,7 @@ final class MonitorLevels: Sendable {
                 let spanned = Double(last.playedAt - min(last.playedAt, first.playedAt)) / 1e6
                 short = max(0, spanned - Double(last.sample - first.sample) * 1000 / Double(Self.sampleRate))
             }
-            return ToneRun(windows: heard.count, firstSample: heard.first?.sample, lastSample: heard.last?.sample, recordingShortMs: short)
+            return ToneRun(windows: heard.count, first: heard.first, last: heard.last, recordingShortMs: short)
         }
     }
 

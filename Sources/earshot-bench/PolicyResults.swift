@@ -34,8 +34,12 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
     /// The marker closing each prompt, and the monitor's window.
     let markerMilliseconds: Double
     let windowMilliseconds: Double
-    /// How much of the marker the speakers played, per prompt.
+    /// How much of the marker the speakers played, per prompt: from its first window to its
+    /// last, with what the recording dropped between them.
     let tailHeard: Figures
+    /// How many windows carried the marker, per prompt, in ms (short also where the
+    /// recording dropped samples).
+    let tailWindows: Figures
 
     /// The marker heard whole in every round, to within a window at each end.
     var tailGoalMet: Bool { tailHeard.min >= markerMilliseconds - 2 * windowMilliseconds }
@@ -85,9 +89,10 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
         lines.append("goal: p99 at most \(TableFormat.fixed(Self.newcomerGoalDB, 1)) dB above the duck: \(newcomerGoalMet ? "met" : "NOT met")")
         lines.append("""
             prompt's last \(Int(markerMilliseconds)) ms (a marker) heard at the speakers on a \(tailBufferMs) ms output buffer, \
-            \(tailHeard.samples) prompts: min \(TableFormat.fixed(tailHeard.min, 1)), p50 \(TableFormat.fixed(tailHeard.p50, 1)), \
+            \(tailHeard.samples) prompts, first window to last: min \(TableFormat.fixed(tailHeard.min, 1)), p50 \(TableFormat.fixed(tailHeard.p50, 1)), \
             max \(TableFormat.fixed(tailHeard.max, 1)) ms; missing at most \(TableFormat.fixed(max(0, markerMilliseconds - tailHeard.min), 1)) ms \
-            (windows of \(TableFormat.fixed(windowMilliseconds, 1)) ms)
+            (windows of \(TableFormat.fixed(windowMilliseconds, 1)) ms); windows with the marker: min \(TableFormat.fixed(tailWindows.min, 1)), \
+            p50 \(TableFormat.fixed(tailWindows.p50, 1)) ms
             """)
         lines.append("goal: nothing missing (within a window at each end): \(tailGoalMet ? "met" : "NOT met")")
         return lines.joined(separator: "\n")
