@@ -63,6 +63,11 @@ import Testing
             #expect(stat(home.appendingPathComponent("alice-take.wav").path, &info) == 0
                         && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the recording is not alice's")
 
+            // Alerts below EMERGENCY wait for the end of a recording pass-thru (capture-active).
+            let take = try #require(aliceTake.firstString, "\(aliceTake)")
+            try await fixture.waitFor(CaptureContract.PassThru.resultCode, of: take, CaptureContract.PassThru.interface.name,
+                                      on: capture, toBe: "SUCCESS")
+
             // An alert's FILE chunk plays when its caller may read the file, and is
             // FILE_NOT_FOUND for anyone else.
             let alerts = PolicyStack.alerts
