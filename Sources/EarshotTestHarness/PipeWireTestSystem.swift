@@ -63,6 +63,21 @@ public final class PipeWireTestSystem: Sendable {
         return environment
     }
 
+    /// Starts `/usr/bin/<name>` (logging to `<name>.log`) and waits, at most 10 s, until it
+    /// accepts connections at `socket`.
+    private func startDaemon(_ name: String, listeningAt socket: String) async throws {
+        let daemon = try ChildProcess(["/usr/bin/\(name)"], environment: daemonEnvironment,
+                                      logPath: directory.appendingPathComponent("\(name).log").path)
+        processes.withLock { $0.append(daemon) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !Self.accepts(socket) {
+            guard daemon.isRunning, ContinuousClock.now < deadline else {
+                throw HarnessError("\(name) did not start: \(log("\(name).log"))")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Starts `pipewire` and `wireplumber` and makes the two devices.
     public func startDaemons() async throws {
         // A daemon killed before leaves its socket behind: until the new one listens there,
@@ -70,32 +85,14 @@ public final class PipeWireTestSystem: Sendable {
         // daemon that accepts, not for the file.
         let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
         for stale in [socket, socket + ".lock"] { try? FileManager.default.removeItem(atPath: stale) }
-        let pipewire = try ChildProcess(["/usr/bin/pipewire"], environment: daemonEnvironment,
-                                        logPath: directory.appendingPathComponent("pipewire.log").path)
-        processes.withLock { $0.append(pipewire) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !Self.accepts(socket) {
-            guard pipewire.isRunning, ContinuousClock.now < deadline else {
-                throw HarnessError("pipewire did not start: \(log("pipewire.log"))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await startDaemon("pipewire", listeningAt: socket)
         let wireplumber = try ChildProcess(["/usr/bin/wireplumber"], environment: daemonEnvironment,
                                            logPath: directory.appendingPathComponent("wireplumber.log").path)
         processes.withLock { $0.append(wireplumber) }
         if pulse {
             let server = runtimeDirectory.appendingPathComponent("pulse/native").path
             try? FileManager.default.removeItem(atPath: server)
-            let pulse = try ChildProcess(["/usr/bin/pipewire-pulse"], environment: daemonEnvironment,
-                                         logPath: directory.appendingPathComponent("pipewire-pulse.log").path)
-            processes.withLock { $0.append(pulse) }
-            let started = ContinuousClock.now + .seconds(10)
-            while !Self.accepts(server) {
-                guard pulse.isRunning, ContinuousClock.now < started else {
-                    throw HarnessError("pipewire-pulse did not start: \(log("pipewire-pulse.log"))")
-                }
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await startDaemon("pipewire-pulse", listeningAt: server)
         }
         try await tool(["pw-cli", "create-node", "adapter",
                         "{ factory.name=support.null-audio-sink node.name=speakers media.class=Audio/Sink object.linger=true audio.position=[FL FR] }"])
