@@ -2,13 +2,11 @@ import EarshotSync
 import Glibc
 
 /// FFmpeg's AAC encoder (`aac_m4a_encoder.c` in CAACEncoder), built as the plugin
-/// `libEarshotAACEncoder.so` and loaded at the first AAC export.
+/// `libEarshotAACEncoder.so` and loaded at the first AAC export (`PluginLibrary`).
 ///
 /// libavcodec and libavformat bring dozens of libraries with them (codecs, TLS, image and
 /// network libraries, about 10 MiB of a process's memory and a part of its start time);
-/// a service that only exports AAC now and then maps them only once it does. The plugin
-/// is looked for in `EARSHOT_PLUGIN_DIR` when that is set, else next to the executable,
-/// then in `../lib/earshot` from it (where `deploy/install` puts it). Once loaded it stays.
+/// a service that only exports AAC now and then maps them only once it does.
 enum AACEncoderPlugin {
     static let fileName = "libEarshotAACEncoder.so"
 
@@ -37,41 +35,14 @@ enum AACEncoderPlugin {
         return unsafeBitCast(UnsafeRawPointer(bitPattern: address)!, to: Encode.self)
     }
 
-    /// The directories searched, in order.
-    static var searchDirectories: [String] {
-        if let configured = getenv("EARSHOT_PLUGIN_DIR") { return [String(cString: configured)] }
-        guard let executable = executableDirectory else { return [] }
-        return [executable, executable + "/../lib/earshot"]
-    }
-
-    private static var executableDirectory: String? {
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &path, path.count - 1)
-        guard length > 0 else { return nil }
-        let full = String(nulTerminated: path[0 ..< length])
-        guard let slash = full.lastIndex(of: "/") else { return nil }
-        return String(full[..<slash])
-    }
+    /// The directories searched, in order (`PluginLibrary.searchDirectories`).
+    static var searchDirectories: [String] { PluginLibrary.searchDirectories }
 
     /// Loads the plugin from the first of `directories` that holds it.
     static func load(from directories: [String]) -> Result<UInt, MediaError> {
-        var tried: [String] = []
-        for directory in directories {
-            let path = directory + "/" + fileName
-            guard access(path, F_OK) == 0 else {
-                tried.append(path)
-                continue
-            }
-            guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-                let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
-                return .failure(.io("AAC encoding is unavailable: cannot load \(path): \(reason)"))
-            }
-            guard let symbol = dlsym(handle, "earshot_encode_aac_m4a") else {
-                return .failure(.io("AAC encoding is unavailable: \(path) has no earshot_encode_aac_m4a"))
-            }
-            return .success(UInt(bitPattern: symbol))
-        }
-        return .failure(.io("AAC encoding is unavailable: \(fileName) is not installed (looked for "
-                            + tried.joined(separator: ", ") + "; EARSHOT_PLUGIN_DIR names another directory)"))
+        let feature = "AAC encoding"
+        return PluginLibrary.load(fileName, feature: feature, from: directories)
+            .flatMap { $0.function("earshot_encode_aac_m4a", feature: feature) }
+            .mapError { MediaError.io($0.message) }
     }
 }

@@ -1,0 +1,65 @@
+import Glibc
+
+/// A plugin of Earshot's own: a shared library of C functions that a service loads on
+/// first use, so that the libraries it brings are mapped only by a process that needs
+/// them. Plugins are looked for in `EARSHOT_PLUGIN_DIR` when that is set, else next to the
+/// executable, then in `../lib/earshot` from it (where `deploy/install` puts them). Once
+/// loaded a plugin stays loaded.
+public struct PluginLibrary: Sendable {
+    /// Where it was loaded from.
+    public let path: String
+    /// `dlopen`'s handle, as an integer (which is Sendable); never closed.
+    private let handle: UInt
+
+    /// Why a plugin or one of its functions is unavailable, in a sentence that names what
+    /// was looked for and where.
+    public struct Unavailable: Error, Sendable, Equatable {
+        public let message: String
+        public init(message: String) { self.message = message }
+    }
+
+    /// The directories searched, in order.
+    public static var searchDirectories: [String] {
+        if let configured = getenv("EARSHOT_PLUGIN_DIR") { return [String(cString: configured)] }
+        guard let executable = executableDirectory else { return [] }
+        return [executable, executable + "/../lib/earshot"]
+    }
+
+    private static var executableDirectory: String? {
+        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &path, path.count - 1)
+        guard length > 0 else { return nil }
+        let full = String(nulTerminated: path[0 ..< length])
+        guard let slash = full.lastIndex(of: "/") else { return nil }
+        return String(full[..<slash])
+    }
+
+    /// Loads `fileName` from the first of `directories` that holds it. `feature` names what
+    /// the plugin gives ("AAC encoding") for the error's message.
+    public static func load(_ fileName: String, feature: String,
+                            from directories: [String] = searchDirectories) -> Result<PluginLibrary, Unavailable> {
+        var tried: [String] = []
+        for directory in directories {
+            let path = directory + "/" + fileName
+            guard access(path, F_OK) == 0 else {
+                tried.append(path)
+                continue
+            }
+            guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+                let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+                return .failure(Unavailable(message: "\(feature) is unavailable: cannot load \(path): \(reason)"))
+            }
+            return .success(PluginLibrary(path: path, handle: UInt(bitPattern: handle)))
+        }
+        return .failure(Unavailable(message: "\(feature) is unavailable: \(fileName) is not installed (looked for "
+                                    + tried.joined(separator: ", ") + "; EARSHOT_PLUGIN_DIR names another directory)"))
+    }
+
+    /// The address of the function `name`, as an integer.
+    public func function(_ name: String, feature: String) -> Result<UInt, Unavailable> {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: handle), name) else {
+            return .failure(Unavailable(message: "\(feature) is unavailable: \(path) has no \(name)"))
+        }
+        return .success(UInt(bitPattern: symbol))
+    }
+}
