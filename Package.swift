@@ -52,6 +52,9 @@ let package = Package(
         .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
         // FFmpeg's AAC encoder, loaded by earshot-pieces at its first AAC export.
         .library(name: "EarshotAACEncoder", type: .dynamic, targets: ["CAACEncoder"]),
+        // WebRTC's echo cancellation and noise suppression, loaded by earshot-capture at the
+        // first pass-thru that asks for them.
+        .library(name: "EarshotSpeechProcessing", type: .dynamic, targets: ["CSpeechProcessing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -127,6 +130,18 @@ let package = Package(
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
 
+        // Echo cancellation and noise suppression for capture: WebRTC's audio processing
+        // module (C++; the engine of PipeWire's echo-cancel), behind a C API in a plugin of
+        // its own (it brings libstdc++ and the module, 1-2 MiB, into a process that uses
+        // it), and the Swift side, which loads the plugin and never links it.
+        .systemLibrary(name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing",
+                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        // (pkg-config's include directory reaches C++ through the system library; its two
+        // defines do not, and are given here.)
+        .target(name: "CSpeechProcessing", dependencies: ["CWebRTCAudioProcessing"],
+                cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")], linkerSettings: cOnlyLinking),
+        .target(name: "EarshotSpeechProcessing", dependencies: ["EarshotSync"]),
+
         // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
         .target(name: "CaptureCore", dependencies: ["ContractCore", "CSpeexDSP"]),
         // Opening a file with a bus caller's file-system identity: on one thread (fsuid), or
@@ -137,7 +152,7 @@ let package = Package(
         .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
+            "CaptureCore", "EarshotSpeechProcessing", "EarshotVoice", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking),
@@ -236,7 +251,7 @@ let package = Package(
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
             "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
-            "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire",
+            "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire", "EarshotSpeechProcessing", "EarshotCabinSound", "CSpeexDSP",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -246,6 +261,9 @@ let package = Package(
 
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync"]),
+        // A car's sound for the speech-processing tests and benchmark (speech, echo, noise);
+        // optimised in every build: its echo is made by convolution.
+        .target(name: "EarshotCabinSound", dependencies: ["ContractCore", "EarshotVoice", "EarshotTestHarness"], swiftSettings: [.unsafeFlags(["-O"])]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
 
@@ -259,6 +277,8 @@ let package = Package(
         .testTarget(name: "EarshotVoiceTests", dependencies: [
             "ContractCore", "EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
         .testTarget(name: "EarshotMediaTests", dependencies: ["EarshotMedia", "EarshotSync"]),
+        .testTarget(name: "EarshotSpeechProcessingTests", dependencies: [
+            "EarshotSpeechProcessing", "EarshotSync", "EarshotCabinSound", "EarshotTestHarness"]),
         .testTarget(name: "PiecesCoreTests", dependencies: ["PiecesCore", "ContractCore"]),
         .testTarget(name: "EarshotClientTests", dependencies: [
             "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotTestHarness",
@@ -289,6 +309,7 @@ let package = Package(
             "EarshotContract", "CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
             "CaptureCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
+            "EarshotCabinSound",
         ]),
         // Hardening: every service fuzzed over the bus, under load, through faults, and
         // behind the system-bus policy.
