@@ -23,10 +23,11 @@ public struct PassThru: Sendable {
     private var chunker: Chunker
     private var silence: SilenceTracker?
 
-    /// Starts in `prompting` when the request has a prompt, else in `recording`.
+    /// Starts in `prompting` when the request has a prompt to wait for, else (no prompt, or
+    /// `BargeIn`: recording starts with the prompt) in `recording`.
     public init(request: PassThruRequest, detector: (any VoiceActivityDetector)? = nil) {
         self.request = request
-        phase = request.initialPrompt.isEmpty ? .recording : .prompting
+        phase = request.initialPrompt.isEmpty || request.bargesIn ? .recording : .prompting
         chunker = Chunker(sampleRate: request.samplingRate, chunkMs: request.chunkMs, bytesPerFrame: request.bytesPerFrame)
         if request.endOnSilenceMs > 0 {
             silence = SilenceTracker(endAfterMs: request.endOnSilenceMs, format: .init(request: request),
@@ -35,9 +36,10 @@ public struct PassThru: Sendable {
     }
 
     /// The prompt finished: spoken, or not (the alert service is absent or failed), in
-    /// which case a successful end becomes WARNINGS. Recording starts.
+    /// which case a successful end becomes WARNINGS. Recording starts, unless it started
+    /// with the prompt.
     public mutating func promptFinished(spoken: Bool) {
-        guard phase == .prompting else { return }
+        guard phase != .finished else { return }
         if !spoken { promptFailed = true }
         phase = .recording
     }

@@ -20,6 +20,23 @@ public struct PassThruRequest: Sendable, Equatable {
     public var outputPath: String?
     /// How the owner receives the audio.
     public var delivery: Delivery = .signals
+    /// How hard road noise is suppressed in what the owner gets.
+    public var noiseSuppression: NoiseSuppression = .off
+    /// Recording starts with the prompt, not after it, and the prompt's own sound is
+    /// cancelled from the audio (only with an `InitialPrompt`).
+    public var bargeIn = false
+
+    /// `NoiseSuppression`'s levels.
+    public enum NoiseSuppression: String, Sendable, Equatable, CaseIterable {
+        case off, moderate, high
+    }
+
+    /// Whether the captured audio goes through speech processing (echo cancellation, noise
+    /// suppression) before anyone gets it; otherwise it is exactly what the device read.
+    public var processesSpeech: Bool { noiseSuppression != .off || bargesIn }
+
+    /// Whether recording starts with the prompt.
+    public var bargesIn: Bool { bargeIn && !initialPrompt.isEmpty }
 
     /// `Delivery`: chunks as `AudioPassThru` signals, through `OpenStream`'s pipe, or both.
     public enum Delivery: String, Sendable, Equatable, CaseIterable {
@@ -104,6 +121,31 @@ public enum PassThruRules {
             throw .invalidData(.delivery, "'\(name)' is not one of \(PassThruRequest.Delivery.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return delivery
+    }
+
+    public static func noiseSuppression(_ name: String) throws(RuleViolation) -> PassThruRequest.NoiseSuppression {
+        guard let level = PassThruRequest.NoiseSuppression(rawValue: name) else {
+            throw .invalidData(.noiseSuppression, "'\(name)' is not one of "
+                               + PassThruRequest.NoiseSuppression.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return level
+    }
+
+    /// The rates speech processing works at: a 10 ms frame is a whole number of samples.
+    public static let processingRates: [UInt32] = [8000, 16000, 44100, 48000]
+
+    /// Speech processing works on 10 ms frames: at one of `processingRates`, with chunks a
+    /// whole number of them.
+    public static func checkProcessing(_ request: PassThruRequest) throws(RuleViolation) {
+        guard request.processesSpeech else { return }
+        let asked = request.noiseSuppression != .off ? EarshotField.noiseSuppression.name : EarshotField.bargeIn.name
+        guard processingRates.contains(request.samplingRate) else {
+            throw .invalidData(.samplingRate, "\(request.samplingRate) Hz cannot be processed (\(asked)): "
+                               + "\(processingRates.map(String.init).joined(separator: ", ")) can")
+        }
+        guard request.chunkMs % 10 == 0 else {
+            throw .invalidData(.chunkMs, "\(request.chunkMs) ms is not a multiple of 10 ms, which \(asked) needs")
+        }
     }
 
     public static func displayText(_ text: String, field: String) throws(RuleViolation) -> String {

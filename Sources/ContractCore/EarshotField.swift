@@ -10,6 +10,9 @@ public enum EarshotField: String, Sendable, CaseIterable {
     case initialPrompt = "InitialPrompt"
     case outputPath = "OutputPath"
     case delivery = "Delivery"
+    case chunkMs = "ChunkMs"
+    case noiseSuppression = "NoiseSuppression"
+    case bargeIn = "BargeIn"
 
     // Alerts' PresentAlert.
     case text = "Text"

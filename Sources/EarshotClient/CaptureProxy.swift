@@ -20,8 +20,13 @@ public struct AudioPassThruRequest: Sendable {
     public var outliveOwner = false
     public var outputPath: String?
     public var delivery: Delivery = .signals
+    /// Road noise suppressed in the audio (`NoiseSuppression`).
+    public var noiseSuppression: NoiseSuppression = .off
+    /// Recording starts with the prompt, its sound cancelled (`BargeIn`).
+    public var bargeIn = false
 
     public enum Delivery: String, Sendable { case signals, stream, both }
+    public enum NoiseSuppression: String, Sendable, CaseIterable { case off, moderate, high }
 
     public init(samplingRate: UInt32 = 16000, bitsPerSample: UInt32 = 16, maxDurationMs: UInt32) {
         self.samplingRate = samplingRate
@@ -42,6 +47,8 @@ public struct AudioPassThruRequest: Sendable {
         values[CaptureKeys.endOnSilenceMs] = endOnSilenceMs.map(DBusValue.uint32)
         if outliveOwner { values[CaptureKeys.outliveOwner] = .boolean(true) }
         values[CaptureKeys.outputPath] = outputPath.map(DBusValue.string)
+        if noiseSuppression != .off { values[CaptureKeys.noiseSuppression] = .string(noiseSuppression.rawValue) }
+        if bargeIn { values[CaptureKeys.bargeIn] = .boolean(true) }
         return values
     }
 }

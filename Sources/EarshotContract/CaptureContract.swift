@@ -28,7 +28,7 @@ public enum CaptureContract {
                 rules: [CommonKeys.speechRule], error: CommonKeys.invalidData)
             public static let displayText1 = CommonKeys.text("DisplayText1", doc: "The HMI's first line while it records.")
             public static let displayText2 = CommonKeys.text("DisplayText2", doc: "The HMI's second line while it records.")
-            public static let chunkMs = OptionKey("ChunkMs", "u", doc: "Audio per AudioPassThru signal.", default: "100",
+            public static let chunkMs = OptionKey(.chunkMs, "u", doc: "Audio per AudioPassThru signal.", default: "100",
                                                   rules: [.range(10...1000, unit: "ms")], error: CommonKeys.invalidData)
             public static let endOnSilenceMs = OptionKey(
                 "EndOnSilenceMs", "u", doc: "End with SUCCESS after this much silence following speech; 0 is off.",
@@ -40,12 +40,23 @@ public enum CaptureContract {
             public static let delivery = OptionKey(
                 .delivery, "s", doc: "Chunks as AudioPassThru signals, only through OpenStream's pipe, or both.",
                 default: "signals", rules: [.oneOf(["signals", "stream", "both"])], error: CommonKeys.invalidData)
+            public static let noiseSuppression = OptionKey(
+                .noiseSuppression, "s",
+                doc: "Suppress steady noise (road, fan) in the audio: off, moderate or high. Not off: 8000, 16000, 44100 or "
+                    + "48000 Hz and a ChunkMs that is a multiple of 10.",
+                default: "off", rules: [.oneOf(["off", "moderate", "high"])], error: CommonKeys.invalidData)
+            public static let bargeIn = OptionKey(
+                .bargeIn, "b",
+                doc: "With an InitialPrompt: record from the prompt's start, so the user can talk over it, with the prompt's "
+                    + "own sound cancelled from the audio (echo cancellation against the prompt as rendered). Same rates "
+                    + "and ChunkMs as NoiseSuppression.",
+                default: "false")
         }
 
         public static let requestKeys = [
             Keys.samplingRate, Keys.bitsPerSample, Keys.audioType, Keys.maxDuration, Keys.muteAudio, Keys.initialPrompt,
             Keys.displayText1, Keys.displayText2, Keys.chunkMs, Keys.endOnSilenceMs, Keys.outliveOwner, Keys.outputPath,
-            Keys.delivery,
+            Keys.delivery, Keys.noiseSuppression, Keys.bargeIn,
         ]
 
         public static let performAudioPassThru = MethodDeclaration(

@@ -19,7 +19,7 @@ struct EarshotBench: AsyncParsableCommand {
             mode) for the capture benchmark, and `./deploy/earshot-dev bench alerts` (which also \
             builds earshot-alerts in release mode) for the alerts benchmark.
             """,
-        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, AlertsBenchmarkCommand.self, SessionBenchmarkCommand.self, PolicyBenchmarkCommand.self, PiecesBenchmarkCommand.self, FootprintBenchmarkCommand.self, QuietBenchmarkCommand.self, FuzzCommand.self, LoadCommand.self, ServeEchoCommand.self,
+        subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, AlertsBenchmarkCommand.self, SessionBenchmarkCommand.self, PolicyBenchmarkCommand.self, PiecesBenchmarkCommand.self, FootprintBenchmarkCommand.self, QuietBenchmarkCommand.self, EchoCancellationBenchmarkCommand.self, FuzzCommand.self, LoadCommand.self, ServeEchoCommand.self,
                       LinkOrderCommand.self])
 }
 

@@ -2,6 +2,8 @@ import CaptureCore
 import EarshotALSA
 import EarshotContract
 import EarshotDBus
+import EarshotSpeechProcessing
+import EarshotVoice
 import FoundationEssentials
 import Glibc
 import Logging
@@ -38,6 +40,11 @@ final class PassThruSession: DirectCaptureConsumer {
     /// `OutputPath`'s file, when asked for.
     private let output: WaveOutput?
     private let watcher = Locked<Task<Void, Never>?>(nil)
+    /// Echo cancellation and noise suppression (`NoiseSuppression`, `BargeIn`), applied on
+    /// the reading thread to every read before anything else sees it; nil when the request
+    /// asks for neither, and the audio is then exactly what the device read. Its lock is
+    /// taken by the reading thread and, once, by the task giving it the prompt's audio.
+    private let speech: Mutex<SpeechProcessor>?
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
@@ -50,6 +57,19 @@ final class PassThruSession: DirectCaptureConsumer {
         self.service = service
         path = try CaptureInterfaces.managerPath.appending("PassThru").appending(String(id))
         core = Locked(PassThru(request: request))
+        if request.processesSpeech {
+            guard request.channels == 1 else {
+                throw .earshot(.unsupportedResource, "speech processing takes a mono input; the input in use gives \(request.channels) channels")
+            }
+            do {
+                speech = Mutex(try SpeechProcessor(rate: Int(request.samplingRate), echoCancel: request.bargesIn,
+                                                   noise: Self.noise(request.noiseSuppression)))
+            } catch {
+                throw .earshot(.unsupportedResource, error.message)
+            }
+        } else {
+            speech = nil
+        }
         let periodFrames = CapturePeriod.frames(for: request, sessionLimitSeconds: input.periodLimitSeconds)
         let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
         do {
@@ -61,7 +81,7 @@ final class PassThruSession: DirectCaptureConsumer {
             default: throw .earshot(.genericError, error.description)
             }
         }
-        let phase = request.initialPrompt.isEmpty ? PassThru.Phase.recording : .prompting
+        let phase = core.withLock { $0.phase }
         // The interface's handlers refer to `self`, so it is exported last.
         let interface = CaptureInterfaces.passThruInterface(self)
         do {
@@ -108,6 +128,12 @@ final class PassThruSession: DirectCaptureConsumer {
             record()
             return
         }
+        if request.bargesIn {
+            // Recording starts with the prompt; the audio session is claimed after it, as
+            // without BargeIn, so the prompt is not muted as other audio.
+            startReading()
+            renderPromptForCancelling()
+        }
         Task {
             let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger) { [weak self] end in
                 self?.promptWillEnd(atUs: end)
@@ -117,8 +143,40 @@ final class PassThruSession: DirectCaptureConsumer {
                 return state.phase == .recording
             }
             guard recording else { return }
+            if request.bargesIn {
+                await service.claimAudio(for: id, muteAudio: request.muteAudio)
+                if !core.withLock({ $0.phase == .recording }) { service.sessionClaims.release(for: id) }
+                return
+            }
             setProperty(Members.state, .string(PassThru.Phase.recording.rawValue))
             record()
+        }
+    }
+
+    /// The prompt as the alert service renders it (the same renderer, at the pass-thru's
+    /// rate), given to the echo canceller as starting with the first read: it is heard
+    /// later, by a delay the canceller measures.
+    private func renderPromptForCancelling() {
+        let chunks = request.initialPrompt
+        let rate = Int(request.samplingRate)
+        Task.detached { [weak self, logger] in
+            let rendered: [Float]
+            do {
+                let segments = try AlertAudioRenderer(sampleRate: rate).renderAll(chunks, playTone: false, skippingUnreadableFiles: true)
+                rendered = segments.segments.joined().map { Float($0) / 32768 }
+            } catch {
+                logger.warning("the prompt cannot be rendered for echo cancellation: \(error)")
+                return
+            }
+            self?.speech?.withLock { $0.play(rendered, startedAt: 0) }
+        }
+    }
+
+    private static func noise(_ level: PassThruRequest.NoiseSuppression) -> SpeechProcessor.Noise {
+        switch level {
+        case .off: .off
+        case .moderate: .moderate
+        case .high: .high
         }
     }
 
@@ -175,9 +233,16 @@ final class PassThruSession: DirectCaptureConsumer {
 
     private func startReading() {
         // Only signals carry each chunk's time; the first read's sets the end.
-        stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, direct: onlyPipesTakeAudio ? self : nil,
+        stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, direct: readsGoStraightToPipes ? self : nil,
                      onData: { [self] bytes, _, monotonicUs in
-            captured(bytes, monotonicUs: monotonicUs)
+            if request.processesSpeech {
+                var processed = bytes
+                let bits = Int(request.bitsPerSample)
+                speech?.withLock { $0.process(pcm: &processed, bitsPerSample: bits) }
+                captured(processed, monotonicUs: monotonicUs)
+            } else {
+                captured(bytes, monotonicUs: monotonicUs)
+            }
         }, onEnd: { [self] error in
             if let error {
                 logger.error("pass-thru \(id): capture failed: \(error)")
@@ -208,7 +273,7 @@ final class PassThruSession: DirectCaptureConsumer {
         }
         if let outcome {
             finish(outcome)
-        } else if onlyPipesTakeAudio {
+        } else if readsGoStraightToPipes {
             // Reads came here, not straight to the pipes: once they keep up again, they may.
             stream.redirect()
         }
@@ -330,6 +395,9 @@ final class PassThruSession: DirectCaptureConsumer {
 
     /// Whether the pipes are the audio's only way out: no signals, no file.
     private var onlyPipesTakeAudio: Bool { !request.delivery.sendsSignals && output == nil }
+    /// Whether reads may go from the reading thread straight to the pipes: they are the only
+    /// way out and nothing processes the audio first.
+    private var readsGoStraightToPipes: Bool { onlyPipesTakeAudio && !request.processesSpeech }
 
     /// The pipes, while reads may be written to them straight from the reading thread: all
     /// open ones keep up, and the pass-thru records with nothing waiting to be cut.

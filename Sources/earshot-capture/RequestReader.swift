@@ -28,6 +28,9 @@ enum RequestReader {
             if let prompt = try options.get(Keys.initialPrompt, as: DBusValue.self) {
                 request.initialPrompt = try PassThruRules.initialPrompt(try prompt.speechPairs(field: Keys.initialPrompt.name))
             }
+            request.noiseSuppression = try PassThruRules.noiseSuppression(try options.require(Keys.noiseSuppression))
+            request.bargeIn = try options.require(Keys.bargeIn)
+            try PassThruRules.checkProcessing(request)
             for (index, chunk) in request.initialPrompt.enumerated() where chunk.kind == .file {
                 guard FileManager.default.isReadableFile(atPath: chunk.text) else {
                     throw RuleViolation(.fileNotFound, field: "\(Keys.initialPrompt.name)[\(index)]", "cannot read \(chunk.text)")

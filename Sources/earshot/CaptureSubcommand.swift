@@ -48,11 +48,23 @@ struct CaptureSubcommand: ClientCommand {
     @Option(name: .customLong("display-text"), help: ArgumentHelp("A line the HMI shows during the capture.", valueName: "text"))
     var displayText: String?
 
+    @Option(name: .customLong("noise-suppression"),
+            help: ArgumentHelp("Suppress road noise in the audio: off, moderate or high (8000, 16000, 44100 or 48000 Hz).",
+                               valueName: "level"))
+    var noiseSuppression: String = "off"
+
+    @Flag(name: .customLong("barge-in"),
+          help: "With --prompt: record from the prompt's start, so you can talk over it; the prompt's sound is cancelled.")
+    var bargeIn = false
+
     @Flag(name: .customLong("no-meter"), help: "Do not show the level meter, even on a terminal.")
     var noMeter = false
 
     func validate() throws {
         guard bits == 8 || bits == 16 else { throw ValidationError("--bits must be 8 or 16, not \(bits)") }
+        guard AudioPassThruRequest.NoiseSuppression(rawValue: noiseSuppression) != nil else {
+            throw ValidationError("--noise-suppression must be off, moderate or high, not \(noiseSuppression)")
+        }
     }
 
     var request: AudioPassThruRequest {
@@ -61,6 +73,8 @@ struct CaptureSubcommand: ClientCommand {
         request.endOnSilenceMs = endOnSilenceMs
         request.chunkMs = chunkMs
         request.displayText1 = displayText
+        request.noiseSuppression = AudioPassThruRequest.NoiseSuppression(rawValue: noiseSuppression) ?? .off
+        request.bargeIn = bargeIn
         return request
     }
 

@@ -53,6 +53,22 @@ import Testing
         #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("FILE", "relative.wav")]) }
     }
 
+    /// Speech processing needs whole 10 ms frames: a rate that has them and chunks of them.
+    @Test func processingNeedsWholeTenMillisecondFrames() throws {
+        var request = PassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 1000)
+        try PassThruRules.checkProcessing(request)
+        request.samplingRate = 22050
+        try PassThruRules.checkProcessing(request)  // nothing asked: nothing checked
+        request.noiseSuppression = try PassThruRules.noiseSuppression("moderate")
+        #expect(throws: RuleViolation.self) { try PassThruRules.checkProcessing(request) }
+        request.samplingRate = 44100
+        try PassThruRules.checkProcessing(request)
+        request.chunkMs = 25
+        let violation = #expect(throws: RuleViolation.self) { try PassThruRules.checkProcessing(request) }
+        #expect(violation?.field == EarshotField.chunkMs.name)
+        #expect(throws: RuleViolation.self) { try PassThruRules.noiseSuppression("loud") }
+    }
+
     @Test func resultMapping() {
         let table: [(EndReason, ResultCode, Bool)] = [
             (.timeout, .success, true), (.done, .success, true), (.end, .success, true), (.silence, .success, true),

@@ -127,6 +127,25 @@ import Testing
         #expect(passThru.outcome?.success == true)
     }
 
+    /// `BargeIn`: recording runs from the start, with the prompt; a prompt that was not
+    /// spoken still makes a successful end WARNINGS.
+    @Test func bargeInRecordsWithThePrompt() {
+        var passThru = PassThru(request: Self.request {
+            $0.initialPrompt = [SpeechChunk(kind: .text, text: "Speak now")]
+            $0.bargeIn = true
+        })
+        #expect(passThru.phase == .recording)
+        _ = passThru.capture([UInt8](repeating: 0, count: 1600 * 2), monotonicUs: 0)
+        #expect(passThru.framesCaptured == 1600)
+        passThru.promptFinished(spoken: false)
+        #expect(passThru.phase == .recording)
+        #expect(passThru.framesCaptured == 1600)
+        _ = passThru.end(.done, monotonicUs: 0)
+        #expect(passThru.outcome?.resultCode == .warnings)
+        // Without a prompt, BargeIn changes nothing and processes nothing.
+        #expect(!Self.request { $0.bargeIn = true }.processesSpeech)
+    }
+
     @Test func silenceAfterSpeechEndsWithSuccess() throws {
         let speech = try SpeechSamples.speech("Hello there")
         var request = PassThruRequest(samplingRate: SpeechSamples.rate, bitsPerSample: 16, maxDurationMs: 20_000)
