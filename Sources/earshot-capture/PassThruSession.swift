@@ -129,9 +129,10 @@ final class PassThruSession: DirectCaptureConsumer {
             return
         }
         if request.bargesIn {
-            // Recording starts with the prompt; the audio session is claimed after it, as
-            // without BargeIn, so the prompt is not muted as other audio.
-            startReading()
+            // Recording starts with the prompt, once the service has rendered it for the
+            // canceller (as long as the alert service takes to render it before playing);
+            // the audio session is claimed after the prompt, as without BargeIn, so the
+            // prompt is not muted as other audio.
             renderPromptForCancelling()
         }
         Task {
@@ -153,22 +154,22 @@ final class PassThruSession: DirectCaptureConsumer {
         }
     }
 
-    /// The prompt as the alert service renders it (the same renderer, at the pass-thru's
-    /// rate), given to the echo canceller as starting with the first read: it is heard
-    /// later, by a delay the canceller measures.
+    /// Renders the prompt as the alert service does (the same renderer, at the pass-thru's
+    /// rate), gives it to the echo canceller as starting with the first read (it is heard
+    /// later, by a delay the canceller measures), then starts reading.
     private func renderPromptForCancelling() {
         let chunks = request.initialPrompt
         let rate = Int(request.samplingRate)
-        Task.detached { [weak self, logger] in
-            let rendered: [Float]
+        Task.detached { [self] in
             do {
                 let segments = try AlertAudioRenderer(sampleRate: rate).renderAll(chunks, playTone: false, skippingUnreadableFiles: true)
-                rendered = segments.segments.joined().map { Float($0) / 32768 }
+                let rendered = segments.segments.joined().map { Float($0) / 32768 }
+                speech?.withLock { $0.play(rendered, startedAt: 0) }
             } catch {
-                logger.warning("the prompt cannot be rendered for echo cancellation: \(error)")
-                return
+                logger.warning("pass-thru \(id): the prompt cannot be rendered for echo cancellation, recording without: \(error)")
             }
-            self?.speech?.withLock { $0.play(rendered, startedAt: 0) }
+            guard core.withLock({ $0.phase == .recording }) else { return }
+            startReading()
         }
     }
 
