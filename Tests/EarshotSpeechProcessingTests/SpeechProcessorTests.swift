@@ -70,9 +70,9 @@ import Testing
         #expect(erle >= 25, "music's echo \(String(format: "%.1f", erle)) dB down after the first second")
     }
 
-    /// A driver talking over the music is kept: within 6 dB (the canceller's suppression of
+    /// A driver talking over the music is kept: within 8 dB (the canceller's suppression of
     /// what its filter leaves takes some of a voice that overlaps the far end; measured
-    /// 3.8 dB down).
+    /// 5.2 dB down).
     @Test func theDriverTalkingOverMusicKeepsTheirLevel() throws {
         let far = S.music(seconds: 7)
         let count = far.count
@@ -84,7 +84,7 @@ import Testing
         let output = try Self.processed(microphone, far: far, echoCancel: true, noise: .off)
         let speaking = start ..< min(count, start + voice.count)
         let level = S.decibels(S.energy(output, speaking) / S.energy(driver, speaking))
-        #expect(abs(level) <= 6, "the driver at \(String(format: "%+.1f", level)) dB")
+        #expect(abs(level) <= 8, "the driver at \(String(format: "%+.1f", level)) dB")
     }
 
     /// Road noise at 5 dB SNR: with high suppression the SNR improves by 10 dB or more and
