@@ -109,6 +109,32 @@ public enum CabinSound {
 
     public static func decibels(_ ratio: Double) -> Double { 10 * log10(ratio) }
 
+    /// `voice` spoken `start` samples into a microphone that also hears brown road noise
+    /// at `snrDb` below the voice: the voice alone (as long as the microphone), the
+    /// microphone, and where the voice speaks. Half a second of noise follows the voice.
+    public static func voiceInRoadNoise(_ voice: [Float], at start: Int, snrDb: Double = 5, seed: UInt64 = 11)
+        -> (driver: [Float], microphone: [Float], speaking: Range<Int>) {
+        let count = whole(start + voice.count + rate / 2)
+        let driver = placed(scaled(voice, toRMS: 0.08), at: start, count: count)
+        let speaking = start ..< start + voice.count
+        let noise = brownNoise(count: count, rms: rms(driver, speaking) / Float(pow(10, snrDb / 20)), seed: seed)
+        return (driver, sum(driver, noise), speaking)
+    }
+
+    /// The SNR (dB) of `signal`: its power where the voice speaks, less the noise's, over
+    /// its power in `quiet` (noise alone).
+    public static func snr(_ signal: [Float], speaking: Range<Int>, quiet: Range<Int>) -> Double {
+        let speech = energy(signal, speaking) / Double(speaking.count), noise = energy(signal, quiet) / Double(quiet.count)
+        return decibels((speech - noise) / noise)
+    }
+
+    /// The voice's level (dB) in `output` against `driver` alone: the output's power where
+    /// the voice speaks, less its power in `quiet`.
+    public static func voiceLevel(_ output: [Float], of driver: [Float], speaking: Range<Int>, quiet: Range<Int>) -> Double {
+        let speech = energy(output, speaking) / Double(speaking.count) - energy(output, quiet) / Double(quiet.count)
+        return decibels(speech / (energy(driver, speaking) / Double(speaking.count)))
+    }
+
     /// A frame count that is a whole number of 10 ms frames.
     public static func whole(_ count: Int) -> Int { count / (rate / 100) * (rate / 100) }
 }

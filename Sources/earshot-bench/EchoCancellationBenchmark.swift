@@ -119,10 +119,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         let noiseOnly = rate ..< talkStart - rate / 10
         let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)))
         let noisy = S.sum(driver, road)
-        func snr(_ signal: [Float]) -> Double {
-            let speech = S.energy(signal, talking) / Double(talking.count), noise = S.energy(signal, noiseOnly) / Double(noiseOnly.count)
-            return S.decibels((speech - noise) / noise)
-        }
+        func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: talking, quiet: noiseOnly) }
         print("")
         print("Noise suppression (high), brown road noise at \(TableFormat.fixed(snr(noisy), 1)) dB SNR")
         let noiseWidths = [-10, 12, 12, 14]
@@ -130,8 +127,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         var noiseGoal: [Engine: Bool] = [:]
         for engine in Engine.allCases {
             let (output, cpu) = try process(engine, near: noisy, far: [], echoCancel: false, noise: true)
-            let speechOut = S.energy(output, talking) / Double(talking.count) - S.energy(output, noiseOnly) / Double(noiseOnly.count)
-            let level = S.decibels(speechOut / (S.energy(driver, talking) / Double(talking.count)))
+            let level = S.voiceLevel(output, of: driver, speaking: talking, quiet: noiseOnly)
             let gain = snr(output) - snr(noisy)
             noiseGoal[engine] = gain >= 10 && abs(level) <= 3
             print(TableFormat.row([engine.rawValue, TableFormat.fixed(gain, 1), TableFormat.fixed(level, 1),

@@ -32,13 +32,9 @@ import Testing
     /// Road noise at 5 dB SNR: with `NoiseSuppression high` the SNR improves by at least
     /// 10 dB and the voice's level stays within 3 dB.
     @Test func highNoiseSuppressionCleansRoadNoise() async throws {
-        let voice = try Self.sounds.get().driver
         let start = 3 * Self.rate
-        let count = S.whole(start + voice.count + Self.rate / 2)
-        let driver = S.placed(S.scaled(voice, toRMS: 0.08), at: start, count: count)
-        let speaking = start ..< start + voice.count
-        let noise = S.brownNoise(count: count, rms: S.rms(driver, speaking) / Float(pow(10, 5.0 / 20)))
-        let microphone = S.sum(driver, noise)
+        let (driver, microphone, speaking) = S.voiceInRoadNoise(try Self.sounds.get().driver, at: start)
+        let count = microphone.count
         try await CaptureFixture.with(input: S.pcm16(microphone)) { capture in
             #expect(try !capture.service.maps("libwebrtc_audio_processing"), "WebRTC's module mapped before any processing")
             let recording = try await capture.record(Self.request(durationMs: count * 1000 / Self.rate, [
@@ -49,12 +45,8 @@ import Testing
             let output = S.samples(pcm16: recording.bytes)
             try #require(output.count == count, "\(output.count) samples of \(count)")
             let quiet = Self.rate ..< start - Self.rate / 10
-            func snr(_ signal: [Float]) -> Double {
-                let speech = S.energy(signal, speaking) / Double(speaking.count), noise = S.energy(signal, quiet) / Double(quiet.count)
-                return S.decibels((speech - noise) / noise)
-            }
-            let speechOut = S.energy(output, speaking) / Double(speaking.count) - S.energy(output, quiet) / Double(quiet.count)
-            let level = S.decibels(speechOut / (S.energy(driver, speaking) / Double(speaking.count)))
+            func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: speaking, quiet: quiet) }
+            let level = S.voiceLevel(output, of: driver, speaking: speaking, quiet: quiet)
             #expect(snr(output) - snr(microphone) >= 10, "SNR \(snr(microphone)) → \(snr(output)) dB")
             #expect(abs(level) <= 3, "the voice at \(level) dB")
         }

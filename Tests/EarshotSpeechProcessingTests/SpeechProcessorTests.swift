@@ -90,24 +90,14 @@ import Testing
     /// Road noise at 5 dB SNR: with high suppression the SNR improves by 10 dB or more and
     /// the voice's level stays within 3 dB.
     @Test func roadNoiseIsSuppressedAndTheVoiceKept() throws {
-        let voice = try S.speech(Self.driverText, voice: "en-us+f3")
         let start = 3 * Self.rate
-        let count = S.whole(start + voice.count + Self.rate / 2)
-        let driver = S.placed(S.scaled(voice, toRMS: 0.08), at: start, count: count)
-        let speaking = start ..< start + voice.count
-        let noise = S.brownNoise(count: count, rms: S.rms(driver, speaking) / Float(pow(10, 5.0 / 20)))
-        let microphone = S.sum(driver, noise)
+        let (driver, microphone, speaking) = S.voiceInRoadNoise(try S.speech(Self.driverText, voice: "en-us+f3"), at: start)
         let output = try Self.processed(microphone, far: [], echoCancel: false, noise: .high)
         // Noise alone from the second second (the suppressor has learnt it) to the voice.
         let quiet = Self.rate ..< start - Self.rate / 10
-        func snr(_ signal: [Float]) -> Double {
-            let speech = S.energy(signal, speaking) / Double(speaking.count)
-            let noise = S.energy(signal, quiet) / Double(quiet.count)
-            return S.decibels((speech - noise) / noise)
-        }
+        func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: speaking, quiet: quiet) }
         let gain = snr(output) - snr(microphone)
-        let outputSpeech = S.energy(output, speaking) / Double(speaking.count) - S.energy(output, quiet) / Double(quiet.count)
-        let level = S.decibels(outputSpeech / (S.energy(driver, speaking) / Double(speaking.count)))
+        let level = S.voiceLevel(output, of: driver, speaking: speaking, quiet: quiet)
         #expect(gain >= 10, "SNR \(String(format: "%.1f", snr(microphone))) → \(String(format: "%.1f", snr(output))) dB")
         #expect(abs(level) <= 3, "the voice at \(String(format: "%+.1f", level)) dB")
     }
