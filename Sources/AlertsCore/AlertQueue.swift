@@ -62,6 +62,12 @@ public struct AlertQueue: Sendable {
     /// for it: a device that stopped playing altogether does not hold the queue.
     public static let stalledAudioGraceMs: UInt64 = 3000
 
+    /// The try-again time behind something whose end is still not known when a request
+    /// must be answered: a presented alert's audio, a microphone pass-thru's prompt (the
+    /// service waits for it first; this is for a rendering slower than that wait). Asked
+    /// again then, the service will know, and a time that has already passed is never named.
+    public static let unknownEndRetryMs: UInt64 = 1000
+
     private var current: Presenting?
     private var waiting: [Entry] = []
     private var rates = RateWindow()
@@ -128,8 +134,9 @@ public struct AlertQueue: Sendable {
         let preempts = current.map { entry.priority > $0.entry.priority } ?? true
         if !preempts, waiting.count >= Self.maxWaiting, let current {
             // Room appears when the current alert ends and the first waiting one moves up;
-            // while its audio's end is not known yet, its timeout is the best bound there is.
-            let end = max(expectedEnd ?? current.deadline, now + 1)
+            // while its audio's end is not known yet, no earlier than its timeout and never
+            // sooner than the queue can know more.
+            let end = max(expectedEnd ?? max(current.deadline, now + Self.unknownEndRetryMs), now + 1)
             refusals.append((.queueFull, end - now))
         }
         if let (reason, wait) = refusals.max(by: { $0.1 < $1.1 }) {

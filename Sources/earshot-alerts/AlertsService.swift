@@ -147,7 +147,7 @@ final class AlertsService: Sendable {
         }
         if missingFile == nil { await untilTheEndIsKnown(for: request.priority) }
         if missingFile == nil, request.priority < .emergency { await captureWatch.untilKnown(for: call.sender) }
-        let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs() : nil
+        let captureRemaining = request.priority < .emergency && missingFile == nil ? captureWatch.remainingMs(for: call.sender) : nil
 
         let owner = call.sender
         let (alert, immediate) = try state.withLock { s throws(DBusError) -> (AlertObject, AlertEnd?) in
@@ -195,17 +195,27 @@ final class AlertsService: Sendable {
     }
 
     /// How long a request that the full queue would refuse waits for the presented alert's
-    /// end to be known (its audio rendered to the end, tens of milliseconds after it is
-    /// presented), so that the refusal's TryAgainTimeMs is exact from the first moment.
-    static let endWait: Duration = .seconds(1)
+    /// end to be known (its audio rendered to the end: tens of milliseconds after it is
+    /// presented, seconds on a loaded machine), so that the refusal's TryAgainTimeMs is exact
+    /// from the first moment. Well inside a D-Bus call's default 25 s timeout; past it the
+    /// queue names a time at which it will know more (`AlertQueue.unknownEndRetryMs`).
+    static let endWait: Duration = .seconds(10)
 
     /// Waits, up to `endWait`, while a request of `priority` would be refused for a full
     /// queue whose presented alert's end is not known yet. (Looked at every 5 ms: the wait is
-    /// rare, short and bounded, and the request decides afresh after it.)
+    /// rare and bounded, and the request decides afresh after it.)
     private func untilTheEndIsKnown(for priority: AlertPriority) async {
-        let deadline = ContinuousClock.now + Self.endWait
-        while state.withLock({ $0.queue.isFull(for: priority) && $0.queue.expectedEnd == nil }), ContinuousClock.now < deadline {
+        func unknown() -> Bool { state.withLock { $0.queue.isFull(for: priority) && $0.queue.expectedEnd == nil } }
+        guard unknown() else { return }
+        let started = ContinuousClock.now
+        while unknown(), ContinuousClock.now < started + Self.endWait {
             try? await Task.sleep(for: .milliseconds(5))
+        }
+        let waited = ContinuousClock.now - started
+        if unknown() {
+            logger.warning("the presented alert's end is still not known after \(waited); a request behind the full queue is told to ask again in \(AlertQueue.unknownEndRetryMs) ms")
+        } else if waited > .seconds(1) {
+            logger.notice("a request behind the full queue waited \(waited) for the presented alert's end to be known")
         }
     }
 

@@ -1,3 +1,4 @@
+import AlertsCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -58,20 +59,28 @@ final class CaptureWatch: Sendable {
     }
 
     /// Waits (at most `limit`) while a pass-thru runs whose end is not known yet: its prompt
-    /// is being rendered, or its device opened; tens of milliseconds. The capture service's
-    /// own requests do not wait.
-    func untilKnown(for sender: String, limit: Duration = .seconds(1)) async {
+    /// is being rendered, or its device opened; tens of milliseconds, seconds on a loaded
+    /// machine. The capture service's own requests do not wait.
+    func untilKnown(for sender: String, limit: Duration = .seconds(10)) async {
         guard endUnknown, sender != captureOwner.withLock({ $0 }) else { return }
-        let deadline = ContinuousClock.now + limit
-        while endUnknown, ContinuousClock.now < deadline {
+        let started = ContinuousClock.now
+        while endUnknown, ContinuousClock.now < started + limit {
             try? await Task.sleep(for: .milliseconds(2))
+        }
+        if endUnknown {
+            logger.warning("a capture pass-thru runs whose end is still not known after \(ContinuousClock.now - started)")
         }
     }
 
     /// How much longer the current pass-thru records, in whole ms rounded up; nil when
-    /// none records.
-    func remainingMs() -> UInt64? {
+    /// none records. For `sender`'s request: one made while a pass-thru runs whose end is
+    /// still not known is told to ask again when it will be (the capture service's own, its
+    /// prompt, is never in its own way).
+    func remainingMs(for sender: String) -> UInt64? {
         let end = endsAtUs.withLock { $0 }
+        if end == 0 {
+            return endUnknown && sender != captureOwner.withLock({ $0 }) ? AlertQueue.unknownEndRetryMs : nil
+        }
         let now = monotonicMicroseconds()
         guard end > now else { return nil }
         return (end - now + 999) / 1000

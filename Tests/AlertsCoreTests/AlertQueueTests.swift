@@ -133,6 +133,21 @@ import Testing
                 == .rejected(AlertEnd(.queueFull, tryAgainMs: 65000 - 6000)))
     }
 
+    /// Behind a speech whose end is not known yet (its rendering slower than the service
+    /// waits): never a time already passed; its timeout when that is later.
+    @Test func anUnknownAudioEndNamesATimeStillToCome() {
+        for (durationMs, expected) in [(UInt64(0), AlertQueue.unknownEndRetryMs), (4000, 4000 - 500)] {
+            var queue = AlertQueue()
+            _ = queue.submit(Self.entry(1, durationMs: durationMs, audio: true), now: 0, captureRemainingMs: nil)
+            for index in 0..<UInt64(AlertQueue.maxWaiting) {
+                _ = queue.submit(Self.entry(10 + index, owner: ":1.\(10 + index)"), now: 0, captureRemainingMs: nil)
+            }
+            #expect(queue.expectedEnd == nil)
+            #expect(queue.submit(Self.entry(99, owner: ":1.99"), now: 500, captureRemainingMs: nil)
+                    == .rejected(AlertEnd(.queueFull, tryAgainMs: UInt32(expected))), "timeout \(durationMs) ms")
+        }
+    }
+
     @Test func systemActionsFollowSDL() {
         var queue = AlertQueue()
         _ = queue.submit(Self.entry(1, durationMs: 10000, buttons: true), now: 0, captureRemainingMs: nil)

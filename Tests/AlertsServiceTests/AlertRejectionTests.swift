@@ -6,8 +6,9 @@ import Testing
 
 /// Each rejection cause on the bus: REJECTED with a try-again time that is exact, by the
 /// rule: the same request 100 ms before that time is refused again, at that time accepted
-/// (nothing else changing in between).
-@Suite struct AlertRejectionTests {
+/// (nothing else changing in between). One at a time: each times its requests to within
+/// 100 ms, which a machine busy with the others' services and speech can make it miss.
+@Suite(.serialized) struct AlertRejectionTests {
     private typealias Manager = AlertsContract.Manager
     private typealias Keys = AlertsContract.Manager.Keys
     private typealias Button = AlertsContract.Manager.SoftButtonKeys
@@ -43,10 +44,18 @@ import Testing
                 "\(rejection.resultCode) \(rejection.reason ?? "")")
         #expect(try await f.property(Alert.tryAgainTimeMs, path: refused) == .uint32(tryAgain))
         // Timed from before the request (the service decided after it): still refused.
-        try await sleep(untilUs: sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000)
+        let earlyUs = sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000
+        try await sleep(untilUs: earlyUs)
+        let earlySentUs = monotonicMicroseconds()
         let early = try await f.present(alert, on: connection)
-        let again = try await AlertsFixture.completion(of: early, in: completions)
-        #expect(again.resultCode == "REJECTED" && again.reason == reason, "100 ms early: \(again.resultCode) \(again.reason ?? "")")
+        let earlyRepliedUs = monotonicMicroseconds()
+        let timing = "asked \((earlySentUs - earlyUs) / 1000) ms after the moment 100 ms early, answered \((earlyRepliedUs - earlySentUs) / 1000) ms later"
+        // A refusal completes at once; an alert accepted (wrongly) stays queued.
+        guard let again = try? await AlertsFixture.completion(of: early, in: completions, timeout: .seconds(5)) else {
+            Issue.record("100 ms early: accepted (\(timing))")
+            return (tryAgain, sentUs, repliedUs)
+        }
+        #expect(again.resultCode == "REJECTED" && again.reason == reason, "100 ms early: \(again.resultCode) \(again.reason ?? "") (\(timing))")
         // Timed from its reply (the service decided before it): accepted.
         try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
@@ -73,23 +82,6 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         throw HarnessError("\(alert) never said when it ends")
-    }
-
-    @Test(.timeLimit(.minutes(3)))
-    func fifthNormalAlertWithinAMinuteIsRateLimited() async throws {
-        try await AlertsFixture.with { f in
-            let completions = try await f.completions()
-            let start = monotonicMicroseconds()
-            for index in 0..<4 {
-                let path = try await f.present([Keys.text.name: .string("alert \(index)")])
-                try await f.call(Alert.cancel, path: path)
-            }
-            // The first of the four leaves the window 60 s after it was accepted.
-            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("fifth")], on: f.client, reason: "rate-limited",
-                                                    completions: completions)
-            let sinceStart = Double(monotonicMicroseconds() - start) / 1000
-            #expect(Double(tryAgain) <= 60_000 && Double(tryAgain) > 60_000 - sinceStart - Self.tolerance)
-        }
     }
 
     @Test func fullQueueBehindAPlainAlert() async throws {
@@ -155,15 +147,18 @@ import Testing
             if endUnknownAtFirst {
                 #expect(try await f.property(Alert.endsAtMonotonicUs, path: speech) == .uint64(0), "asked before the end is known")
             }
-            let before = monotonicMicroseconds()
-            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
-                                                    completions: completions)
+            let told = try await Self.timedRuleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
+                                                     completions: completions)
+            let before = told.sentUs
             let end = try await Self.endOf(speech, f)
             #expect(end > before + lastingMoreThanUs, "a speech of more than \(lastingMoreThanUs / 1000) ms: \((end - before) / 1000) ms")
-            // Counted from the decision, which waited for the end: a retry at the time it
-            // names is never late, and the reply was held up only while the speech rendered.
-            let early = Double(end - before) / 1000 - Double(tryAgain)
-            #expect(early >= -Self.tolerance && early <= 250, "\(tryAgain) ms against \((end - before) / 1000) ms from the request")
+            // Counted from the decision, which waited for the end to be known and came before
+            // the reply: a retry at the time it names is never late, nor earlier than the
+            // reply's own delay allows.
+            let early = Double(end - before) / 1000 - Double(told.ms)
+            let replyMs = Double(told.repliedUs - before) / 1000
+            #expect(early >= -Self.tolerance && early <= replyMs + Self.tolerance,
+                    "\(told.ms) ms against \((end - before) / 1000) ms from the request, answered after \(replyMs) ms")
         }
     }
 
@@ -278,7 +273,10 @@ import Testing
             // The service decided between the request and its reply.
             let latestUs = told.repliedUs + UInt64(told.ms) * 1000
             let earliestUs = told.sentUs + UInt64(told.ms) * 1000
-            #expect(latestUs + 1000 >= endedUs, "told an end \((Double(endedUs) - Double(latestUs)) / 1000) ms before the true one")
+            // The true end is the last read's return, later than the device's last frame
+            // by however the reading thread is scheduled: within the tolerance.
+            #expect(Double(latestUs) + Self.tolerance * 1000 >= Double(endedUs),
+                    "told an end \((Double(endedUs) - Double(latestUs)) / 1000) ms before the true one")
             #expect(earliestUs <= endedUs + 250_000, "told an end \((Double(earliestUs) - Double(endedUs)) / 1000) ms after the true one")
         }
     }
