@@ -37,6 +37,11 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-recogniser"), help: "Skip the word error rates (about two minutes).")
     var noRecogniser = false
 
+    @Option(name: .customLong("keep-utterances"), help: ArgumentHelp(
+        "Write each command the recogniser judges, clean, unprocessed and processed, as WAV files into this directory.",
+        valueName: "directory"))
+    var keepUtterances: String?
+
     @Option(help: "Seconds of far end per scenario.")
     var seconds: Double = 8
 
@@ -136,7 +141,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         if !noRecogniser {
             print("")
             if RecogniserJudge.available {
-                let rates = try await RecogniserJudge.measure(prompt: prompt, progress: progress)
+                let rates = try await RecogniserJudge.measure(prompt: prompt, keepingIn: keepUtterances.map { URL(fileURLWithPath: $0) }, progress: progress)
                 func percent(_ rate: (errors: Int, words: Int)) -> Double { 100 * Double(rate.errors) / Double(max(1, rate.words)) }
                 let clean = percent(rates.clean), off = percent(rates.off), on = percent(rates.on)
                 print("Word error rate, pocketsphinx with a command grammar, \(RecogniserJudge.commands.count) commands "

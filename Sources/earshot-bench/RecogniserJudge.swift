@@ -38,13 +38,15 @@ struct RecogniserJudge {
         var on = (errors: 0, words: 0)
     }
 
-    /// Word error rates (%) over `commands`.
-    static func measure(prompt: [Float], progress: (String) -> Void) async throws -> Rates {
+    /// Word error rates (%) over `commands`; each utterance judged is also written into
+    /// `keepingIn` when given (`NN-clean.wav`, `NN-off.wav`, `NN-on.wav`).
+    static func measure(prompt: [Float], keepingIn kept: URL? = nil, progress: (String) -> Void) async throws -> Rates {
         typealias S = CabinSound
         let rate = S.rate
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-recogniser-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
+        if let kept { try FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true) }
         let grammarFile = directory.appendingPathComponent("commands.jsgf")
         try Data(grammar.utf8).write(to: grammarFile)
         let lead = rate / 4
@@ -69,9 +71,10 @@ struct RecogniserJudge {
                 processor.process(&part)
                 processed.replaceSubrange(start ..< start + part.count, with: part)
             }
-            for (signal, keyPath) in [(S.placed(S.scaled(voice, toRMS: 0.08), at: rate / 4, count: voice.count + rate / 2), \Rates.clean),
-                                      (microphone, \Rates.off), (processed, \Rates.on)] {
-                let file = directory.appendingPathComponent("utterance.wav")
+            for (signal, keyPath, name) in [(S.placed(S.scaled(voice, toRMS: 0.08), at: rate / 4, count: voice.count + rate / 2), \Rates.clean, "clean"),
+                                            (microphone, \Rates.off, "off"), (processed, \Rates.on, "on")] {
+                let file = kept?.appendingPathComponent((index < 9 ? "0" : "") + "\(index + 1)-\(name).wav")
+                    ?? directory.appendingPathComponent("utterance.wav")
                 try Data(PCMWave.header(sampleRate: UInt32(rate), channels: 1, bitsPerSample: 16, dataBytes: UInt64(signal.count * 2))
                          + S.pcm16(signal)).write(to: file)
                 let heard = try await ToolRun.run([program, "-infile", file.path, "-jsgf", grammarFile.path,
