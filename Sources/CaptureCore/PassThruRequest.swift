@@ -134,6 +134,16 @@ public enum PassThruRules {
     /// The rates speech processing works at: a 10 ms frame is a whole number of samples.
     public static let processingRates: [UInt32] = [8000, 16000, 44100, 48000]
 
+    /// The speech processing a pass-thru at `rate` may ask for on an input of `channels` (0:
+    /// one that cannot record), with the processing installed or not (`Capabilities`):
+    /// every `NoiseSuppression` level and `BargeIn` at a processing rate on a mono input;
+    /// else `off` alone.
+    public static func processing(rate: UInt32, channels: UInt32, installed: Bool)
+        -> (noiseSuppression: [PassThruRequest.NoiseSuppression], bargeIn: Bool) {
+        guard installed, channels == 1, processingRates.contains(rate) else { return ([.off], false) }
+        return (PassThruRequest.NoiseSuppression.allCases, true)
+    }
+
     /// Speech processing works on 10 ms frames: at one of `processingRates`, with chunks a
     /// whole number of them.
     public static func checkProcessing(_ request: PassThruRequest) throws(RuleViolation) {

@@ -116,10 +116,12 @@ extension CaptureProxy {
     public func capabilities() async throws -> [CaptureCapability] {
         let value = try await calls.property(managerPath, Manager.interface, Manager.capabilities)
         return (value.arrayValue ?? []).compactMap { entry in
-            let keys = Manager.Keys.self
+            let keys = Manager.CapabilityKeys.self
             guard let fields = entry.stringKeyedValue, let rate = fields[keys.samplingRate.name]?.uint32Value,
                   let bits = fields[keys.bitsPerSample.name]?.uint32Value else { return nil }
-            return CaptureCapability(samplingRate: rate, bitsPerSample: bits, audioType: fields[keys.audioType.name]?.stringValue ?? "")
+            return CaptureCapability(samplingRate: rate, bitsPerSample: bits, audioType: fields[keys.audioType.name]?.stringValue ?? "",
+                                     noiseSuppression: fields[keys.noiseSuppression.name]?.stringArrayValue ?? ["off"],
+                                     bargeIn: fields[keys.bargeIn.name]?.boolValue ?? false)
         }
     }
 
@@ -166,10 +168,17 @@ public struct CaptureCapability: Sendable, Equatable {
     public let samplingRate: UInt32
     public let bitsPerSample: UInt32
     public let audioType: String
+    /// The `NoiseSuppression` levels a pass-thru at this rate may ask for (`off` alone
+    /// where speech processing is not installed or does not work at this rate).
+    public let noiseSuppression: [String]
+    /// Whether a pass-thru at this rate may ask for `BargeIn`.
+    public let bargeIn: Bool
 
-    public init(samplingRate: UInt32, bitsPerSample: UInt32, audioType: String) {
+    public init(samplingRate: UInt32, bitsPerSample: UInt32, audioType: String, noiseSuppression: [String] = ["off"], bargeIn: Bool = false) {
         self.samplingRate = samplingRate
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
+        self.noiseSuppression = noiseSuppression
+        self.bargeIn = bargeIn
     }
 }

@@ -75,7 +75,13 @@ public enum CaptureContract {
             public static let samplingRate = OptionKey(.samplingRate, "u", doc: "Frames per second.")
             public static let bitsPerSample = OptionKey(.bitsPerSample, "u", doc: "8 or 16.")
             public static let audioType = OptionKey(.audioType, "s", doc: "PCM.")
-            public static let all = [samplingRate, bitsPerSample, audioType]
+            public static let noiseSuppression = OptionKey(
+                .noiseSuppression, "as",
+                doc: "The `NoiseSuppression` levels a pass-thru at this rate may ask for: `off`, `moderate` and `high` where speech "
+                    + "processing is installed and works (a mono input at 8000, 16000, 44100 or 48000 Hz), else `off` alone.")
+            public static let bargeIn = OptionKey(
+                .bargeIn, "b", doc: "Whether a pass-thru at this rate may ask for `BargeIn` (as for `NoiseSuppression`).")
+            public static let all = [samplingRate, bitsPerSample, audioType, noiseSuppression, bargeIn]
         }
 
         public static let capabilities = PropertyDeclaration(

@@ -25,6 +25,11 @@ public final class SpeechProcessor {
     public static let fileName = "libEarshotSpeechProcessing.so"
     static let feature = "Speech processing"
 
+    /// Whether the plugin is there to be loaded (looked for, not loaded).
+    public static func isInstalled(in directories: [String] = PluginLibrary.searchDirectories) -> Bool {
+        PluginLibrary.locate(fileName, in: directories) != nil
+    }
+
     /// The rates the module processes: a 10 ms frame is a whole number of samples.
     public static let rates = [8000, 16000, 32000, 44100, 48000]
 

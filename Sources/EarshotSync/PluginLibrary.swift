@@ -34,6 +34,12 @@ public struct PluginLibrary: Sendable {
         return String(full[..<slash])
     }
 
+    /// Where `fileName` would be loaded from: the first of `directories` that holds it,
+    /// found without loading it (nothing it brings is mapped).
+    public static func locate(_ fileName: String, in directories: [String] = searchDirectories) -> String? {
+        directories.lazy.map { $0 + "/" + fileName }.first { access($0, F_OK) == 0 }
+    }
+
     /// Loads `fileName` from the first of `directories` that holds it. `feature` names what
     /// the plugin gives ("AAC encoding") for the error's message.
     public static func load(_ fileName: String, feature: String,

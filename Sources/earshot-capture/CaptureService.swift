@@ -3,6 +3,7 @@ import EarshotALSA
 import EarshotContract
 import EarshotDBus
 import EarshotService
+import EarshotSpeechProcessing
 import FoundationEssentials
 import Logging
 
@@ -44,7 +45,7 @@ final class CaptureService: Sendable {
     private let manager = Locked<ExportedObject?>(nil)
     /// The input `Device` and `Capabilities` describe, and a count of refreshes started (a
     /// slower, older refresh does not overwrite a newer one).
-    private let described = Locked<(device: String, generation: UInt64)>(("", 0))
+    private let described = Locked<(input: (device: String, channels: UInt32), generation: UInt64)>((("", 0), 0))
     /// Where inputs are probed: opening a PCM may take a while.
     private let probes = BlockingQueue(label: "earshot-capture.probe", concurrent: false)
 
@@ -58,13 +59,13 @@ final class CaptureService: Sendable {
     /// Exports the manager object, with the capabilities probed from the device.
     func start() throws(DBusError) {
         let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)], values: [
-            (Manager.capabilities, Self.capabilities(of: settings.device, logger: logger)),
+            (Manager.capabilities, Self.capabilities(of: settings.device, channels: settings.channels, logger: logger)),
             (Manager.device, .string(settings.device)),
             (Manager.active, .objectPath(.root)),
             (Manager.endsAtMonotonicUs, .uint64(0)),
         ])
         manager.withLock { $0 = object }
-        described.withLock { $0.device = settings.device }
+        described.withLock { $0.input = (settings.device, settings.channels) }
     }
 
     /// Keeps `Device` and `Capabilities` on the input the next pass-thru will use: the
@@ -103,19 +104,19 @@ final class CaptureService: Sendable {
     private func describeInput() async {
         let input = await currentInput()
         guard let generation = described.withLock({ state -> UInt64? in
-            guard state.device != input.device else { return nil }
+            guard state.input != (input.device, input.channels) else { return nil }
             state.generation += 1
             return state.generation
         }) else { return }
         let logger = self.logger
         let (capabilities, busy) = await probes.run {
-            let capabilities = Self.capabilities(of: input.device, logger: logger)
+            let capabilities = Self.capabilities(of: input.device, channels: input.channels, logger: logger)
             return (capabilities, capabilities.arrayValue?.isEmpty == true && CaptureDevice.isBusy(input.device))
         }
         // Busy: probed again when the pass-thru ends.
         let current = !busy && described.withLock { state -> Bool in
             guard state.generation == generation else { return false }
-            state.device = input.device
+            state.input = (input.device, input.channels)
             return true
         }
         guard current else { return }
@@ -126,16 +127,22 @@ final class CaptureService: Sendable {
     }
 
     /// What the device accepts, as SDL's AudioPassThruCapabilities: one entry per
-    /// sampling rate and sample width.
-    static func capabilities(of device: String, logger: Logger) -> DBusValue {
+    /// sampling rate and sample width, with the speech processing a pass-thru at that rate
+    /// may ask for on `channels` (the plugin looked for, not loaded).
+    static func capabilities(of device: String, channels: UInt32, logger: Logger) -> DBusValue {
+        typealias Keys = CaptureContract.Manager.CapabilityKeys
         do {
             let probed = try CaptureDevice.probe(device)
-            logger.info("capture device \(device): \(probed.sampleRates.map(String.init).joined(separator: ", ")) Hz, \(probed.bitsPerSample.map(String.init).joined(separator: "/")) bit, \(probed.channels.lowerBound)..\(probed.channels.upperBound) channels")
+            let installed = SpeechProcessor.isInstalled()
+            logger.info("capture device \(device): \(probed.sampleRates.map(String.init).joined(separator: ", ")) Hz, \(probed.bitsPerSample.map(String.init).joined(separator: "/")) bit, \(probed.channels.lowerBound)..\(probed.channels.upperBound) channels; speech processing \(installed ? "installed" : "not installed")")
             return .vardicts(probed.sampleRates.flatMap { rate in
-                probed.bitsPerSample.map { bits in
-                    [CaptureContract.Manager.CapabilityKeys.samplingRate.name: .uint32(rate),
-                     CaptureContract.Manager.CapabilityKeys.bitsPerSample.name: .uint32(bits),
-                     CaptureContract.Manager.CapabilityKeys.audioType.name: .string("PCM")]
+                // On a device that cannot give the channels in use, no pass-thru records at all.
+                let processing = PassThruRules.processing(rate: rate, channels: probed.channels.contains(channels) ? channels : 0,
+                                                          installed: installed)
+                return probed.bitsPerSample.map { bits -> [String: DBusValue] in
+                    [Keys.samplingRate.name: .uint32(rate), Keys.bitsPerSample.name: .uint32(bits), Keys.audioType.name: .string("PCM"),
+                     Keys.noiseSuppression.name: .strings(processing.noiseSuppression.map(\.rawValue)),
+                     Keys.bargeIn.name: .boolean(processing.bargeIn)]
                 }
             })
         } catch {

@@ -53,6 +53,18 @@ import Testing
         #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("FILE", "relative.wav")]) }
     }
 
+    /// What `Capabilities` offers: everything at a processing rate on a mono input with the
+    /// plugin installed, `off` alone otherwise.
+    @Test func processingOffered() {
+        let all = PassThruRequest.NoiseSuppression.allCases
+        #expect(PassThruRules.processing(rate: 16000, channels: 1, installed: true) == (all, true))
+        #expect(PassThruRules.processing(rate: 48000, channels: 1, installed: true) == (all, true))
+        for (rate, channels, installed) in [(UInt32(22050), UInt32(1), true), (16000, 2, true), (16000, 0, true), (16000, 1, false)] {
+            #expect(PassThruRules.processing(rate: rate, channels: channels, installed: installed) == ([.off], false),
+                    "\(rate) Hz, \(channels) channel(s), installed \(installed)")
+        }
+    }
+
     /// Speech processing needs whole 10 ms frames: a rate that has them and chunks of them.
     @Test func processingNeedsWholeTenMillisecondFrames() throws {
         var request = PassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 1000)

@@ -24,7 +24,7 @@ struct CaptureFixture {
     let input: URL
 
     /// `input` is what the microphone will deliver; `pace` is the service's --pace.
-    static func with<T>(input bytes: [UInt8], channels: Int? = nil, pace: String = "device",
+    static func with<T>(input bytes: [UInt8], channels: Int? = nil, pace: String = "device", environment: [String: String] = [:],
                         _ body: (CaptureFixture) async throws -> T) async throws -> T {
         try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", pace, "--linger-seconds", "5"],
                                       busName: busName, prepare: { bus in
@@ -32,7 +32,7 @@ struct CaptureFixture {
             var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
             devices.microphone("mic", infile: Self.input(of: bus), channels: channels)
             try devices.write()
-            return devices.environment
+            return devices.environment.merging(environment) { $1 }
         }) { session in
             try await body(CaptureFixture(bus: session.bus, service: session.service, client: session.client,
                                           input: Self.input(of: session.bus)))

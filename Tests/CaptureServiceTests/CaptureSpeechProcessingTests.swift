@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotCabinSound
 import EarshotContract
 import EarshotDBus
@@ -49,6 +50,41 @@ import Testing
             let level = S.voiceLevel(output, of: driver, speaking: speaking, quiet: quiet)
             #expect(snr(output) - snr(microphone) >= 10, "SNR \(snr(microphone)) → \(snr(output)) dB")
             #expect(abs(level) <= 3, "the voice at \(level) dB")
+        }
+    }
+
+    /// `Capabilities` says, for each rate, which processing a pass-thru may ask for: all of
+    /// it at a processing rate on a mono input with the plugin installed; `off` alone where
+    /// the plugin is missing (and such a request is refused, naming where it was looked
+    /// for), at other rates, and on a stereo input.
+    @Test(arguments: ["installed", "missing", "stereo"])
+    func capabilitiesSayWhatProcessingIsAvailable(_ setting: String) async throws {
+        typealias Keys = CaptureContract.Manager.CapabilityKeys
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-no-plugin-\(UUID().uuidString)").path
+        try await CaptureFixture.with(input: S.pcm16(S.brownNoise(count: Self.rate, rms: 0.05)), channels: setting == "stereo" ? 2 : nil,
+                                      environment: setting == "missing" ? ["EARSHOT_PLUGIN_DIR": empty] : [:]) { capture in
+            let entries = try #require(try await capture.property(CaptureContract.Manager.capabilities, path: CaptureFixture.path,
+                                                                  interface: CaptureFixture.manager)?.arrayValue?.compactMap(\.stringKeyedValue))
+            #expect(!entries.isEmpty)
+            var processed: Set<UInt32> = []
+            for entry in entries {
+                let rate = try #require(entry[Keys.samplingRate.name]?.uint32Value)
+                let levels = entry[Keys.noiseSuppression.name]?.stringArrayValue, bargeIn = entry[Keys.bargeIn.name]?.boolValue
+                if setting == "installed", [8000, 16000, 44100, 48000].contains(rate) {
+                    #expect(levels == ["off", "moderate", "high"] && bargeIn == true, "\(rate) Hz: \(String(describing: levels)), \(String(describing: bargeIn))")
+                    processed.insert(rate)
+                } else {
+                    #expect(levels == ["off"] && bargeIn == false, "\(rate) Hz: \(String(describing: levels)), \(String(describing: bargeIn))")
+                }
+            }
+            if setting == "installed" { #expect(processed.contains(16000), "16000 Hz among \(entries.count) entries") }
+            if setting == "missing" {
+                let error = await #expect(throws: DBusError.self) {
+                    _ = try await capture.perform(Self.request(durationMs: 500, [RequestKeys.noiseSuppression.name: .string("high")]))
+                }
+                #expect(error?.name == EarshotErrorName.unsupportedResource.name && error?.message.contains(empty) == true,
+                        "\(String(describing: error))")
+            }
         }
     }
 

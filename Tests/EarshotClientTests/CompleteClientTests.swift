@@ -60,7 +60,8 @@ import Testing
             #expect(bytes.count >= 32000 && bytes.count % 3200 == 0 && bytes[...] == heard.suffix(bytes.count), "\(bytes.count) bytes")
             #expect(try await passThru.state() == .finished)
             #expect(try await earshot.capture.active() == nil)
-            #expect(try await earshot.capture.capabilities().contains(CaptureCapability(samplingRate: 16000, bitsPerSample: 16, audioType: "PCM")))
+            #expect(try await earshot.capture.capabilities().contains(CaptureCapability(samplingRate: 16000, bitsPerSample: 16, audioType: "PCM",
+                                                                                         noiseSuppression: ["off", "moderate", "high"], bargeIn: true)))
 
             request.maxDurationMs = 60_000
             request.delivery = .signals
