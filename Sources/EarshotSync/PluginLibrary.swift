@@ -44,21 +44,16 @@ public struct PluginLibrary: Sendable {
     /// the plugin gives ("AAC encoding") for the error's message.
     public static func load(_ fileName: String, feature: String,
                             from directories: [String] = searchDirectories) -> Result<PluginLibrary, Unavailable> {
-        var tried: [String] = []
-        for directory in directories {
-            let path = directory + "/" + fileName
-            guard access(path, F_OK) == 0 else {
-                tried.append(path)
-                continue
-            }
-            guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-                let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
-                return .failure(Unavailable(message: "\(feature) is unavailable: cannot load \(path): \(reason)"))
-            }
-            return .success(PluginLibrary(path: path, handle: UInt(bitPattern: handle)))
+        guard let path = locate(fileName, in: directories) else {
+            return .failure(Unavailable(message: "\(feature) is unavailable: \(fileName) is not installed (looked for "
+                                        + directories.map { $0 + "/" + fileName }.joined(separator: ", ")
+                                        + "; EARSHOT_PLUGIN_DIR names another directory)"))
         }
-        return .failure(Unavailable(message: "\(feature) is unavailable: \(fileName) is not installed (looked for "
-                                    + tried.joined(separator: ", ") + "; EARSHOT_PLUGIN_DIR names another directory)"))
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            return .failure(Unavailable(message: "\(feature) is unavailable: cannot load \(path): \(reason)"))
+        }
+        return .success(PluginLibrary(path: path, handle: UInt(bitPattern: handle)))
     }
 
     /// The address of the function `name`, as an integer.

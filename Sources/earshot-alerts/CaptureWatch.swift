@@ -62,7 +62,7 @@ final class CaptureWatch: Sendable {
     /// is being rendered, or its device opened; tens of milliseconds, seconds on a loaded
     /// machine. The capture service's own requests do not wait.
     func untilKnown(for sender: String, limit: Duration = .seconds(10)) async {
-        guard endUnknown, sender != captureOwner.withLock({ $0 }) else { return }
+        guard endUnknown, !isCaptureService(sender) else { return }
         let started = ContinuousClock.now
         while endUnknown, ContinuousClock.now < started + limit {
             try? await Task.sleep(for: .milliseconds(2))
@@ -79,11 +79,16 @@ final class CaptureWatch: Sendable {
     func remainingMs(for sender: String) -> UInt64? {
         let end = endsAtUs.withLock { $0 }
         if end == 0 {
-            return endUnknown && sender != captureOwner.withLock({ $0 }) ? AlertQueue.unknownEndRetryMs : nil
+            return endUnknown && !isCaptureService(sender) ? AlertQueue.unknownEndRetryMs : nil
         }
         let now = monotonicMicroseconds()
         guard end > now else { return nil }
         return (end - now + 999) / 1000
+    }
+
+    /// Whether `sender` is the capture service itself (asking for a pass-thru's prompt).
+    private func isCaptureService(_ sender: String) -> Bool {
+        sender == captureOwner.withLock { $0 }
     }
 
     private func update(_ end: UInt64) {
