@@ -48,6 +48,8 @@ final class CaptureService: Sendable {
     private let described = Locked<(input: (device: String, channels: UInt32), generation: UInt64)>((("", 0), 0))
     /// Where inputs are probed: opening a PCM may take a while.
     private let probes = BlockingQueue(label: "earshot-capture.probe", concurrent: false)
+    /// Whether the session service has left the bus since capture first read its input.
+    private let sessionLeft = Locked(false)
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection
@@ -90,19 +92,27 @@ final class CaptureService: Sendable {
                 await self.describeInput()
             }
         }
+        // The first reading asks the session (and so starts it when it is activatable: the
+        // services start one another on demand). A session that leaves is not asked again
+        // until it is back: asking would start it anew through the bus, ahead of systemd's
+        // own restart of a unit that failed.
         Task { [weak self] in
-            for await _ in owners {
+            var first = true
+            for await owner in owners {
                 guard let self else { return }
-                await self.describeInput()
+                if !first { self.sessionLeft.withLock { $0 = owner == nil } }
+                await self.describeInput(askingSession: first || owner != nil)
+                first = false
             }
         }
     }
 
     /// Probes the input in use now (off the cooperative pool) and publishes it when it
-    /// changed. An input the active pass-thru holds open cannot be probed: what it was
-    /// last found to do stands.
-    private func describeInput() async {
-        let input = await currentInput()
+    /// changed; `askingSession` false: the session has left, and `--device` is used. An
+    /// input the active pass-thru holds open cannot be probed: what it was last found to do
+    /// stands.
+    private func describeInput(askingSession: Bool = true) async {
+        let input = askingSession ? await currentInput() : deviceInput
         guard let generation = described.withLock({ state -> UInt64? in
             guard state.input != (input.device, input.channels) else { return nil }
             state.generation += 1
@@ -170,7 +180,8 @@ final class CaptureService: Sendable {
             request.channels = input.channels
             if let path = request.outputPath {
                 // Created with the caller's permissions (its uid on the bus).
-                output = try WaveOutput(path: path, uid: try await call.caller().uid, rate: request.samplingRate,
+                let caller = try await call.caller()
+                output = try WaveOutput(path: path, uid: caller.uid, caller: caller.uniqueName, rate: request.samplingRate,
                                         channels: request.channels, bitsPerSample: request.bitsPerSample)
             }
             let session = try PassThruSession(id: id, request: request, owner: call.sender, input: input, output: output, service: self)
@@ -217,8 +228,11 @@ final class CaptureService: Sendable {
             return Input(device: input.device, channels: input.channels,
                          periodLimitSeconds: input.ioBufferDuration > 0 ? input.ioBufferDuration : nil, fromSession: true)
         }
-        return Input(device: settings.device, channels: settings.channels, periodLimitSeconds: nil, fromSession: false)
+        return deviceInput
     }
+
+    /// `--device` and `--channels`: the input without a session.
+    var deviceInput: Input { Input(device: settings.device, channels: settings.channels, periodLimitSeconds: nil, fromSession: false) }
 
     func endCallersPassThru(_ call: MethodCall) throws(DBusError) {
         guard let session = state.withLock({ $0.active }), session.owner == call.sender else {
@@ -239,7 +253,7 @@ final class CaptureService: Sendable {
     /// Called once by a session when it has finished.
     func finished(_ session: PassThruSession) {
         sessionClaims.release(for: session.id)
-        if settings.followSession { Task { await describeInput() } }
+        if settings.followSession { Task { await describeInput(askingSession: !sessionLeft.withLock { $0 }) } }
         state.withLock { s in
             if s.active === session { s.active = nil }
             try? manager.withLock {

@@ -208,4 +208,48 @@ private typealias PassThru = CaptureContract.PassThru
         await capture.shutdown()
         await bus.shutdown()
     }
+
+    /// A session service that leaves the bus (killed) is not started again by capture's
+    /// watch of it: on a head unit, systemd restarts it (a start through the bus meanwhile
+    /// would take the place of that restart). Capture describes its own `--device` until the
+    /// session is back.
+    @Test func aSessionThatLeavesIsNotStartedAgainByCapture() async throws {
+        // (An activation file's Exec line is split at spaces: a path without any.)
+        let services = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-activation-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: services) }
+        let session = ServiceProcess.productsDirectory.appendingPathComponent("earshot-session").path
+        try """
+            [D-BUS Service]
+            Name=\(SessionFixture.busName)
+            Exec=\(session) --mixer none --state-file \(services.path)/session.json
+
+            """.write(to: services.appendingPathComponent("\(SessionFixture.busName).service"), atomically: true, encoding: .utf8)
+        let bus = try await PrivateBus.start(serviceDirectory: services)
+        defer { bus.stop() }
+        let client = try await bus.connect()
+        defer { client.close() }
+        // Capture reads the session's input at start, which starts the session.
+        let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--channels", "1"], bus: bus,
+                                               busName: Self.capture)
+        defer { capture.stop() }
+        var owner: String?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while owner == nil, ContinuousClock.now < deadline {
+            owner = try await client.nameOwner(SessionFixture.busName)
+            if owner == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let first = try #require(owner, "capture did not start the session at its start: \(bus.logText)\n\(capture.logText)")
+        let pid = try await client.processID(of: first)
+        #expect(kill(pid_t(pid), SIGKILL) == 0)
+        // Capture has seen it leave (its owner watch) well within this, and asked nothing.
+        try await Task.sleep(for: .seconds(3))
+        #expect(try await client.nameOwner(SessionFixture.busName) == nil, "capture started the session again when it left")
+        let device = try await client.call(destination: Self.capture, path: "/org/earshot/Capture1", interface: "org.freedesktop.DBus.Properties",
+                                           member: "Get", [.string(Capture.interface.name), .string(Capture.device.name)]).first?.variantValue
+        #expect(device == .string("null"))
+        client.close()
+        await capture.shutdown()
+        await bus.shutdown()
+    }
 }
