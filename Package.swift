@@ -149,7 +149,7 @@ let package = Package(
         // with CAP_SETUID and CAP_SETGID only (deploy/systemd/system/earshot-open-as*).
         .target(name: "CFileAccess"),
         .target(name: "CallerFiles", dependencies: ["CFileAccess"]),
-        .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess"],
+        .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess", "CDBus"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
             "CaptureCore", "EarshotSpeechProcessing", "EarshotVoice", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
@@ -319,7 +319,7 @@ let package = Package(
         .testTarget(name: "FaultTests", dependencies: [
             "EarshotContract", "ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: [
-            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport", "CFileAccess"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "ContractCore", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),

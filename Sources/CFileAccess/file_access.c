@@ -75,9 +75,11 @@ int earshot_open_as_user(const char *path, int flags, mode_t mode, uid_t uid) {
     return result;
 }
 
-int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *path, int flags, mode_t mode) {
-    size_t path_length = strlen(path);
+int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *caller, const char *path, int flags,
+                                mode_t mode) {
+    size_t path_length = strlen(path), caller_length = strlen(caller);
     if (path_length == 0 || path_length > EARSHOT_OPEN_AS_PATH_MAX) return -ENAMETOOLONG;
+    if (caller_length == 0 || caller_length > EARSHOT_OPEN_AS_CALLER_MAX) return -EINVAL;
     int connection = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (connection < 0) return -errno;
     struct sockaddr_un address = { .sun_family = AF_UNIX };
@@ -91,12 +93,14 @@ int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *
     struct timeval limit = { .tv_sec = 10 };
     setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
     earshot_open_as_request request = {
-        .version = EARSHOT_OPEN_AS_VERSION, .uid = uid, .flags = flags & ~O_CLOEXEC, .mode = mode
+        .version = EARSHOT_OPEN_AS_VERSION, .uid = uid, .flags = flags & ~O_CLOEXEC, .mode = mode,
+        .caller_length = (uint32_t)caller_length
     };
-    char packet[sizeof(request) + EARSHOT_OPEN_AS_PATH_MAX];
+    char packet[sizeof(request) + EARSHOT_OPEN_AS_CALLER_MAX + EARSHOT_OPEN_AS_PATH_MAX];
     memcpy(packet, &request, sizeof(request));
-    memcpy(packet + sizeof(request), path, path_length);
-    if (send(connection, packet, sizeof(request) + path_length, MSG_NOSIGNAL) < 0) {
+    memcpy(packet + sizeof(request), caller, caller_length);
+    memcpy(packet + sizeof(request) + caller_length, path, path_length);
+    if (send(connection, packet, sizeof(request) + caller_length + path_length, MSG_NOSIGNAL) < 0) {
         int error = errno;
         close(connection);
         return -error;

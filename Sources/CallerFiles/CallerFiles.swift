@@ -7,7 +7,8 @@ import Glibc
 /// - the caller is the service's own user (the session bus): the service opens it;
 /// - an `earshot-open-as` helper listens (a sandboxed system service, which may not take
 ///   another identity and cannot see homes or /tmp): the helper opens it as the caller and
-///   passes the descriptor back;
+///   passes the descriptor back, once the system bus has confirmed that the caller's
+///   connection runs as that user (a service cannot have it act for anyone else);
 /// - otherwise the opening thread takes the caller's identity for the open (a service
 ///   running as root), or the open is refused with `EPERM`.
 ///
@@ -20,13 +21,14 @@ public enum CallerFiles {
     }
 
     /// Opens `path` as the user `uid` would (`flags` as for open(2): read, or write with
-    /// create, exclusive, truncate and no-follow). The descriptor, or the errno value that
-    /// says why not.
-    public static func open(_ path: String, flags: Int32, mode: mode_t = 0o644, as uid: uid_t) -> Result<Int32, Errno> {
+    /// create, exclusive, truncate and no-follow), for the call from `caller` (its unique
+    /// bus name) that named it: the helper acts as `uid` only when the bus says `caller`
+    /// runs as `uid`. The descriptor, or the errno value that says why not.
+    public static func open(_ path: String, flags: Int32, mode: mode_t = 0o644, as uid: uid_t, caller: String) -> Result<Int32, Errno> {
         guard path.hasPrefix("/") else { return .failure(Errno(EINVAL)) }
         if uid == geteuid() { return checked(Glibc.open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode)) }
         if uid != 0, access(helperSocket, F_OK) == 0 {
-            let fd = earshot_open_through_helper(helperSocket, uid, path, flags, mode)
+            let fd = earshot_open_through_helper(helperSocket, uid, caller, path, flags, mode)
             if fd >= 0 { return .success(fd) }
             if -fd != EHOSTUNREACH { return .failure(Errno(-fd)) }
         }

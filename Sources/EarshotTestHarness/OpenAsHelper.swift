@@ -5,7 +5,8 @@ import Glibc
 /// earshot-open-as as systemd runs it (earshot-open-as.socket with `Accept=yes`), for tests
 /// whose services run as an unprivileged user on a system-type bus: a SOCK_SEQPACKET socket
 /// that only root and `user`'s group may use, each connection starting the helper as `user`
-/// with CAP_SETUID and CAP_SETGID as ambient capabilities, the connection as its input.
+/// with CAP_SETUID and CAP_SETGID as ambient capabilities, the connection as its input,
+/// and `busAddress` as its system bus (where it asks who a caller is).
 public final class OpenAsHelper: Sendable {
     public let socketPath: String
     private let listener: Int32
@@ -14,7 +15,7 @@ public final class OpenAsHelper: Sendable {
     /// Helpers started and not yet reaped.
     private let children = Locked<[ChildProcess]>([])
 
-    public init(directory: URL, user: String) throws {
+    public init(directory: URL, user: String, busAddress: String) throws {
         guard let identity = TestUser.lookup(user) else { throw HarnessError("no user \(user)") }
         let socketPath = directory.appendingPathComponent("open-as").path
         let listener = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -47,7 +48,8 @@ public final class OpenAsHelper: Sendable {
                     break
                 }
                 _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-                let child = try? ChildProcess(command, environment: [:], stdin: connection, logPath: logPath)
+                let child = try? ChildProcess(command, environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress], stdin: connection,
+                                              logPath: logPath)
                 close(connection)
                 children.withLock { list in
                     list.removeAll { !$0.isRunning }

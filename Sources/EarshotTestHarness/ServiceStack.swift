@@ -74,7 +74,7 @@ public final class ServiceStack: Sendable {
             }
         }
         // On a system bus, paths callers name are opened by earshot-open-as, as on a head unit.
-        let openAs = try systemBus.map { try OpenAsHelper(directory: bus.directory, user: $0.user) }
+        let openAs = try systemBus.map { try OpenAsHelper(directory: bus.directory, user: $0.user, busAddress: bus.address) }
         defer { openAs?.stop() }
         let fixture = ServiceStack(bus: bus, client: try await bus.connect(), microphone: microphone, systemBus: systemBus,
                                    openAsSocket: openAs?.socketPath)

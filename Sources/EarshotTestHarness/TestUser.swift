@@ -16,10 +16,18 @@ public enum TestUser {
     /// not in, and takes it out of those of `excluded` it is in (leaving its other groups
     /// alone). Needs root; not safe to call for the same user from two tasks at once
     /// (`useradd`, `usermod` and `gpasswd` lock the user database).
+    ///
+    /// `ordinary`: a user with an ordinary uid (from UID_MIN), as a person's account is,
+    /// rather than a system user's; one that exists with a system uid is made again.
     @discardableResult
-    public static func ensure(_ name: String, in groups: [String], notIn excluded: [String] = []) async throws -> Identity {
+    public static func ensure(_ name: String, in groups: [String], notIn excluded: [String] = [],
+                              ordinary: Bool = false) async throws -> Identity {
+        if ordinary, let existing = lookup(name), existing.uid < 1000 {
+            _ = try await ToolRun.run(["/usr/sbin/userdel", name])
+        }
         if lookup(name) == nil {
-            _ = try await ToolRun.run(["/usr/sbin/useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+            _ = try await ToolRun.run(["/usr/sbin/useradd"] + (ordinary ? [] : ["--system"])
+                                      + ["--no-create-home", "--shell", "/usr/sbin/nologin", name])
         }
         let current = supplementaryGroups(of: name)
         let missing = groups.filter { !current.contains($0) }

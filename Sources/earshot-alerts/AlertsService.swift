@@ -108,7 +108,7 @@ final class AlertsService: Sendable {
         // the caller could: FILE chunks are kept open to be played, the images only tried.
         let caller = try await call.caller()
         func open(_ path: String) async -> Result<Int32, CallerFiles.Errno> {
-            await callerFiles.run { CallerFiles.open(path, flags: O_RDONLY, as: caller.uid) }
+            await callerFiles.run { CallerFiles.open(path, flags: O_RDONLY, as: caller.uid, caller: caller.uniqueName) }
         }
         for (index, chunk) in request.audio.enumerated() {
             if chunk.kind == .file, files[chunk.text] == nil {

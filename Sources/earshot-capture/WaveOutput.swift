@@ -17,17 +17,17 @@ final class WaveOutput: Sendable {
     /// Bytes of samples written, and the first write error.
     private let written = Locked<(bytes: UInt64, error: String?)>((0, nil))
 
-    /// Opens (or creates) `path` as the user `uid` would (`CallerFiles`): the kernel decides
-    /// with that user's identity, and a file made belongs to that user. Nothing is
-    /// truncated yet.
-    init(path: String, uid: UInt32, rate: UInt32, channels: UInt32, bitsPerSample: UInt32) throws(DBusError) {
+    /// Opens (or creates) `path` as the user `uid` would (`CallerFiles`), for the call from
+    /// `caller` (its unique bus name): the kernel decides with that user's identity, and a
+    /// file made belongs to that user. Nothing is truncated yet.
+    init(path: String, uid: UInt32, caller: String, rate: UInt32, channels: UInt32, bitsPerSample: UInt32) throws(DBusError) {
         self.path = path
         format = (rate, channels, bitsPerSample)
-        var opened = CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644, as: uid_t(uid))
+        var opened = CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o644, as: uid_t(uid), caller: caller)
         var created = true
         if case .failure(let error) = opened, error.code == EEXIST {
             created = false
-            opened = CallerFiles.open(path, flags: O_WRONLY | O_NOFOLLOW, as: uid_t(uid))
+            opened = CallerFiles.open(path, flags: O_WRONLY | O_NOFOLLOW, as: uid_t(uid), caller: caller)
         }
         switch opened {
         case .success(let fd):

@@ -6,13 +6,19 @@
    that: systemd starts it for each connection to /run/earshot/open-as
    (earshot-open-as.socket, Accept=yes, the socket writable by the group "earshot" only),
    with the connection as standard input, as the user "earshot" holding CAP_SETUID and
-   CAP_SETGID. For the first request it takes the requested user's identity (its groups,
-   its gid, its uid) and drops both capabilities, for good; then it opens each requested
-   path as that user, refuses anything but a regular file, and passes the descriptor back.
-   It never opens a file as root, nor before it has become the user. */
+   CAP_SETGID. It believes nothing the service says of whom it serves: a request names the
+   user and the unique bus name of the call that named the path, and the helper asks the
+   system bus which user that connection runs as. Unless the bus says the requested user,
+   an ordinary one (UID_MIN to UID_MAX of /etc/login.defs, not its own), it refuses; so a
+   service, even one that has been taken over, can act only for a user who is on the bus
+   as it asks. For the first request it then takes the user's identity (its groups, its
+   gid, its uid) and drops both capabilities, for good; then it opens each requested path
+   as that user, refuses anything but a regular file, and passes the descriptor back. It
+   never opens a file as root, nor before it has become the user. */
 #define _GNU_SOURCE
 #include "earshot_open_as_protocol.h"
 
+#include <dbus/dbus.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -26,6 +32,62 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* The ordinary users' uids: UID_MIN and UID_MAX of /etc/login.defs (1000 and 60000 when
+   it does not say). */
+static void ordinary_uids(unsigned long *low, unsigned long *high) {
+    *low = 1000;
+    *high = 60000;
+    FILE *defs = fopen("/etc/login.defs", "re");
+    if (!defs) return;
+    char line[256];
+    while (fgets(line, sizeof(line), defs)) {
+        unsigned long value;
+        if (sscanf(line, " UID_MIN %lu", &value) == 1) *low = value;
+        else if (sscanf(line, " UID_MAX %lu", &value) == 1) *high = value;
+    }
+    fclose(defs);
+}
+
+/* Whether this helper may act as `uid` for the call from the connection `caller` (a unique
+   bus name): `uid` is an ordinary user's other than the helper's own, and the system bus
+   says `caller` runs as `uid`. 0, or EPERM with the reason on standard error. */
+static int may_act_for(uid_t uid, const char *caller) {
+    unsigned long low, high;
+    ordinary_uids(&low, &high);
+    if (uid == getuid() || uid < low || uid > high) {
+        fprintf(stderr, "earshot-open-as: refused uid %u: not an ordinary user's (%lu to %lu, not the services' own)\n",
+                (unsigned)uid, low, high);
+        return EPERM;
+    }
+    if (caller[0] != ':') {
+        fprintf(stderr, "earshot-open-as: refused uid %u: '%s' is not a unique bus name\n", (unsigned)uid, caller);
+        return EPERM;
+    }
+    DBusError error;
+    dbus_error_init(&error);
+    DBusConnection *bus = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error);
+    if (bus == NULL) {
+        fprintf(stderr, "earshot-open-as: refused uid %u: cannot ask the system bus: %s\n", (unsigned)uid, error.message);
+        dbus_error_free(&error);
+        return EPERM;
+    }
+    dbus_connection_set_exit_on_disconnect(bus, FALSE);
+    unsigned long owner = dbus_bus_get_unix_user(bus, caller, &error);
+    int result = 0;
+    if (dbus_error_is_set(&error)) {
+        fprintf(stderr, "earshot-open-as: refused uid %u for %s: the bus does not know it (%s)\n", (unsigned)uid, caller,
+                error.message);
+        dbus_error_free(&error);
+        result = EPERM;
+    } else if (owner != (unsigned long)uid) {
+        fprintf(stderr, "earshot-open-as: refused uid %u for %s: the bus says it runs as uid %lu\n", (unsigned)uid, caller, owner);
+        result = EPERM;
+    }
+    dbus_connection_close(bus);
+    dbus_connection_unref(bus);
+    return result;
+}
 
 /* Takes `uid`'s identity (supplementary groups, gid, uid) and drops every capability,
    ambient ones included. 0, or an errno value. */
@@ -104,31 +166,49 @@ int main(void) {
         return 1;
     }
     uid_t user = 0;
+    char served[EARSHOT_OPEN_AS_CALLER_MAX + 1] = "";
     for (;;) {
-        char packet[sizeof(earshot_open_as_request) + EARSHOT_OPEN_AS_PATH_MAX + 1];
+        char packet[sizeof(earshot_open_as_request) + EARSHOT_OPEN_AS_CALLER_MAX + EARSHOT_OPEN_AS_PATH_MAX + 1];
         ssize_t size = recv(connection, packet, sizeof(packet), 0);
         if (size < 0 && errno == EINTR) continue;
         if (size <= 0) return 0;
         earshot_open_as_request request;
-        if ((size_t)size <= sizeof(request) || (size_t)size > sizeof(request) + EARSHOT_OPEN_AS_PATH_MAX) {
+        if ((size_t)size <= sizeof(request)) {
             reply(connection, EINVAL, -1);
             continue;
         }
         memcpy(&request, packet, sizeof(request));
-        size_t path_length = (size_t)size - sizeof(request);
+        size_t rest = (size_t)size - sizeof(request);
+        if (request.version != EARSHOT_OPEN_AS_VERSION || request.caller_length == 0
+            || request.caller_length > EARSHOT_OPEN_AS_CALLER_MAX || request.caller_length >= rest
+            || rest - request.caller_length > EARSHOT_OPEN_AS_PATH_MAX) {
+            reply(connection, EINVAL, -1);
+            continue;
+        }
+        char caller[EARSHOT_OPEN_AS_CALLER_MAX + 1];
+        memcpy(caller, packet + sizeof(request), request.caller_length);
+        caller[request.caller_length] = 0;
+        size_t path_length = rest - request.caller_length;
         char path[EARSHOT_OPEN_AS_PATH_MAX + 1];
-        memcpy(path, packet + sizeof(request), path_length);
+        memcpy(path, packet + sizeof(request) + request.caller_length, path_length);
         path[path_length] = 0;
-        if (request.version != EARSHOT_OPEN_AS_VERSION || strlen(path) != path_length || path[0] != '/'
+        if (strlen(caller) != request.caller_length || strlen(path) != path_length || path[0] != '/'
             || (request.flags & ~EARSHOT_OPEN_AS_FLAGS) != 0) {
             reply(connection, EINVAL, -1);
             continue;
         }
-        if (request.uid == 0 || (user != 0 && request.uid != user)) {
+        if (request.uid == 0 || (user != 0 && (request.uid != user || strcmp(caller, served) != 0))) {
             reply(connection, EPERM, -1);
             continue;
         }
+        /* Asked for every request: the caller's connection must still be on the bus. */
+        int refused = may_act_for((uid_t)request.uid, caller);
+        if (refused != 0) {
+            reply(connection, refused, -1);
+            continue;
+        }
         if (user == 0) {
+            snprintf(served, sizeof(served), "%s", caller);
             int failed = become((uid_t)request.uid);
             if (failed != 0) {
                 fprintf(stderr, "earshot-open-as: cannot become uid %u: %s\n", request.uid, strerror(failed));

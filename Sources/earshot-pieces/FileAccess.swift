@@ -8,7 +8,7 @@ enum FileAccess {
     /// Opens `path` for reading as the caller would.
     static func openForReading(_ path: String, field: String, caller: CallerIdentity) throws(DBusError) -> Int32 {
         guard path.hasPrefix("/") else { throw .invalidArgs("\(field): '\(path)' is not an absolute path") }
-        switch CallerFiles.open(path, flags: O_RDONLY, as: caller.uid) {
+        switch CallerFiles.open(path, flags: O_RDONLY, as: caller.uid, caller: caller.uniqueName) {
         case .success(let fd):
             return fd
         case .failure(let error) where error.code == EINVAL:
@@ -24,7 +24,7 @@ enum FileAccess {
     /// to the caller.
     static func createForWriting(_ path: String, caller: CallerIdentity) throws(DBusError) -> Int32 {
         guard path.hasPrefix("/") else { throw .invalidArgs("path: '\(path)' is not an absolute path") }
-        switch CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644, as: caller.uid) {
+        switch CallerFiles.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644, as: caller.uid, caller: caller.uniqueName) {
         case .success(let fd):
             return fd
         case .failure(let error) where error.isDenied:

@@ -1,3 +1,4 @@
+import CFileAccess
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -91,6 +92,42 @@ import Testing
             chown(fifo.path, TestUser.lookup(PolicyStack.alice)!.uid, TestUser.lookup(PolicyStack.alice)!.gid)
             let piped = try await alice.drop(title: "A pipe", mixStemPath: fifo.path)
             #expect(piped.errorName == "org.freedesktop.DBus.Error.InvalidArgs", "a FIFO as a mix stem: \(piped)")
+        }
+    }
+
+    /// earshot-open-as believes the bus, not the service that asks it: told (on its socket,
+    /// as a service would ask) to open alice's file for alice, it does so only for a
+    /// connection the bus says is alice's and only while it is on the bus; never for a name
+    /// the bus does not know (no call of alice's at all), for bob's connection, for the
+    /// services' own user or for root.
+    @Test func theHelperActsOnlyForACallerTheBusVouchesFor() async throws {
+        try await PolicyStack.with { fixture in
+            let socket = try #require(fixture.stack.openAsSocket)
+            let alice = try await fixture.agent(PolicyStack.alice)
+            let bob = try await fixture.agent(PolicyStack.bob)
+            let aliceUid = try #require(TestUser.lookup(PolicyStack.alice)).uid
+            let serviceUid = try #require(TestUser.lookup(PolicyStack.serviceUser)).uid
+            let home = try Self.privateDirectory("alice-notes", of: PolicyStack.alice, in: fixture)
+            let note = home.appendingPathComponent("note.txt")
+            try Data("alice's".utf8).write(to: note)
+            chown(note.path, aliceUid, try #require(TestUser.lookup(PolicyStack.alice)).gid)
+            chmod(note.path, 0o600)
+            func open(as uid: uid_t, for caller: String) -> Int32 {
+                let fd = earshot_open_through_helper(socket, uid, caller, note.path, O_RDONLY, 0)
+                if fd >= 0 { close(fd) }
+                return fd >= 0 ? 0 : fd
+            }
+            #expect(open(as: aliceUid, for: alice.uniqueName) == 0, "alice's own call")
+            #expect(open(as: aliceUid, for: ":1.99999") == -EPERM, "a name the bus does not know")
+            #expect(open(as: aliceUid, for: bob.uniqueName) == -EPERM, "bob's connection")
+            let service = try #require(try await fixture.stack.client.nameOwner(PolicyStack.capture))
+            #expect(open(as: serviceUid, for: service) == -EPERM, "the services' own user")
+            #expect(open(as: 0, for: fixture.stack.client.uniqueName) == -EPERM, "root")
+            // alice leaves: her name is hers no more.
+            let gone = alice.uniqueName
+            await alice.shutdown()
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(open(as: aliceUid, for: gone) == -EPERM, "alice's name after she left")
         }
     }
 }

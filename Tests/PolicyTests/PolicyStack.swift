@@ -47,9 +47,10 @@ final class PolicyStack: Sendable {
     /// user that does not exist, so before any bus starts).
     static let users = Task<Void, any Error> {
         try await TestUser.ensure(serviceUser, in: ["audio"])
-        try await TestUser.ensure(alice, in: ["audio"])
-        try await TestUser.ensure(bob, in: ["audio"])
-        try await TestUser.ensure(eve, in: [], notIn: ["audio"])
+        // People's accounts: earshot-open-as acts for ordinary users only.
+        try await TestUser.ensure(alice, in: ["audio"], ordinary: true)
+        try await TestUser.ensure(bob, in: ["audio"], ordinary: true)
+        try await TestUser.ensure(eve, in: [], notIn: ["audio"], ordinary: true)
     }
 
     /// The bus's policy: the system baseline, then the project's `<policy>` elements.

@@ -14,9 +14,13 @@ int earshot_open_as_user(const char *path, int flags, mode_t mode, uid_t uid);
 
 /* Has earshot-open-as, listening on `socket_path`, open `path` as the user `uid` (not 0)
    and pass the descriptor back: for a service that may not take another user's identity
-   itself. `flags` as for open(2) (see earshot_open_as_protocol.h for those allowed). Returns
-   the descriptor, or -errno: -EHOSTUNREACH when no helper listens there, -EINVAL for what is
-   not a regular file, -ETIMEDOUT when the helper does not answer within 10 s. */
-int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *path, int flags, mode_t mode);
+   itself. `caller` is the unique bus name of the call that named the path: the helper asks
+   the system bus whether it runs as `uid`. `flags` as for open(2) (see
+   earshot_open_as_protocol.h for those allowed). Returns the descriptor, or -errno:
+   -EHOSTUNREACH when no helper listens there, -EPERM when the helper refuses to act as
+   `uid` for `caller`, -EINVAL for what is not a regular file, -ETIMEDOUT when the helper
+   does not answer within 10 s. */
+int earshot_open_through_helper(const char *socket_path, uid_t uid, const char *caller, const char *path, int flags,
+                                mode_t mode);
 
 #endif
