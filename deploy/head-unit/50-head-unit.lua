@@ -5,5 +5,9 @@
 -- the only user of the cards.
 alsa_monitor.properties["alsa.reserve"] = false
 
--- Flatpak's permission portal lives on a session bus.
+-- Who may do what is earshot-access.lua's alone: the default access script grants by
+-- properties a client sets itself (pipewire.access, media.category), and Flatpak's
+-- permission portal lives on a session bus.
+default_access.enabled = false
 default_access.properties["enable-flatpak-portal"] = false
+load_script("@wireplumberdir@/scripts/earshot-access.lua")
