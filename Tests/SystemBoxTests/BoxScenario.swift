@@ -30,9 +30,11 @@ enum BoxScenario {
         return String(parts[1])
     }
 
-    /// Runs `body` while `file` (in `user`'s home in the box) plays into the box's microphone.
-    static func feedingMicrophone<T>(_ file: String, as user: String, _ body: () async throws -> T) async throws -> T {
-        try await box.with("/usr/local/lib/earshot-box/feed-microphone \(file)", as: user, name: "microphone") { _ in try await body() }
+    /// Runs `body` while `file` (a path in the box) plays into the box's microphone. The
+    /// microphone is the box's hardware: root plays it (a user's program may not make a
+    /// source on the head unit's PipeWire).
+    static func feedingMicrophone<T>(_ file: String, _ body: () async throws -> T) async throws -> T {
+        try await box.with("/usr/local/lib/earshot-box/feed-microphone \(file)", as: "root", name: "microphone") { _ in try await body() }
     }
 
     /// The samples of a 16-bit mono WAV file on the host.
@@ -118,12 +120,24 @@ enum BoxAudio {
         throw HarnessError("no \(role) stream as wanted in the session's Streams: \(last)")
     }
 
+    /// The ids of the PipeWire nodes whose `media.role` is `role` (seen as root).
+    static func nodes(role: String) async throws -> [Int] {
+        let json = try await BoxScenario.box.run("pw-dump")
+        let objects = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
+        return objects.compactMap { object -> Int? in
+            guard object["type"] as? String == "PipeWire:Interface:Node",
+                  let props = (object["info"] as? [String: Any])?["props"] as? [String: Any],
+                  props["media.role"] as? String == role else { return nil }
+            return (object["id"] as? NSNumber)?.intValue
+        }.sorted()
+    }
+
     /// The level in dB (full scale) of what the speakers play at `hertz`, or of the band
     /// below 8 kHz (`hertz` nil: speech), over `seconds`, from the sink's monitor.
     static func speakersLevel(hertz: Int?, seconds: Double = 0.6) async throws -> Double {
         let box = BoxScenario.box
         let file = "/tmp/monitor-\(UUID().uuidString.prefix(6)).wav"
-        let band = hertz.map { "sinc \($0 - 500)-\($0 + 500)" } ?? "sinc -8000"
+        let band = hertz.map { "sinc \(max($0 / 2, $0 - 500))-\($0 + 500)" } ?? "sinc -8000"
         let output = try await box.run("""
             timeout \(seconds + 0.5) pw-record --target speakers -P '{ stream.capture.sink=true }' --rate 48000 --channels 1 \(file) \
             >/dev/null 2>&1; sox \(file) -n trim 0.1 \(band) stat 2>&1 | sed -n 's/^RMS *amplitude: *//p'; rm -f \(file)

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The head-unit commands docs/deployment.md gives work as written, run in the box.
-@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"), .journalOnFailure)
 struct DocumentedCommandsTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -28,25 +28,31 @@ struct DocumentedCommandsTests {
         #expect(outcome.output.contains("Box take"), "the recorded piece is not listed:\n\(outcome.output)")
     }
 
-    /// The audio-focus walk-through of docs/walkthroughs.md, as `app`: its own PipeWire and
-    /// session bus (the walk-through is for a machine without them, so the head unit's
-    /// PipeWire is not named to it), its own earshot-session, a radio, and the claim held by
-    /// `earshot session activate`: the radio measured at 0.3 of its level while ducked.
+    /// The audio-focus walk-through of docs/walkthroughs.md for a head unit, as `app` on the
+    /// head unit's PipeWire and system bus: the radio the session shows not ducked, ducked
+    /// while `earshot session activate --duck-others` holds, and not ducked after; and at the
+    /// speakers (measured as root meanwhile) at 0.3 of its level while ducked.
     @Test func theFocusWalkThroughRunsAsWritten() async throws {
         let box = BoxScenario.box
         let commands = try Self.block(in: "walkthroughs.md", after: "box runs these commands as written")
-        #expect(commands.contains("earshot session activate --duck-others"))
-        // As a person pastes it: each command runs whatever the one before gave (`timeout 1
-        // pw-record` ends with 124); the levels at the end say whether it worked.
-        let output = try await box.with("unset PIPEWIRE_RUNTIME_DIR\n" + commands, as: "app", name: "walkthrough") { unit in
+        #expect(commands.contains("earshot session activate --system --duck-others"))
+        #expect(!commands.contains("PIPEWIRE_RUNTIME_DIR") && !commands.contains("\npipewire"), "the walk-through starts its own PipeWire")
+        // As a person pastes it: each command runs whatever the one before gave.
+        let output = try await box.with(commands, as: "app", name: "walkthrough") { unit in
+            // While the claim holds (the walk-through's second second), the radio at the speakers.
+            try await BoxAudio.waitForStream(role: "Music") { $0.ducked }
+            let ducked = try await BoxAudio.speakersLevel(hertz: 440)
+            try await BoxAudio.waitForStream(role: "Music") { !$0.ducked }
+            try await Task.sleep(for: .milliseconds(300))
+            let full = try await BoxAudio.speakersLevel(hertz: 440)
+            #expect(abs(ducked - full - AudioFocusTests.duckDB) <= 1.5, "ducked by \(ducked - full) dB, not \(AudioFocusTests.duckDB)")
             let deadline = ContinuousClock.now + .seconds(60)
             while await unit.isActive(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
             return await unit.output()
         }
-        let levels = output.split(separator: "\n").filter { $0.contains("RMS") && $0.contains("amplitude") }
-            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
-        try #require(levels.count == 2, "the walk-through did not measure both levels:\n\(output)")
-        #expect(abs(levels[0] - 0.35) < 0.03, "the radio at \(levels[0]) before, not 0.35:\n\(output)")
-        #expect(abs(levels[1] / levels[0] - 0.3) < 0.04, "ducked to \(levels[1] / levels[0]) of its level, not 0.3:\n\(output)")
+        let streams = output.split(separator: "\n").filter { $0.hasPrefix("aa{sv}") }
+        try #require(streams.count == 3, "the walk-through did not read Streams three times:\n\(output)")
+        #expect(streams.allSatisfy { $0.contains("\"Role\" s \"Music\"") }, "\(streams)")
+        #expect(streams.map { $0.contains("\"Ducked\" b true") } == [false, true, false], "Ducked before, during, after:\n\(streams)")
     }
 }

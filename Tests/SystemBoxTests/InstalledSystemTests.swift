@@ -6,19 +6,27 @@ import Testing
 /// The installed head unit in a box (`deploy/earshot-dev test-system`): the release build
 /// installed by deploy/install, the shipped units, activation files and policy, the
 /// system-wide PipeWire, and ordinary users calling over the system bus.
-@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"), .journalOnFailure)
 struct InstalledSystemTests {
     static let orchestrator = "org.earshot.Orchestrator1 /org/earshot/Orchestrator1 org.earshot.Orchestrator1"
     static let capture = "org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1"
     private typealias Job = OrchestratorContract.Job
     private typealias PassThru = CaptureContract.PassThru
 
-    /// `app` records a piece through the orchestrator: each service starts by activation
-    /// through its unit, and the job ends as documented with the piece stored.
+    static let services = ["capture", "alerts", "pieces", "session", "orchestrator"]
+
+    /// `app` records a piece through the orchestrator: each service, stopped before, is
+    /// started by the bus through its unit, and the job ends as documented with the piece
+    /// stored.
     @Test func appRecordsAPieceThroughTheOrchestrator() async throws {
         let box = BoxScenario.box
         try await box.run("sox -n -r 48000 -c 1 -b 16 words.wav synth 8 sine 300-1200 vol 0.5", as: "app")
-        try await BoxScenario.feedingMicrophone("words.wav", as: "app") { try await Self.recordThroughTheOrchestrator() }
+        try await box.run("systemctl stop " + Self.services.map { "earshot-\($0).service" }.joined(separator: " "))
+        for service in Self.services {
+            let state = try await box.attempt("systemctl is-active earshot-\(service).service").output
+            #expect(state == "inactive\n", "earshot-\(service) before the first call: \(state)")
+        }
+        try await BoxScenario.feedingMicrophone("/home/app/words.wav") { try await Self.recordThroughTheOrchestrator() }
     }
 
     static func recordThroughTheOrchestrator() async throws {
@@ -45,7 +53,7 @@ struct InstalledSystemTests {
         #expect(stored.contains("\"Box take\""))
         #expect(stored.contains("\"Author\" s \"app\""))
         // Every service was started by the bus through its systemd unit.
-        for service in ["capture", "alerts", "pieces", "session", "orchestrator"] {
+        for service in Self.services {
             let state = try await box.run("systemctl show -P ActiveState earshot-\(service).service")
             #expect(state == "active\n", "earshot-\(service): \(state)")
         }
@@ -62,7 +70,7 @@ struct InstalledSystemTests {
     @Test func aPassThruWritesIntoTheCallersHomeAsTheCaller() async throws {
         let box = BoxScenario.box
         try await box.run("rm -f take.wav && sox -n -r 48000 -c 1 -b 16 microphone.wav synth 6 sine 200-2000 vol 0.5", as: "app")
-        try await BoxScenario.feedingMicrophone("microphone.wav", as: "app") { try await Self.passThruIntoTheCallersHome() }
+        try await BoxScenario.feedingMicrophone("/home/app/microphone.wav") { try await Self.passThruIntoTheCallersHome() }
     }
 
     static func passThruIntoTheCallersHome() async throws {

@@ -5,7 +5,7 @@ import Testing
 /// The release build as `deploy/install` shipped it into the box, checked for its
 /// structure: what each service links, what it exports, which Foundation it carries, and
 /// what it holds in memory once started.
-@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"), .journalOnFailure)
 struct ReleaseBuildTests {
     /// The shared libraries each service names (`DT_NEEDED`): the C libraries it calls at
     /// every start. Everything it uses only for some work (libsndfile, espeak-ng,

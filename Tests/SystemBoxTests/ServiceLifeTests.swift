@@ -5,7 +5,7 @@ import Testing
 
 /// The services' lives under systemd: stopped in time, giving back what they changed, and
 /// journaled with their fields.
-@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"))
+@Suite(.serialized, .enabled(if: BoxScenario.isBooted, "runs inside deploy/earshot-dev test-system"), .journalOnFailure)
 struct ServiceLifeTests {
     static let services = ["capture", "alerts", "pieces", "orchestrator", "session"]
 
