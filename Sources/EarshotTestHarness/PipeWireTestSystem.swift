@@ -22,20 +22,54 @@ public final class PipeWireTestSystem: Sendable {
     /// Whether pipewire-pulse runs too (PulseAudio programs, `paplay`, play through it).
     public let pulse: Bool
 
+    /// The user `play` runs its players as, under the head unit's access rules; nil: the
+    /// daemon's own, with every permission.
+    public let applicationUser: TestUser.Identity?
+
     /// A new system; with `daemons` false, only its directories and session bus, the
-    /// daemons started later by `startDaemons`; with `pulse`, pipewire-pulse as well.
-    public static func start(daemons: Bool = true, pulse: Bool = false) async throws -> PipeWireTestSystem {
+    /// daemons started later by `startDaemons`; with `pulse`, pipewire-pulse as well. With
+    /// `applicationUser`, the daemons run with the head unit's configuration and access
+    /// rules (`deploy/head-unit/`: the daemon's own clients, root's, are trusted) and `play`
+    /// plays as that user, an application.
+    public static func start(daemons: Bool = true, pulse: Bool = false, applicationUser: String? = nil) async throws -> PipeWireTestSystem {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("earshot-pipewire-\(UUID().uuidString.prefix(8))")
+        // An application user must reach the daemon's socket (not list the directory).
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let system = try PipeWireTestSystem(directory: directory, pulse: pulse)
+                                                attributes: [.posixPermissions: applicationUser == nil ? 0o700 : 0o711])
+        var application: TestUser.Identity?
+        if let applicationUser { application = try await TestUser.ensure(applicationUser, in: [], ordinary: true) }
+        let system = try PipeWireTestSystem(directory: directory, pulse: pulse, applicationUser: application)
+        if application != nil { try system.writeHeadUnitConfiguration() }
         if daemons { try await system.startDaemons() }
         return system
     }
 
-    private init(directory: URL, pulse: Bool) throws {
+    /// The project's `deploy/head-unit/`, from this file's place in the package.
+    static let headUnitDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("deploy/head-unit")
+
+    /// The head unit's daemon configuration and WirePlumber's access script, where these
+    /// daemons read their configuration (`XDG_CONFIG_HOME`).
+    private func writeHeadUnitConfiguration() throws {
+        let config = directory.appendingPathComponent("config")
+        let wireplumber = config.appendingPathComponent("wireplumber")
+        for subdirectory in ["pipewire", "wireplumber/main.lua.d", "wireplumber/scripts"] {
+            try FileManager.default.createDirectory(at: config.appendingPathComponent(subdirectory), withIntermediateDirectories: true)
+        }
+        let source = Self.headUnitDirectory
+        try FileManager.default.copyItem(at: source.appendingPathComponent("earshot-head-unit.conf"),
+                                         to: config.appendingPathComponent("pipewire/earshot-head-unit.conf"))
+        try FileManager.default.copyItem(at: source.appendingPathComponent("earshot-access.lua"),
+                                         to: wireplumber.appendingPathComponent("scripts/earshot-access.lua"))
+        let main = try String(contentsOf: source.appendingPathComponent("50-head-unit.lua"), encoding: .utf8)
+            .replacingOccurrences(of: "@wireplumberdir@", with: wireplumber.path)
+        try main.write(to: wireplumber.appendingPathComponent("main.lua.d/50-head-unit.lua"), atomically: true, encoding: .utf8)
+    }
+
+    private init(directory: URL, pulse: Bool, applicationUser: TestUser.Identity?) throws {
         self.directory = directory
         self.pulse = pulse
+        self.applicationUser = applicationUser
         // WirePlumber 0.4 wants a session bus; a private one.
         let addressFile = directory.appendingPathComponent("session-bus.address")
         let out = open(addressFile.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -63,10 +97,10 @@ public final class PipeWireTestSystem: Sendable {
         return environment
     }
 
-    /// Starts `/usr/bin/<name>` (logging to `<name>.log`) and waits, at most 10 s, until it
-    /// accepts connections at `socket`.
-    private func startDaemon(_ name: String, listeningAt socket: String) async throws {
-        let daemon = try ChildProcess(["/usr/bin/\(name)"], environment: daemonEnvironment,
+    /// Starts `/usr/bin/<name>` with `arguments` (logging to `<name>.log`) and waits, at
+    /// most 10 s, until it accepts connections at `socket`.
+    private func startDaemon(_ name: String, arguments: [String] = [], listeningAt socket: String) async throws {
+        let daemon = try ChildProcess(["/usr/bin/\(name)"] + arguments, environment: daemonEnvironment,
                                       logPath: directory.appendingPathComponent("\(name).log").path)
         processes.withLock { $0.append(daemon) }
         let deadline = ContinuousClock.now + .seconds(10)
@@ -85,8 +119,11 @@ public final class PipeWireTestSystem: Sendable {
         // daemon that accepts, not for the file.
         let socket = runtimeDirectory.appendingPathComponent("pipewire-0").path
         for stale in [socket, socket + ".lock"] { try? FileManager.default.removeItem(atPath: stale) }
-        try await startDaemon("pipewire", listeningAt: socket)
-        let wireplumber = try ChildProcess(["/usr/bin/wireplumber"], environment: daemonEnvironment,
+        try await startDaemon("pipewire", arguments: applicationUser == nil ? [] : ["-c", "earshot-head-unit.conf"], listeningAt: socket)
+        // The application user may connect (it may do nothing more unless WirePlumber says so).
+        if applicationUser != nil { chmod(socket, 0o666) }
+        let wireplumber = try ChildProcess(["/usr/bin/wireplumber"],
+                                           environment: daemonEnvironment.merging(["EARSHOT_PIPEWIRE_TRUSTED_UIDS": "0"]) { $1 },
                                            logPath: directory.appendingPathComponent("wireplumber.log").path)
         processes.withLock { $0.append(wireplumber) }
         if pulse {
@@ -165,7 +202,8 @@ public final class PipeWireTestSystem: Sendable {
 
     public func play(_ file: URL, role: String, latency: Int? = nil) throws -> ChildProcess {
         let options = latency.map { ["--latency", String($0)] } ?? []
-        let player = try ChildProcess(["/usr/bin/pw-play", "--media-role", role] + options + [file.path], environment: daemonEnvironment,
+        let user = try applicationUser.map { try TestUser.commandPrefix($0.name) } ?? []
+        let player = try ChildProcess(user + ["/usr/bin/pw-play", "--media-role", role] + options + [file.path], environment: daemonEnvironment,
                                       logPath: directory.appendingPathComponent("pw-play.log").path)
         processes.withLock { $0.append(player) }
         return player

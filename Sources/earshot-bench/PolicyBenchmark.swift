@@ -18,7 +18,12 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
             pipewire, wireplumber, pw-play and pw-record. Starts its own PipeWire daemon and \
             WirePlumber in a temporary XDG_RUNTIME_DIR with a null sink, speakers, as the only \
             output (nothing is heard on the machine), a private dbus-daemon, earshot-session \
-            --mixer pipewire and earshot-alerts --output-device pipewire. The radio is a 15 kHz \
+            --mixer pipewire and earshot-alerts --output-device pipewire. The daemons run with the \
+            head unit's configuration and access rules (deploy/head-unit/: every client waits until \
+            WirePlumber has set what it may do) and every pw-play stream is an application's, \
+            played as the user earshot-bench-app, which may play its own streams and nothing more \
+            (--access open: every client with every permission, as a desktop's PipeWire). The \
+            radio is a 15 kHz \
             tone played with pw-play --media-role Music; the speakers' monitor is recorded with \
             pw-record into a pipe, and every 256-sample window (5.3 ms, also the graph's quantum) \
             is dated by when its last sample was played: its read's time less the samples after it \
@@ -83,9 +88,14 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
     @Flag(help: "Run the services at --log-level debug and print their logs on stderr after the run.")
     var showLogs = false
 
+    @Option(help: ArgumentHelp("head-unit: the head unit's PipeWire access rules, the streams an application's (as earshot-bench-app); open: none.",
+                               valueName: "rules"))
+    var access = "head-unit"
+
     func validate() throws {
         guard (10...5000).contains(tailBufferMs) else { throw ValidationError("--tail-buffer-ms must be within 10...5000") }
         guard rounds >= 1, warmup >= 0 else { throw ValidationError("--rounds must be at least 1 and --warmup not negative") }
+        guard ["head-unit", "open"].contains(access) else { throw ValidationError("--access must be head-unit or open") }
         guard Alert.Priority(rawValue: alertPriority) != nil else {
             throw ValidationError("--alert-priority: NORMAL, COMMUNICATION, NAVIGATION, VOICECOM or EMERGENCY")
         }
@@ -93,7 +103,7 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let benchmark = PolicyBenchmark(rounds: rounds, warmup: warmup, alertPriority: alertPriority, tailBufferMs: tailBufferMs,
-                                        showLogs: showLogs)
+                                        showLogs: showLogs, headUnitAccess: access == "head-unit")
         let results = try await runInterruptibly(interrupted: "PipeWire, the bus, the services and the temporary files are gone") {
             try await benchmark.run()
         }
@@ -107,6 +117,9 @@ struct PolicyBenchmark: Sendable {
     let alertPriority: String
     let tailBufferMs: UInt32
     let showLogs: Bool
+    /// The head unit's access rules, the streams an application's.
+    let headUnitAccess: Bool
+    static let applicationUser = "earshot-bench-app"
 
     static let radioHertz = 15000.0
     static let markerHertz = 3000.0
@@ -125,8 +138,8 @@ struct PolicyBenchmark: Sendable {
         for tool in Self.tools where !FileManager.default.isExecutableFile(atPath: tool) {
             throw BenchmarkError("\(tool) is missing: install pipewire, pipewire-bin, wireplumber, pipewire-alsa and espeak-ng")
         }
-        progress("starting PipeWire and WirePlumber")
-        let pipewire = try await PipeWireTestSystem.start()
+        progress("starting PipeWire and WirePlumber" + (headUnitAccess ? " with the head unit's access rules" : ""))
+        let pipewire = try await PipeWireTestSystem.start(applicationUser: headUnitAccess ? Self.applicationUser : nil)
         do {
             let results = try await withPrivateBus { bus in
                 try await measure(pipewire: pipewire, bus: bus, sessionPath: sessionPath, alertsPath: alertsPath)
@@ -192,7 +205,8 @@ struct PolicyBenchmark: Sendable {
             }
             await session.shutdown()
             if showLogs { progress("earshot-session's log:\n\(session.logText)\nearshot-alerts' log:\n\(alerts.logText)") }
-            return PolicyBenchmarkResults(processors: ProcessInfo.processInfo.activeProcessorCount, rounds: rounds, warmupRounds: warmup,
+            return PolicyBenchmarkResults(processors: ProcessInfo.processInfo.activeProcessorCount,
+                                          access: headUnitAccess ? "head-unit" : "open", rounds: rounds, warmupRounds: warmup,
                                           quantumSamples: Self.quantum, radioLevelDB: full, alertPriority: alertPriority,
                                           activateRoundTrip: Figures(activations.roundTrips),
                                           activateToDucked: Figures(activations.ducked), deactivateToRestored: Figures(activations.restored),

@@ -5,6 +5,8 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
     static let goalMilliseconds = 50.0
 
     let processors: Int
+    /// The PipeWire access rules: "head-unit" (the streams an application's) or "open".
+    let access: String
     let rounds: Int
     let warmupRounds: Int
     let quantumSamples: Int
@@ -55,8 +57,9 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
         let widths = [-44, 8, 8, 8, 8, 8, 8, 8]
         var lines: [String] = []
         let quantum = Double(quantumSamples) / 48
+        let rules = access == "head-unit" ? "the head unit's access rules, the streams an application's" : "no access rules"
         lines.append("""
-            earshot-session and earshot-alerts on PipeWire (null sink), \(processors) processors; \(rounds) rounds of each kind \
+            earshot-session and earshot-alerts on PipeWire (null sink, \(rules)), \(processors) processors; \(rounds) rounds of each kind \
             after \(warmupRounds) warm-up rounds; monitor windows and graph quantum \(quantumSamples) samples \
             (\(TableFormat.fixed(quantum, 1)) ms); the radio at \(TableFormat.fixed(radioLevelDB, 1)) dB
             """)
