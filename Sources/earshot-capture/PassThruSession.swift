@@ -388,7 +388,10 @@ final class PassThruSession: DirectCaptureConsumer {
                 logger.warning("pass-thru \(id): Finished not sent: \(error)")
             }
         }
-        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms",
+        // An overrun loses samples the device had: said, for whoever compares the recording.
+        let recoveries = stream.recoveries
+        let lost = recoveries > 0 ? "; \(recoveries) overrun(s) recovered: samples were lost" : ""
+        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms\(lost)",
                     metadata: ["passthru": "\(id)", "result": "\(outcome.resultCode.rawValue)", "reason": "\(outcome.reason.rawValue)"])
     }
 

@@ -53,6 +53,25 @@ enum BoxScenario {
         throw HarnessError("\(url.path) has no data chunk")
     }
 
+    /// How `excerpt`, placed at `place` in `whole`, departs from it, or nil when every
+    /// sample from there on is `whole`'s: where it first differs, by how much, and whether
+    /// what follows is `whole`'s again further on (samples skipped) or earlier (repeated).
+    static func difference(_ excerpt: [Int16], from whole: [Int16], at place: (excerptStart: Int, wholeStart: Int)) -> String? {
+        let length = min(excerpt.count - place.excerptStart, whole.count - place.wholeStart)
+        guard let first = (0..<length).first(where: { excerpt[place.excerptStart + $0] != whole[place.wholeStart + $0] }) else { return nil }
+        let mismatches = (0..<length).filter { excerpt[place.excerptStart + $0] != whole[place.wholeStart + $0] }
+        let largest = mismatches.map { abs(Int(excerpt[place.excerptStart + $0]) - Int(whole[place.wholeStart + $0])) }.max() ?? 0
+        var text = "\(place.excerptStart) silent samples first, then \(first) equal ones; from there \(mismatches.count) of \(length - first) "
+            + "samples differ, by at most \(largest)"
+        let resume = place.excerptStart + first
+        if resume + 64 <= excerpt.count, let again = Self.place(Array(excerpt[resume...]), in: whole) {
+            let jump = again.wholeStart - again.excerptStart - (place.wholeStart + first)
+            text += "; what follows is the microphone's again \(abs(jump)) samples \(jump >= 0 ? "further on (skipped)" : "earlier (repeated)")"
+                + " after \(again.excerptStart) silent samples"
+        }
+        return text
+    }
+
     /// Where `excerpt` (past its leading silence) lies in `whole`: the offset of its first
     /// sound in `whole`, or nil when its samples are not a run of `whole`'s.
     static func place(_ excerpt: [Int16], in whole: [Int16]) -> (excerptStart: Int, wholeStart: Int)? {
