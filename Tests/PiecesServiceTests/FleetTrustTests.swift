@@ -317,4 +317,37 @@ import Testing
             #expect(!SharedCatalogueConfiguration.isLoopback(host), "\(host)")
         }
     }
+
+    /// A host away longer than the change log keeps its changes (here: the log trimmed to
+    /// nothing while the host is cut off) is told so once it is back: `ChangesMissed`, once,
+    /// rather than nothing.
+    @Test func aHostAwayLongerThanTheLogKeepsSaysSo() async throws {
+        let server = try await PostgresTestServer.sharedServer()
+        let relay = try TCPRelay(to: server.port)
+        defer { relay.stop() }
+        try await SharedHosts.with(2, server: server, route: { index, url in
+            index == 1 ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
+        }) { shared in
+            let (a, b) = (shared.hosts[0], shared.hosts[1])
+            let signals = try await b.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface))
+            relay.cut()
+            let stem = try SharedHosts.stem(a, "missed", frequency: 660)
+            for index in 0..<3 {
+                _ = try await a.pieces.drop([PieceKeys.title.name: .string("while away \(index)"), PieceKeys.mixStem.path.name: .string(stem.path)])
+            }
+            // What the log would have forgotten after 30 days.
+            _ = try await server.psql("SELECT piece_change_trim('0 seconds')", database: shared.database)
+            relay.restore()
+            var members: [String] = []
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, !members.contains(Pieces.changesMissed.name) {
+                guard let signal = await signals.next(timeout: deadline - .now) else { break }
+                members.append(signal.member ?? "")
+            }
+            while let late = await signals.next(timeout: .milliseconds(1500)) { members.append(late.member ?? "") }
+            #expect(members.filter { $0 == Pieces.changesMissed.name }.count == 1, "b emitted \(members)")
+            #expect(!members.contains(Pieces.pieceDropped.name), "b announced changes the log no longer holds: \(members)")
+            #expect(try await b.pieces.list([:]).total == 3)
+        }
+    }
 }
