@@ -164,6 +164,17 @@ struct SharedPiecesBenchmark: Sendable {
             silent = try await Self.silentCuts(executable, url: shared, server: server, work: work)
         }
 
+        // 2c. A fleet's drops on the write path as it is and as it was, in turn; and drops
+        // while another host is silent in the middle of its own.
+        progress("drops from three hosts at once, 4 clients each, on the current write path and on the earlier one")
+        let current = try await fleetDrops(executable, database: database, work: work, earlier: false)
+        let earlier = try await fleetDrops(executable, database: database, work: work, earlier: true)
+        var waits: (same: [Double], other: [Double]) = ([], [])
+        if let server {
+            progress("5 drops while another host is silent in the middle of its own")
+            waits = try await Self.silentWriter(executable, url: try await database("silent"), server: server, work: work)
+        }
+
         // 3. Drops per second from three hosts at once, four clients each.
         progress("\(seconds) s of drops from three hosts at once, four clients each")
         let counted = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -205,6 +216,8 @@ struct SharedPiecesBenchmark: Sendable {
                                    dropPostgresTLS: times[2].isEmpty ? nil : Figures(times[2]), announced: Figures(announced),
                                    announcedOverTLS: secured != nil, silentFailure: Figures(silent.failed),
                                    silentRecovery: Figures(silent.recovered),
+                                   fleetDrop: Figures(current), fleetDropEarlier: Figures(earlier),
+                                   silentWaitSame: Figures(waits.same), silentWaitOther: Figures(waits.other),
                                    dropsPerSecond: Double(counted) / Double(seconds), pieces: pieces, fillSeconds: fill, lists: lists)
     }
 
@@ -355,6 +368,13 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
     /// Seconds from a silent cut to StorageUnavailable, and from the path's return to an answer.
     let silentFailure: Figures
     let silentRecovery: Figures
+    /// Drops from three hosts at once (ms): the write path as it is, and the earlier one
+    /// (one advisory lock and one counter row for every writer).
+    let fleetDrop: Figures
+    let fleetDropEarlier: Figures
+    /// Seconds from another host's silence mid-drop to a drop of the same audio, and of other audio.
+    let silentWaitSame: Figures
+    let silentWaitOther: Figures
     let dropsPerSecond: Double
     let pieces: Int
     let fillSeconds: Double
@@ -375,16 +395,27 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
             add("Silent cut → StorageUnavailable (s)", silentFailure)
             add("Path back → calls answered again (s)", silentRecovery)
         }
+        add("Drop, 3 hosts × 4 clients at once, current write path (ms)", fleetDrop)
+        add("Drop, 3 hosts × 4 clients at once, earlier write path (ms)", fleetDropEarlier)
+        if silentWaitSame.samples > 0 {
+            add("Another host silent mid-drop → drop of the same audio (s)", silentWaitSame)
+            add("Another host silent mid-drop → drop of other audio (s)", silentWaitOther)
+        }
         for list in lists { add("List over \(pieces) pieces, \(list.filter) (ms)", list.figures) }
         lines.append("drops from three hosts at once (4 clients each, 1 s WAV): \(TableFormat.fixed(dropsPerSecond, 1)) per second")
         lines.append("catalogue: \(pieces) pieces (server-side fill \(TableFormat.fixed(fillSeconds, 1)) s); \(processors) processors")
+        lines.append("fleet drops, current / earlier write path: p50 \(TableFormat.fixed(fleetDrop.p50 / fleetDropEarlier.p50, 2))×, "
+                     + "p99 \(TableFormat.fixed(fleetDrop.p99 / fleetDropEarlier.p99, 2))×")
         lines.append("drop on PostgreSQL / SQLite p50: \(TableFormat.fixed(dropPostgres.p50 / dropSQLite.p50, 2))×"
             + (dropPostgresTLS.map { "; over TLS / plain p50: \(TableFormat.fixed($0.p50 / dropPostgres.p50, 2))×" } ?? ""))
         let slow = lists.filter { !($0.figures.p50 < 10) }.map(\.filter)
         lines.append("goals: List p50 < 10 ms for every filter: " + (slow.isEmpty ? "met" : "NOT met (\(slow.joined(separator: ", ")))") + "; "
             + "drop → PieceDropped elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")"
             + (silentFailure.samples > 0 ? "; StorageUnavailable within 5 s of a silent cut: "
-               + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : ""))
+               + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : "")
+            + (silentWaitSame.samples > 0 ? "; drops within 10 s of another host's silence mid-drop: "
+               + "\(TableFormat.fixed(max(silentWaitSame.max, silentWaitOther.max), 2)) s at most "
+               + (max(silentWaitSame.max, silentWaitOther.max) < 10 ? "met" : "NOT met") : ""))
         return lines.joined(separator: "\n")
     }
 }
