@@ -102,7 +102,16 @@ public enum SharedCatalogueHosts {
             try await connection.run(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) NOLOGIN"), logger)
             try await connection.run(PostgresQuery(unsafeSQL: "REVOKE \(SharedCatalogueAccess.hostRole) FROM \(role)"), logger)
             try await connection.run(PostgresQuery(unsafeSQL: "REVOKE \(SharedCatalogueAccess.fleetAdministratorRole) FROM \(role)"), logger)
-            try await connection.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = \(name)", logger)
+            // Its sessions end, where the administrator may end them (a superuser, or a
+            // member of pg_signal_backend); those that go on can do nothing any more: every
+            // grant and policy is earshot_host's.
+            try await connection.run(PostgresQuery(unsafeSQL: """
+                DO $$ BEGIN
+                    PERFORM pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = \(literal(name));
+                EXCEPTION WHEN insufficient_privilege THEN
+                    RAISE NOTICE 'the sessions of % go on until they end', \(literal(name));
+                END $$
+                """), logger)
         }
     }
 
