@@ -64,6 +64,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // TLS to the shared catalogue's server (postgres-nio's own TLS library).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries from the system, found through pkg-config.
@@ -183,9 +184,11 @@ let package = Package(
         ]),
         // The shared catalogue: the same store on a PostgreSQL server many hosts use.
         .target(name: "PostgresPieceStore", dependencies: [
-            "PieceStore", "PiecesCore", "ContractCore", "EarshotMedia", "EarshotSync",
+            "PieceStore", "PiecesCore", "ContractCore", "EarshotMedia", "EarshotSync", "CNettle",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "earshot-pieces", dependencies: [

@@ -11,6 +11,9 @@ public enum PieceChange: Sendable, Equatable {
     /// Dropped, on this host or another sharing the catalogue: its id and summary.
     case dropped(id: String, summary: [String: DBusValue])
     case deleted(id: String)
+    /// `ChangesMissed`: the host was away from its shared catalogue longer than it keeps its
+    /// changes; some drops and deletions were never announced: read what you show again.
+    case missed
 }
 
 extension PiecesProxy {
@@ -103,6 +106,8 @@ extension PiecesProxy {
                 case Manager.pieceDeleted.name:
                     guard let id = signal.body.first?.stringValue else { continue }
                     continuation.yield(.deleted(id: id))
+                case Manager.changesMissed.name:
+                    continuation.yield(.missed)
                 default:
                     continue
                 }

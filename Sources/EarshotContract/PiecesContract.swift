@@ -218,6 +218,10 @@ public enum PiecesContract {
             [id, ArgumentDeclaration("summary", "a{sv}", doc: "what List shows of it", keys: summaryKeys)])
         public static let pieceDeleted = SignalDeclaration(
             "PieceDeleted", doc: "A piece was deleted (broadcast).", [id])
+        public static let changesMissed = SignalDeclaration(
+            "ChangesMissed",
+            doc: "This host was away from the shared catalogue longer than it keeps its changes (30 days): some drops and deletions made meanwhile were not announced. Whatever a client shows of the catalogue should be read again (List). Broadcast, once each time.",
+            [])
 
         public static let count = PropertyDeclaration("Count", "u", doc: "How many pieces the store holds.")
 
@@ -225,7 +229,7 @@ public enum PiecesContract {
             busName, doc: "Drop, find, read and delete pieces.",
             methods: [drop, get, list, lineage, openMixStem, exportMixStem, openPreview, exportPreview, openCoverImage,
                       exportCoverImage, openAttachment, exportAttachment, delete],
-            signals: [pieceDropped, pieceDeleted],
+            signals: [pieceDropped, pieceDeleted, changesMissed],
             properties: [count])
     }
 

@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 
 /// A throwaway PostgreSQL server (Debian's `postgresql`) in a temporary directory, on a
-/// free port of 127.0.0.1, trusting local connections as user `earshot`. The server
+/// free port of 127.0.0.1, trusting local connections as user `earshot` (the catalogues'
+/// administrator) and asking every other role (a host's) for its password. The server
 /// refuses to run as root, so as root it runs as the `postgres` user the package creates.
 public final class PostgresTestServer: Sendable {
     public let directory: URL
@@ -43,6 +44,9 @@ public final class PostgresTestServer: Sendable {
         }
         _ = try await ToolRun.run(asServerUser(["\(binaries)/initdb", "-D", directory.path + "/data", "-A", "trust", "-U", user,
                                                 "--no-sync", "-E", "UTF8"]))
+        // Hosts prove their passwords; the administrator is trusted here (a test's `prepare`
+        // may write rules of its own).
+        try hostAccessRules.write(to: directory.appendingPathComponent("data/pg_hba.conf"), atomically: false, encoding: .utf8)
         try await prepare(directory)
         // A free port can be taken by someone else before the server binds it: try others.
         for attempt in 1...5 {
@@ -97,6 +101,44 @@ public final class PostgresTestServer: Sendable {
         let rules = try String(contentsOf: hba, encoding: .utf8)
         try ("host all \(name) 127.0.0.1/32 scram-sha-256\n" + rules).write(to: hba, atomically: false, encoding: .utf8)
         _ = try await ToolRun.run(Self.asServerUser(["\(Self.binaries)/pg_ctl", "-D", directory.path + "/data", "reload"]))
+    }
+
+    /// The access rules the catalogue's hosts meet: the administrator (`user`) trusted on
+    /// this machine, every other role (a host's) proving its password (scram-sha-256),
+    /// from anywhere.
+    public static let hostAccessRules = """
+        local all \(user) trust
+        host all \(user) 127.0.0.1/32 trust
+        host all \(user) ::1/128 trust
+        local all all scram-sha-256
+        host all all 0.0.0.0/0 scram-sha-256
+        host all all ::/0 scram-sha-256
+
+        """
+
+    /// A host of the catalogue at `url` (the administrator's, from `createDatabase`) made by
+    /// `earshot-pieces add-host` as its administrator would: the host's role `name`, the
+    /// URL it serves with (the administrator's, as `name`) and the file holding its new
+    /// password (in `directory`).
+    public func addHost(_ name: String, catalogue url: String, directory: URL, fleetAdministrator: Bool = false) async throws
+        -> (url: String, passwordFile: URL) {
+        let file = directory.appendingPathComponent("\(name).password")
+        let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path
+        _ = try await ToolRun.run([executable, "add-host", name, "--database", url, "--password-file", file.path]
+                                  + (fleetAdministrator ? ["--fleet-admin"] : []))
+        return (url.replacingOccurrences(of: "postgresql://\(Self.user)@", with: "postgresql://\(name)@"), file)
+    }
+
+    /// A host name not taken on this server yet (roles are the server's, not a database's):
+    /// `prefix` and a few random characters.
+    public static func hostName(_ prefix: String) -> String {
+        prefix + "-" + UUID().uuidString.lowercased().prefix(8)
+    }
+
+    /// Runs SQL with psql as the role `role` with `password` (a host, say); what it printed.
+    public func psql(_ sql: String, database: String, as role: String, password: String) async throws -> ToolRun.Outcome {
+        try await ToolRun.attempt(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
+                                   "-U", role, "-d", database, "-c", sql], environment: ["PGPASSWORD": password])
     }
 
     /// Replaces pg_hba.conf with `rules` and has the server read it again.

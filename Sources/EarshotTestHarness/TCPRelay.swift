@@ -6,6 +6,8 @@ import Glibc
 /// connection made to `port` is forwarded to `targetPort`. `cut()` makes the path drop
 /// everything silently, as a Wi-Fi or cellular link does: nothing is forwarded either way
 /// and nothing is closed, so peers see no reset, only silence; `restore()` forwards again.
+/// `cut(connectionsExcept:)` silences only the connections open now but one (the others'
+/// paths lost, as a NAT forgetting idle flows does), new ones going through.
 public final class TCPRelay: Sendable {
     public let port: Int
     private let listener: Int32
@@ -13,6 +15,9 @@ public final class TCPRelay: Sendable {
     private let stopped = Locked(false)
     /// Every socket of the relay's connections, closed by `stop`.
     private let sockets = Locked<[Int32]>([])
+    /// Each connection: the local port of its socket to the server (the server's
+    /// `pg_stat_activity.client_port` for it), and whether it alone is cut.
+    private let connections = Locked<[(serverSidePort: Int, cut: Locked<Bool>)]>([])
 
     public init(to targetPort: Int) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -33,7 +38,7 @@ public final class TCPRelay: Sendable {
         }
         self.port = port
         self.listener = listener
-        let (isCut, stopped, sockets) = (isCut, stopped, sockets)
+        let (isCut, stopped, sockets, connections) = (isCut, stopped, sockets, connections)
         Thread.detachNewThread {
             while !stopped.withLock({ $0 }) {
                 let client = accept(listener, nil, nil)
@@ -48,8 +53,10 @@ public final class TCPRelay: Sendable {
                     continue
                 }
                 sockets.withLock { $0 += [client, server] }
+                let own = Locked(false)
+                connections.withLock { $0.append((Self.localPort(of: server), own)) }
                 for (from, to) in [(client, server), (server, client)] {
-                    Thread.detachNewThread { Self.pump(from: from, to: to, isCut: isCut, stopped: stopped) }
+                    Thread.detachNewThread { Self.pump(from: from, to: to, isCut: isCut, ownCut: own, stopped: stopped) }
                 }
             }
         }
@@ -58,8 +65,28 @@ public final class TCPRelay: Sendable {
     /// Stops forwarding, silently.
     public func cut() { isCut.withLock { $0 = true } }
 
-    /// Forwards again; what waited in the meantime goes through.
-    public func restore() { isCut.withLock { $0 = false } }
+    /// Forwards again, every connection; what waited in the meantime goes through.
+    public func restore() {
+        isCut.withLock { $0 = false }
+        for connection in connections.withLock({ $0 }) { connection.cut.withLock { $0 = false } }
+    }
+
+    /// Silences every connection open now but the one whose socket to the server has the
+    /// local port `kept`; connections made from now on go through.
+    public func cut(connectionsExcept kept: Int) {
+        for connection in connections.withLock({ $0 }) where connection.serverSidePort != kept {
+            connection.cut.withLock { $0 = true }
+        }
+    }
+
+    private static func localPort(of fd: Int32) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return result == 0 ? Int(UInt16(bigEndian: address.sin_port)) : 0
+    }
 
     /// Closes the listener and every connection.
     public func stop() {
@@ -75,14 +102,15 @@ public final class TCPRelay: Sendable {
 
     /// Copies `from` to `to` while the path is not cut; while it is, reads nothing (the
     /// bytes wait in the kernel). Ends, closing both, when either side closes.
-    private static func pump(from: Int32, to: Int32, isCut: Locked<Bool>, stopped: Locked<Bool>) {
+    private static func pump(from: Int32, to: Int32, isCut: Locked<Bool>, ownCut: Locked<Bool>, stopped: Locked<Bool>) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         defer {
             shutdown(to, Int32(SHUT_WR))
             shutdown(from, Int32(SHUT_RD))
         }
+        func cut() -> Bool { isCut.withLock { $0 } || ownCut.withLock { $0 } }
         while !stopped.withLock({ $0 }) {
-            if isCut.withLock({ $0 }) {
+            if cut() {
                 usleep(20_000)
                 continue
             }
@@ -90,7 +118,7 @@ public final class TCPRelay: Sendable {
             guard poll(&poller, 1, 50) >= 0 else { return }
             if poller.revents == 0 { continue }
             // A cut made while waiting: leave what came where it is.
-            if isCut.withLock({ $0 }) { continue }
+            if cut() { continue }
             let count = read(from, &buffer, buffer.count)
             if count <= 0 { return }
             var written = 0

@@ -4,8 +4,30 @@ import Glibc
 /// Runs a command-line tool (ffmpeg, ffprobe, sha256sum…) to completion and returns what
 /// it printed on stdout; a non-zero exit is an error quoting its stderr.
 public enum ToolRun {
+    /// How a tool ended, with what it printed.
+    public struct Outcome: Sendable {
+        public let status: Int32
+        public let output: String
+        public let errors: String
+        public var succeeded: Bool { status == 0 }
+    }
+
     public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
                            timeout: Duration = .seconds(120)) async throws -> String {
+        let outcome = try await attempt(arguments, environment: environment, timeout: timeout, whole: true)
+        guard outcome.succeeded else {
+            throw HarnessError("\(arguments.joined(separator: " ")) exited with \(outcome.status): \(outcome.errors.suffix(2000))")
+        }
+        return outcome.output
+    }
+
+    /// Runs the tool to completion, whatever its exit status; `environment` is added to
+    /// the process's own.
+    public static func attempt(_ arguments: [String], environment extra: [String: String], timeout: Duration = .seconds(120)) async throws -> Outcome {
+        try await attempt(arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 }, timeout: timeout, whole: true)
+    }
+
+    private static func attempt(_ arguments: [String], environment: [String: String], timeout: Duration, whole: Bool) async throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory
         let name = "earshot-tool-\(UUID().uuidString)"
         let outPath = directory.appendingPathComponent(name + ".out").path
@@ -23,10 +45,7 @@ public enum ToolRun {
             throw HarnessError("\(arguments.joined(separator: " ")) did not finish within \(timeout)")
         }
         let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-            throw HarnessError("\(arguments.joined(separator: " ")) exited with \(status): \(stderr.suffix(2000))")
-        }
-        return stdout
+        let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        return Outcome(status: status, output: stdout, errors: stderr)
     }
 }

@@ -36,6 +36,10 @@ public final class LocalPieceCatalogue: PieceCatalogue {
         DeletePermission.allowed(callerUID: viewer.uid, authorUID: piece.authorUID, serviceUID: getuid())
     }
 
+    public func mayView(_ piece: StoredPiece, by viewer: Viewer) -> Bool {
+        piece.draft.listed || piece.authorUID == viewer.uid || viewer.uid == 0 || viewer.uid == getuid()
+    }
+
     public func count() async throws -> Int {
         try await queue.run { try self.store.count() }
     }

@@ -17,11 +17,24 @@ public enum CatalogueEvent: Sendable {
     case deleted(id: String)
     /// The catalogue was unreachable and is back: what is counted may have changed.
     case reconnected
+    /// The host was away longer than the catalogue keeps its changes: some drops and
+    /// deletions were not announced, and what clients show should be read again.
+    case changesMissed
 }
 
 /// The catalogue could not be reached or answered as a server that is going away; the
 /// message says what failed. Nothing was changed by the call that met it.
 public struct StorageUnavailable: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// The catalogue itself refused what was asked (a shared catalogue's database holds each
+/// host to its own pieces); nothing was changed.
+public struct NotPermitted: Error, Sendable, CustomStringConvertible {
     public let description: String
 
     public init(_ description: String) {
@@ -64,6 +77,10 @@ public protocol PieceCatalogue: Sendable {
     func author(of userName: String) -> String
     /// Whether `viewer` may delete `piece`: its author, root or the service's own user.
     func mayDelete(_ piece: StoredPiece, by viewer: Viewer) -> Bool
+    /// Whether `viewer` may see `piece` at all: a listed piece, or an unlisted one of
+    /// theirs (root and the service's own user see this host's). To anyone else an
+    /// unlisted piece is as if it did not exist.
+    func mayView(_ piece: StoredPiece, by viewer: Viewer) -> Bool
 
     func count() async throws -> Int
     /// The ids among `ids` that are not pieces.

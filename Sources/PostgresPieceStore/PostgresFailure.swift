@@ -7,7 +7,9 @@ enum PostgresFailure {
     /// `StorageUnavailable`.
     case unavailable(String)
     /// A conflict with another host's transaction (a deadlock, a serialization failure, an
-    /// object deleted under a new reference): running the transaction again succeeds.
+    /// object deleted under a new reference, a lock not had within `lock_timeout`, as when
+    /// the host holding it went silent and the server has yet to end its session): running
+    /// the transaction again succeeds.
     case conflict
     /// The server's disk is full.
     case noSpace(String)
@@ -34,7 +36,7 @@ enum PostgresFailure {
             let message = error.serverInfo?[.message] ?? "\(error)"
             if state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state) {
                 self = .unavailable(message)
-            } else if ["40001", "40P01", "23503"].contains(state) {
+            } else if ["40001", "40P01", "23503", "55P03"].contains(state) {
                 self = .conflict
             } else if state == "53100" {
                 self = .noSpace(message)

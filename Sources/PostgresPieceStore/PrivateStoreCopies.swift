@@ -51,6 +51,6 @@ public struct PrivateStoreNotCopied: Error, Sendable, CustomStringConvertible {
         "PrivateStoreNotCopied: \(directory) holds a private store with \(missing) piece(s) that the shared catalogue at "
             + "\(location) does not have; nothing was changed. Copy them first with "
             + "'earshot-pieces migrate --from-data-dir \(directory) --database \(location)' "
-            + "(with this host's --host-name and password options), then start again."
+            + "(with this host's --database and password options: its role is its name), then start again."
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
+import Glibc
 
-/// Where a shared catalogue is: a PostgreSQL server, its user and database, how the
-/// connection is secured, and how this host names itself there.
+/// Where a shared catalogue is: a PostgreSQL server, the role this host logs in as (which is
+/// its identity there: its name in authors, `user@role`), the database, and how the
+/// connection is secured.
 public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     public var host: String
     public var port: Int
@@ -9,8 +11,9 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
     public var database: String
     /// From `$PGPASSWORD` or a password file; never from the URL.
     public var password: String?
-    /// This host's name: authors of pieces dropped here are `user@hostName`.
-    public var hostName: String
+    /// This host's name, the role it logs in as: authors of pieces dropped here are
+    /// `user@hostName`, and the database decides by that role what the host may do.
+    public var hostName: String { user }
     /// TLS, as libpq's `sslmode` says.
     public var sslMode: SSLMode
     /// The certificate authorities a server's certificate is checked against (PEM), as
@@ -41,8 +44,8 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
 
     /// `postgresql://user@host:port/database?sslmode=…&sslrootcert=FILE` (or `postgres://`);
     /// the port defaults to 5432, the database to the user's name, `sslmode` to `disable` on
-    /// the loopback and to `verify-full` on any other host.
-    public init(url text: String, password: String?, hostName: String) throws(Invalid) {
+    /// the loopback (`localhost`, 127.0.0.0/8, ::1) and to `verify-full` on any other host.
+    public init(url text: String, password: String?) throws(Invalid) {
         guard let url = URLComponents(string: text), let scheme = url.scheme, ["postgresql", "postgres"].contains(scheme) else {
             throw Invalid(description: "'\(text)' is not a postgresql://user@host:port/database URL")
         }
@@ -78,7 +81,6 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
         self.user = user.removingPercentEncoding ?? user
         self.database = path.isEmpty ? self.user : (path.removingPercentEncoding ?? path)
         self.password = password
-        self.hostName = hostName
         self.sslMode = mode ?? (Self.isLoopback(host) ? .disable : .verifyFull)
         self.sslRootCertificate = rootCertificate
         if self.sslMode == .disable, rootCertificate != nil {
@@ -86,9 +88,27 @@ public struct SharedCatalogueConfiguration: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `localhost`, 127.0.0.0/8 or ::1: this machine, where the network is not a threat.
+    /// `localhost`, an address of 127.0.0.0/8, or ::1 (IPv4's loopback mapped into IPv6
+    /// too): this machine, where the network is not a threat. Addresses are parsed, not
+    /// compared as text (`127.example.net` is a name like any other).
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        if inet_pton(AF_INET, bare, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, bare, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+        // ::ffff:127.x.y.z
+        return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
+    }
+
+    /// Whether `host` is a numeric address (IPv4, or IPv6 with or without brackets), not a name.
+    public static func isAddress(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, bare, &v4) == 1 || inet_pton(AF_INET6, bare, &v6) == 1
     }
 
     /// The URL without a password, for logs.

@@ -1,9 +1,10 @@
 import Logging
 import PostgresNIO
 
-/// The shared catalogue's schema, in numbered migrations. Each host applies what is
-/// missing when it starts, in one transaction under an advisory lock, so that hosts
-/// starting at once wait for each other and every migration runs once.
+/// The shared catalogue's schema, in numbered migrations. The catalogue's administrator
+/// applies what is missing (`upgrade-catalogue`, `add-host`), in one transaction under an
+/// advisory lock, so that two at once wait for each other and every migration runs once;
+/// hosts, which own nothing of it, only check that it is the version they know.
 enum SharedCatalogueSchema {
     /// Any number, the same on every host: the lock migrations are applied under.
     static let migrationLock: Int64 = 0x6561_7273_686f_7431  // "earshot1"
@@ -139,6 +140,8 @@ enum SharedCatalogueSchema {
             "CREATE INDEX piece_created ON piece (created_at, id) INCLUDE (listed, author_user)",
             "CREATE INDEX piece_tally_owner ON piece_tally (author_user, tonality, tempo_bucket) INCLUDE (n)",
         ]),
+        // Each host a role of its own, and the database deciding what it may see and do.
+        (8, SharedCatalogueAccess.schema),
     ]
 
     static var latest: Int { migrations.last?.version ?? 0 }
@@ -173,6 +176,29 @@ enum SharedCatalogueSchema {
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
+        }
+    }
+
+    /// The schema's version as a host finds it, which may not migrate it: the catalogue's
+    /// owner does (`earshot-pieces upgrade-catalogue`, `add-host`). Throws unless it is
+    /// the version this host knows.
+    static func check(_ connection: PostgresConnection, logger: Logger) async throws {
+        let exists = try await connection.values("SELECT to_regclass('earshot_schema') IS NOT NULL", Bool.self, logger).first ?? false
+        var current = 0
+        if exists {
+            current = try await connection.values("SELECT coalesce(max(version), 0) FROM earshot_schema", Int.self, logger).first ?? 0
+        }
+        guard current <= latest else { throw SchemaTooNew(found: current, known: latest) }
+        guard current == latest else { throw SchemaTooOld(found: current, known: latest) }
+    }
+
+    /// The database's schema is older than this host's (or absent): its owner migrates it.
+    struct SchemaTooOld: Error, CustomStringConvertible {
+        let found: Int
+        let known: Int
+        var description: String {
+            (found == 0 ? "the catalogue has no schema yet" : "the catalogue's schema is version \(found), older than this earshot-pieces needs (\(known))")
+                + ": its administrator runs `earshot-pieces upgrade-catalogue --database ADMIN_URL` (add-host does it too)"
         }
     }
 

@@ -21,8 +21,8 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     public let configuration: SharedCatalogueConfiguration
     let logger: Logger
     let pool: PostgresConnections
-    /// This process among the catalogue's users: its own notifications are not news.
-    let instance = UUID().uuidString.lowercased()
+    /// This process among the catalogue's users: its own changes are not news to it.
+    let instance: String
     /// Why the server is unreachable, while it is.
     let unreachable = Locked<String?>(nil)
     let listener = Locked<Task<Void, Never>?>(nil)
@@ -30,12 +30,11 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     let announce: AsyncStream<CatalogueEvent>.Continuation
 
     static let channel = "earshot_pieces"
-    /// Any number, the same on every host: the lock the change log is written under.
-    static let changeLock: Int64 = 0x6561_7273_686f_7432  // "earshot2"
-    /// How long the change log keeps a change: a host away for longer misses it.
+    /// How long the change log keeps a change: a host away for longer is told it missed
+    /// some (`CatalogueEvent.changesMissed`).
     static let changeLogKept = "30 days"
-    /// The last change of the log this host has announced (or had made itself).
-    let lastChange = Locked<Int64>(0)
+    /// Where this host is in the change log (see `SharedCatalogueFollowing`).
+    let changes = Locked(ChangeCursor())
     /// The catalogue's title trigrams as last sampled, for title searches.
     let titleSample = Locked<TitleSample>(TitleSample())
     /// Bytes per stored chunk of an object.
@@ -54,7 +53,9 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         cache = SharedObjectCache(files: files, limit: configuration.cacheBytes, logger: logger)
         // The pool's statements stop waiting as soon as the heartbeat finds the path lost.
         let unreachable = self.unreachable
-        pool = try PostgresConnections(configuration, limit: 8, logger: logger) { unreachable.withLock { $0 } != nil }
+        let instance = UUID().uuidString.lowercased()
+        self.instance = instance
+        pool = try PostgresConnections(configuration, limit: 8, logger: logger, instance: instance) { unreachable.withLock { $0 } != nil }
         (events, announce) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -64,11 +65,22 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     /// A piece belongs to `user@host`: its author may delete it from the host it was dropped
     /// on; root and the service's own user may delete the pieces dropped on their host; a
-    /// fleet administrator (`fleetAdministrators`, user names of this host) any piece.
+    /// fleet administrator (`fleetAdministrators`, user names of this host) any piece. The
+    /// database holds the host to the same (its own pieces only, unless its role is a fleet
+    /// administrator's): this is who on the host may ask.
     public func mayDelete(_ piece: StoredPiece, by viewer: Viewer) -> Bool {
         if piece.author == author(of: viewer.userName) { return true }
         if viewer.uid == 0 || viewer.uid == getuid() { return Self.host(of: piece.author) == configuration.hostName }
         return configuration.fleetAdministrators.contains(viewer.userName)
+    }
+
+    /// A listed piece, an unlisted one of the viewer's, or (for root, the service's user and
+    /// the host's fleet administrators) one of this host's; the database shows this host no
+    /// other host's unlisted pieces in the first place.
+    public func mayView(_ piece: StoredPiece, by viewer: Viewer) -> Bool {
+        if piece.draft.listed || piece.author == author(of: viewer.userName) { return true }
+        let ownHost = Self.host(of: piece.author) == configuration.hostName
+        return (ownHost && (viewer.uid == 0 || viewer.uid == getuid())) || configuration.fleetAdministrators.contains(viewer.userName)
     }
 
     static func user(of author: String) -> String {
@@ -93,12 +105,12 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             }
             logger.info("the private store in \(dataDirectory.path) (\(ids.count) piece(s)) is in the catalogue; it is left as it is")
         }
-        // Changes are announced from the log's present end; changes older than the log keeps are gone.
-        let last = try await transaction { connection in
-            try await connection.run("DELETE FROM piece_change WHERE at < now() - \(Self.changeLogKept)::interval", self.logger)
-            return try await connection.values("SELECT coalesce(max(seq), 0) FROM piece_change", Int64.self, self.logger).first ?? 0
+        // Changes older than the log keeps are forgotten; those from now on are announced.
+        try await transaction { connection in
+            try await connection.run("SELECT piece_change_trim(\(Self.changeLogKept)::interval)", self.logger)
         }
-        lastChange.withLock { $0 = last }
+        let start = try await presentEnd()
+        changes.withLock { $0 = start }
         // Staged files are this host's own; cached objects stay while some piece names them.
         let referenced = try await transaction { connection in
             try await Set(connection.values("SELECT hash FROM object", String.self, self.logger))
@@ -109,22 +121,24 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         return swept
     }
 
-    /// Brings the database's schema up to date; returns the catalogue's identity.
+    /// Checks that the database's schema is the one this host knows and that this host
+    /// logs in as a host's role (`SharedCatalogueHosts.checkRole`); returns the catalogue's
+    /// identity.
     public func prepare() async throws -> String {
-        let applied: [Int]
         do {
             let connection = try await pool.lease()
             do {
-                applied = try await SharedCatalogueSchema.migrate(connection, logger: logger)
+                try await SharedCatalogueSchema.check(connection, logger: logger)
+                try await SharedCatalogueHosts.checkRole(connection, logger: logger)
                 await pool.release(connection, reusable: true)
             } catch {
-                await pool.release(connection, reusable: false)
+                await pool.release(connection, reusable: !connection.isClosed)
                 throw error
             }
         } catch {
             throw report(error)
         }
-        if let version = applied.last { logger.info("the catalogue at \(location) was migrated to schema version \(version)") }
+        logger.info("this host is \(configuration.hostName) in the catalogue at \(location)")
         return try await transaction(readOnly: true) { connection in
             try await connection.values("SELECT id::text FROM catalogue_identity", String.self, self.logger).first ?? ""
         }
@@ -197,9 +211,11 @@ public final class SharedPieceCatalogue: PieceCatalogue {
 
     // MARK: Counting and reading
 
+    /// How many pieces this host sees: the tally's rows it may read (every listed piece and
+    /// its own unlisted ones), summed.
     public func count() async throws -> Int {
-        try await transaction { connection in
-            try await connection.values("SELECT n FROM piece_count", Int.self, self.logger).first ?? 0
+        try await transaction(readOnly: true, singleStatement: true) { connection in
+            try await connection.values("SELECT coalesce(sum(n), 0)::bigint FROM piece_tally", Int.self, self.logger).first ?? 0
         }
     }
 
@@ -448,9 +464,8 @@ public final class SharedPieceCatalogue: PieceCatalogue {
             if checkingParents, let first = try await self.missing(piece.draft.basedOn, connection).first {
                 throw RuleViolation(.basedOnNotFound, field: .basedOn, "no piece \(first)")
             }
+            // The change log and the tally follow by the owner's triggers.
             try await self.insertRows(piece, connection)
-            try await connection.rows("UPDATE piece_count SET n = n + 1", self.logger)
-            try await self.recordChange("d", piece.id, connection)
         }
     }
 
@@ -487,18 +502,6 @@ public final class SharedPieceCatalogue: PieceCatalogue {
         }
     }
 
-    /// Records a drop (`d`) or deletion (`x`) of piece `id` in the catalogue's change log,
-    /// within the transaction that makes it, and announces its number to the other hosts
-    /// (`NOTIFY`, delivered at the commit). The log is written under a lock held to the
-    /// commit, so that its numbers follow the order the changes commit in.
-    func recordChange(_ kind: String, _ id: String, _ connection: PostgresConnection) async throws {
-        try await connection.run("SELECT pg_advisory_xact_lock(\(Self.changeLock))", logger)
-        let sequence = try await connection.values("""
-            INSERT INTO piece_change (kind, piece_id, instance) VALUES (\(kind), \(id), \(instance)) RETURNING seq
-            """, Int64.self, logger).first ?? 0
-        try await connection.run("SELECT pg_notify(\(Self.channel), \(String(sequence)))", logger)
-    }
-
     public func addTranscode(_ asset: StoredAsset, object staged: ObjectStore.Staged, of id: String) async throws -> Bool {
         let recorded: Bool
         do {
@@ -514,7 +517,7 @@ public final class SharedPieceCatalogue: PieceCatalogue {
                     """, self.logger)
                 if inserted.isEmpty, uploaded {
                     // Another host recorded its own transcode first: it is the one kept.
-                    try await connection.rows("DELETE FROM object WHERE hash = \(asset.hash)", self.logger)
+                    try await connection.run("SELECT object_remove_unnamed(\([asset.hash]))", self.logger)
                 }
                 return true
             }
@@ -537,14 +540,16 @@ public final class SharedPieceCatalogue: PieceCatalogue {
     public func delete(_ id: String) async throws -> StoredPiece? {
         let deleted = try await transaction { connection -> (StoredPiece, [String])? in
             guard let piece = try await self.pieces([id], connection).first else { return nil }
-            try await connection.rows("DELETE FROM piece WHERE id = \(id)", self.logger)
+            // The database deletes only what this host may delete: nothing else.
+            let gone = try await connection.rows("DELETE FROM piece WHERE id = \(id) RETURNING 1", self.logger)
+            guard !gone.isEmpty else {
+                throw NotPermitted("the catalogue lets host \(self.configuration.hostName) delete only the pieces dropped on it "
+                                   + "(its role is no fleet administrator's); \(id) was dropped by \(piece.author)")
+            }
+            // Whether another piece (this host may not see them all) still names an object is
+            // the owner's function's to tell.
             let hashes = Array(Set(piece.assets.map(\.hash)))
-            let orphaned = try await connection.values("""
-                DELETE FROM object o WHERE o.hash = ANY(\(hashes)) AND NOT EXISTS (SELECT 1 FROM asset a WHERE a.hash = o.hash)
-                RETURNING o.hash
-                """, String.self, self.logger)
-            try await connection.run("UPDATE piece_count SET n = n - 1", self.logger)
-            try await self.recordChange("x", id, connection)
+            let orphaned = try await connection.values("SELECT object_remove_unnamed(\(hashes))", String.self, self.logger)
             return (piece, orphaned)
         }
         guard let (piece, orphaned) = deleted else { return nil }

@@ -37,7 +37,7 @@ extension SharedPieceCatalogue {
         var trigrams = TitleTrigrams(counts: [:], titles: 0)
         do {
             trigrams = try await transaction(readOnly: true) { connection in
-                let pieces = try await connection.values("SELECT n FROM piece_count", Int.self, self.logger).first ?? 0
+                let pieces = try await connection.values("SELECT coalesce(sum(n), 0)::bigint FROM piece_tally", Int.self, self.logger).first ?? 0
                 let percent = min(100, max(0.001, 100 * Double(TitleSample.titles) / Double(max(pieces, 1))))
                 // The percentage is a number made here; TABLESAMPLE takes no parameter of type double.
                 var counts: [String: Int] = [:]

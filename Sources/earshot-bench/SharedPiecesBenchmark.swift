@@ -48,6 +48,22 @@ struct SharedPiecesBenchmark: Sendable {
         }
     }
 
+    /// A host of the catalogue at `url` (the administrator's): a role `name` of its own made
+    /// by `earshot-pieces add-host`, its password in `work`; the arguments it serves with,
+    /// its URL routed through `route`.
+    static func host(_ name: String, catalogue url: String, executable: String, work: URL,
+                     route: (String) -> String = { $0 }) async throws -> [String] {
+        let file = work.appendingPathComponent("\(name).password")
+        _ = try await ToolRun.run([executable, "add-host", name, "--database", url, "--password-file", file.path])
+        let components = URLComponents(string: url)
+        let administrator = components?.user ?? ""
+        let own = url.replacingOccurrences(of: "//\(administrator)@", with: "//\(name)@")
+        return ["--database", route(own), "--database-password-file", file.path]
+    }
+
+    /// Host names not taken on the server yet (roles are the server's).
+    static let fleet = "bench-" + UUID().uuidString.lowercased().prefix(6)
+
     func run() async throws -> SharedPiecesResults {
         let executable = try builtService("earshot-pieces")
         var server: PostgresTestServer?
@@ -88,9 +104,12 @@ struct SharedPiecesBenchmark: Sendable {
         // 1. The 10 MiB drop, on SQLite, on PostgreSQL and on PostgreSQL over TLS, in turn.
         progress("\(drops) drops of a 10 MiB WAV on each catalogue")
         let local = try await Host.start(executable, arguments: [])
-        let first = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-a"])
+        let hostA = try await Self.host("\(Self.fleet)-a", catalogue: shared, executable: executable, work: work)
+        let first = try await Host.start(executable, arguments: hostA)
         var firstTLS: Host?
-        if let secured { firstTLS = try await Host.start(executable, arguments: ["--database", secured, "--host-name", "host-a"]) }
+        if let server, secured != nil {
+            firstTLS = try await Host.start(executable, arguments: hostA.map { $0.hasPrefix("postgresql://") ? Self.overTLS($0, server: server) : $0 })
+        }
         var times: [[Double]] = [[], [], []]
         for run in 0...drops {
             for (target, host) in ([local, first, firstTLS] as [Host?]).enumerated() {
@@ -107,10 +126,14 @@ struct SharedPiecesBenchmark: Sendable {
         await local.stop()
 
         // 2. From a drop on one host to PieceDropped on another (over TLS when it can).
-        let second = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-b"])
-        let third = try await Host.start(executable, arguments: ["--database", shared, "--host-name", "host-c"])
+        let hostB = try await Self.host("\(Self.fleet)-b", catalogue: shared, executable: executable, work: work)
+        let second = try await Host.start(executable, arguments: hostB)
+        let third = try await Host.start(executable, arguments: try await Self.host("\(Self.fleet)-c", catalogue: shared,
+                                                                                    executable: executable, work: work))
         var secondTLS: Host?
-        if let secured { secondTLS = try await Host.start(executable, arguments: ["--database", secured, "--host-name", "host-b"]) }
+        if let server, secured != nil {
+            secondTLS = try await Host.start(executable, arguments: hostB.map { $0.hasPrefix("postgresql://") ? Self.overTLS($0, server: server) : $0 })
+        }
         let hosts = [first, second, third]
         let small = work.appendingPathComponent("small.wav")
         try PiecesBenchmark.writeWAV(small, dataBytes: 44100 * 4, seed: 7)
@@ -138,7 +161,18 @@ struct SharedPiecesBenchmark: Sendable {
         var silent: (failed: [Double], recovered: [Double]) = ([], [])
         if let server {
             progress("5 silent cuts of one host's path to the server")
-            silent = try await Self.silentCuts(executable, url: shared, server: server)
+            silent = try await Self.silentCuts(executable, url: shared, server: server, work: work)
+        }
+
+        // 2c. A fleet's drops on the write path as it is and as it was, in turn; and drops
+        // while another host is silent in the middle of its own.
+        progress("drops from three hosts at once, 4 clients each, on the current write path and on the earlier one")
+        let current = try await fleetDrops(executable, database: database, work: work, earlier: false)
+        let earlier = try await fleetDrops(executable, database: database, work: work, earlier: true)
+        var waits: (same: [Double], other: [Double]) = ([], [])
+        if let server {
+            progress("5 drops while another host is silent in the middle of its own")
+            waits = try await Self.silentWriter(executable, url: try await database("silent"), server: server, work: work)
         }
 
         // 3. Drops per second from three hosts at once, four clients each.
@@ -168,9 +202,9 @@ struct SharedPiecesBenchmark: Sendable {
         let big = try await database("list")
         progress("filling the shared catalogue with \(pieces) pieces (server-side)")
         let fillStart = monotonicNanoseconds()
-        try await Self.fill(big, pieces: pieces, executable: executable, work: work)
+        let filler = try await Self.fill(big, pieces: pieces, executable: executable, work: work)
         let fill = Double(monotonicNanoseconds() - fillStart) / 1e9
-        let lister = try await Host.start(executable, arguments: ["--database", big, "--host-name", "host-a"])
+        let lister = try await Host.start(executable, arguments: filler)
         var lists: [SharedPiecesResults.ListFigures] = []
         for kind in ListKind.allCases {
             progress("\(self.lists) List calls over \(pieces) pieces: \(kind.rawValue)")
@@ -182,6 +216,8 @@ struct SharedPiecesBenchmark: Sendable {
                                    dropPostgresTLS: times[2].isEmpty ? nil : Figures(times[2]), announced: Figures(announced),
                                    announcedOverTLS: secured != nil, silentFailure: Figures(silent.failed),
                                    silentRecovery: Figures(silent.recovered),
+                                   fleetDrop: Figures(current), fleetDropEarlier: Figures(earlier),
+                                   silentWaitSame: Figures(waits.same), silentWaitOther: Figures(waits.other),
                                    dropsPerSecond: Double(counted) / Double(seconds), pieces: pieces, fillSeconds: fill, lists: lists)
     }
 
@@ -203,7 +239,7 @@ struct SharedPiecesBenchmark: Sendable {
             case .everything:
                 break
             case .author:
-                query.author = "user\(generator.next() % 1000)@filler"
+                query.author = "user\(generator.next() % 1000)@\(SharedPiecesBenchmark.fleet)-filler"
             case .title:
                 query.titleContains = "Piece \(1 + generator.next() % UInt64(max(1, pieces - 1)))"
             case .created:
@@ -245,11 +281,13 @@ struct SharedPiecesBenchmark: Sendable {
     /// A host whose path to `server` goes through a relay, cut five times: the seconds from
     /// each cut until a call fails with StorageUnavailable, and from the path's return until
     /// a call succeeds.
-    static func silentCuts(_ executable: String, url: String, server: PostgresTestServer) async throws -> (failed: [Double], recovered: [Double]) {
+    static func silentCuts(_ executable: String, url: String, server: PostgresTestServer, work: URL) async throws
+        -> (failed: [Double], recovered: [Double]) {
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
-        let host = try await Host.start(executable, arguments: ["--database", url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/"),
-                                                                "--host-name", "host-cut"])
+        let host = try await Host.start(executable, arguments: try await Self.host("\(fleet)-cut", catalogue: url, executable: executable, work: work) {
+            $0.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/")
+        })
         defer { Task { await host.stop() } }
         // Raw, for its 60 s timeout: EarshotClient's `PiecesProxy.list` takes no timeout (it
         // waits the connection's default, 25 s), so a call left hanging by a cut would fail
@@ -275,12 +313,15 @@ struct SharedPiecesBenchmark: Sendable {
         return (failed, recovered)
     }
 
-    /// Fills the catalogue at `url` with `pieces` pieces: one real drop (so that the schema
-    /// exists and the mix stem is an object), then rows made by the server from
-    /// `generate_series`, all naming that mix stem: random tempo 40–220 BPM, tonality, root
-    /// and time signature, one second apart; then vacuumed and analysed.
-    static func fill(_ url: String, pieces: Int, executable: String, work: URL) async throws {
-        let seed = try await Host.start(executable, arguments: ["--database", url, "--host-name", "filler"])
+    /// Fills the catalogue at `url` with `pieces` pieces: one real drop by the host
+    /// `…-filler` (so that the mix stem is an object), then rows made by the server from
+    /// `generate_series` as the administrator, all naming that mix stem and that host:
+    /// random tempo 40–220 BPM, tonality, root and time signature, one second apart; then
+    /// vacuumed and analysed. Returns the filler host's arguments.
+    static func fill(_ url: String, pieces: Int, executable: String, work: URL) async throws -> [String] {
+        let name = "\(fleet)-filler"
+        let arguments = try await host(name, catalogue: url, executable: executable, work: work)
+        let seed = try await Host.start(executable, arguments: arguments)
         let stem = work.appendingPathComponent("stem.wav")
         try PiecesBenchmark.writeWAV(stem, dataBytes: 44100 * 4, seed: 3)
         let id = try await seed.drop("Seed", mixStemPath: stem.path)
@@ -295,20 +336,20 @@ struct SharedPiecesBenchmark: Sendable {
                    (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
                    CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END,
                    CASE WHEN i % 3 = 2 THEN (i % 12) ELSE NULL END,
-                   i % 7 <> 0, 'user' || (i % 1000) || '@filler', 'user' || (i % 1000) || '@filler', 0,
+                   i % 7 <> 0, 'user' || (i % 1000) || '@\(name)', 'user' || (i % 1000) || '@\(name)', 0,
                    to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                    44100, 2, -14, -1
             FROM generate_series(1, \(pieces - 1)) AS i;
             INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
             SELECT 'fill-' || lpad(i::text, 8, '0'), a.kind, a.format, a.hash, a.size, true
             FROM generate_series(1, \(pieces - 1)) AS i, asset a WHERE a.piece_id = '\(id)';
-            UPDATE piece_count SET n = (SELECT count(*) FROM piece);
             COMMIT;
             """
         _ = try await ToolRun.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql], timeout: .seconds(1800))
         // As autovacuum would in time: statistics, and the visibility map that lets counting
         // read the indexes alone.
         _ = try await ToolRun.run(["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", "VACUUM ANALYZE"], timeout: .seconds(1800))
+        return arguments
     }
 }
 
@@ -327,6 +368,13 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
     /// Seconds from a silent cut to StorageUnavailable, and from the path's return to an answer.
     let silentFailure: Figures
     let silentRecovery: Figures
+    /// Drops from three hosts at once (ms): the write path as it is, and the earlier one
+    /// (one advisory lock and one counter row for every writer).
+    let fleetDrop: Figures
+    let fleetDropEarlier: Figures
+    /// Seconds from another host's silence mid-drop to a drop of the same audio, and of other audio.
+    let silentWaitSame: Figures
+    let silentWaitOther: Figures
     let dropsPerSecond: Double
     let pieces: Int
     let fillSeconds: Double
@@ -347,16 +395,27 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
             add("Silent cut → StorageUnavailable (s)", silentFailure)
             add("Path back → calls answered again (s)", silentRecovery)
         }
+        add("Drop, 3 hosts × 4 clients at once, current write path (ms)", fleetDrop)
+        add("Drop, 3 hosts × 4 clients at once, earlier write path (ms)", fleetDropEarlier)
+        if silentWaitSame.samples > 0 {
+            add("Another host silent mid-drop → drop of the same audio (s)", silentWaitSame)
+            add("Another host silent mid-drop → drop of other audio (s)", silentWaitOther)
+        }
         for list in lists { add("List over \(pieces) pieces, \(list.filter) (ms)", list.figures) }
         lines.append("drops from three hosts at once (4 clients each, 1 s WAV): \(TableFormat.fixed(dropsPerSecond, 1)) per second")
         lines.append("catalogue: \(pieces) pieces (server-side fill \(TableFormat.fixed(fillSeconds, 1)) s); \(processors) processors")
+        lines.append("fleet drops, current / earlier write path: p50 \(TableFormat.fixed(fleetDrop.p50 / fleetDropEarlier.p50, 2))×, "
+                     + "p99 \(TableFormat.fixed(fleetDrop.p99 / fleetDropEarlier.p99, 2))×")
         lines.append("drop on PostgreSQL / SQLite p50: \(TableFormat.fixed(dropPostgres.p50 / dropSQLite.p50, 2))×"
             + (dropPostgresTLS.map { "; over TLS / plain p50: \(TableFormat.fixed($0.p50 / dropPostgres.p50, 2))×" } ?? ""))
         let slow = lists.filter { !($0.figures.p50 < 10) }.map(\.filter)
         lines.append("goals: List p50 < 10 ms for every filter: " + (slow.isEmpty ? "met" : "NOT met (\(slow.joined(separator: ", ")))") + "; "
             + "drop → PieceDropped elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")"
             + (silentFailure.samples > 0 ? "; StorageUnavailable within 5 s of a silent cut: "
-               + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : ""))
+               + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : "")
+            + (silentWaitSame.samples > 0 ? "; drops within 10 s of another host's silence mid-drop: "
+               + "\(TableFormat.fixed(max(silentWaitSame.max, silentWaitOther.max), 2)) s at most "
+               + (max(silentWaitSame.max, silentWaitOther.max) < 10 ? "met" : "NOT met") : ""))
         return lines.joined(separator: "\n")
     }
 }

@@ -12,14 +12,14 @@ extension PiecesService {
     func open(_ call: MethodCall, kind: AssetKind) async throws -> DBusValue {
         let id = try call.string(0)
         let format = kind.isAudio ? try call.string(1) : nil
-        let asset = try await resolve(id, kind: kind, format: format)
+        let asset = try await resolve(try await piece(id, for: call), kind: kind, format: format)
         return .unixFD(try await openObject(asset))
     }
 
     func openAttachment(_ call: MethodCall) async throws -> [DBusValue] {
         let id = try call.string(0)
-        let piece = try await piece(id)
-        let asset = try await resolve(id, kind: .attachment, format: nil)
+        let piece = try await piece(id, for: call)
+        let asset = try await resolve(piece, kind: .attachment, format: nil)
         return [.unixFD(try await openObject(asset)), .string(piece.draft.attachmentMimeType ?? "application/octet-stream")]
     }
 
@@ -29,7 +29,8 @@ extension PiecesService {
         let format = kind.isAudio ? try call.string(1) : nil
         let path = try call.string(kind.isAudio ? 2 : 1)
         let caller = try await call.caller()
-        let asset = try await resolve(id, kind: kind, format: format)
+        let piece = try await piece(id, for: call)
+        let asset = try await resolve(piece, kind: kind, format: format)
         let source = try await inStore { try await self.store.localPath(of: asset) }
         try await onDisk {
             let fd = try FileAccess.createForWriting(path, caller: caller)
@@ -38,7 +39,7 @@ extension PiecesService {
         }
         logger.info("piece \(id): \(kind.rawValue)\(format.map { " (\($0))" } ?? "") exported to \(path) for \(caller.userName)")
         guard kind == .attachment else { return [] }
-        return [.string(try await piece(id).draft.attachmentMimeType ?? "application/octet-stream")]
+        return [.string(piece.draft.attachmentMimeType ?? "application/octet-stream")]
     }
 
     private func openObject(_ asset: StoredAsset) async throws -> UnixFD {
@@ -50,8 +51,8 @@ extension PiecesService {
 
     /// The stored asset to deliver: the dropped one, or its transcode into `format`. A
     /// preview falls back to the mix stem when none was dropped.
-    func resolve(_ id: String, kind: AssetKind, format: String?) async throws -> StoredAsset {
-        let piece = try await piece(id)
+    func resolve(_ piece: StoredPiece, kind: AssetKind, format: String?) async throws -> StoredAsset {
+        let id = piece.id
         guard kind.isAudio else {
             guard let asset = piece.dropped(kind) else {
                 throw DBusError.earshot(.assetNotFound, "\(kind.key): piece \(id) has none")

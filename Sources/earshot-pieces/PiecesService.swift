@@ -82,6 +82,9 @@ final class PiecesService: Sendable {
                 emit(Manager.pieceDeleted, [.string(id)])
             case .reconnected:
                 break
+            case .changesMissed:
+                logger.warning("this host was away longer than the shared catalogue keeps its changes: clients are told to read it again")
+                emit(Manager.changesMissed, [])
             }
             await updateCount()
         }
@@ -109,6 +112,9 @@ final class PiecesService: Sendable {
         } catch let error as StorageUnavailable {
             logger.warning("\(error.description)")
             throw DBusError.earshot(.storageUnavailable, error.description)
+        } catch let error as NotPermitted {
+            logger.notice("\(error.description)")
+            throw DBusError.earshot(.disallowed, error.description)
         } catch let error as DamagedAsset {
             logger.error("\(error.description)")
             throw DBusError.earshot(.damagedObject, error.description)
@@ -173,15 +179,18 @@ final class PiecesService: Sendable {
 
     // MARK: Reading
 
-    func piece(_ id: String) async throws -> StoredPiece {
-        guard let piece = try await inStore({ try await self.store.piece(id) }) else {
+    /// The piece `id` as the caller of `call` may see it: someone else's unlisted piece is
+    /// `PieceNotFound`, as one that does not exist.
+    func piece(_ id: String, for call: MethodCall) async throws -> StoredPiece {
+        let viewer = try await viewer(of: call)
+        guard let piece = try await inStore({ try await self.store.piece(id) }), store.mayView(piece, by: viewer) else {
             throw DBusError.earshot(.pieceNotFound, "Id: no piece \(id)")
         }
         return piece
     }
 
     func get(_ call: MethodCall) async throws -> DBusValue {
-        PieceValues.full(try await piece(try call.string(0)))
+        PieceValues.full(try await piece(try call.string(0), for: call))
     }
 
     func list(_ call: MethodCall) async throws -> [DBusValue] {
@@ -209,7 +218,7 @@ final class PiecesService: Sendable {
     func delete(_ call: MethodCall) async throws {
         let id = try call.string(0)
         let caller = try await call.caller()
-        let existing = try await piece(id)
+        let existing = try await piece(id, for: call)
         guard store.mayDelete(existing, by: Viewer(uid: caller.uid, userName: caller.userName)) else {
             throw DBusError.earshot(.disallowed, "Delete: \(caller.userName) may not delete \(id): only its author \(existing.author), root or the service's user (of the host it was dropped on) may")
         }

@@ -39,11 +39,15 @@ struct PiecesFixture {
     static func with<T>(_ backend: Backend = .sqlite, _ body: (PiecesFixture) async throws -> T) async throws -> T {
         var database: (server: PostgresTestServer, name: String)?
         var arguments: [String] = []
+        let credentials = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-host-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: credentials) }
         if backend == .postgres {
             let server = try await PostgresTestServer.sharedServer()
             let url = try await server.createDatabase()
             database = (server, String(url.split(separator: "/").last!))
-            arguments = ["--database", url, "--host-name", "host-a"]
+            try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+            let (hostURL, passwordFile) = try await server.addHost(PostgresTestServer.hostName("host-a"), catalogue: url, directory: credentials)
+            arguments = ["--database", hostURL, "--database-password-file", passwordFile.path]
         }
         return try await ServiceSession.with("earshot-pieces", arguments: arguments, busName: busName, prepare: { bus in
             ["XDG_DATA_HOME": bus.directory.path]

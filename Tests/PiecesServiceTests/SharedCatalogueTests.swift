@@ -18,7 +18,12 @@ struct SharedHosts {
     let hosts: [Host]
 
     struct Host {
+        /// Its name: the database role it logs in as (`add-host`), unique on the server.
         let name: String
+        /// Its URL (as its role) and password file.
+        let url: String
+        let passwordFile: URL
+        var password: String { (try? String(contentsOf: passwordFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "" }
         let bus: PrivateBus
         let client: DBusConnection
         let arguments: [String]
@@ -35,9 +40,12 @@ struct SharedHosts {
     }
 
     /// `count` hosts on `server` (the process's shared one unless given), sharing `database`
-    /// (a new one unless given); `route` gives host N its URL for the database's (a path
-    /// of its own through a relay, say), `options` its further arguments.
-    static func with<T>(_ count: Int, server: PostgresTestServer? = nil, database: String? = nil,
+    /// (the administrator's URL of a new one unless given), each a role of its own made by
+    /// `add-host` (`name-a-…`, `name-b-…`; those in `fleetAdministrators` fleet
+    /// administrators); `route` gives host N its URL for its role's (a path of its own
+    /// through a relay, say), `options` its further arguments.
+    static func with<T>(_ count: Int, server: PostgresTestServer? = nil, database: String? = nil, name: String = "host",
+                        fleetAdministrators: Set<Int> = [],
                         route: (Int, String) -> String = { $1 }, options: (Int) -> [String] = { _ in [] },
                         _ body: (SharedHosts) async throws -> T) async throws -> T {
         let server = if let server { server } else { try await PostgresTestServer.sharedServer() }
@@ -51,15 +59,21 @@ struct SharedHosts {
             }
         }
         for index in 0..<count {
-            let name = "host-\(Character(UnicodeScalar(UInt8(97 + index))))"
+            let role = PostgresTestServer.hostName("\(name)-\(Character(UnicodeScalar(UInt8(97 + index))))")
             let bus = try await PrivateBus.start()
-            let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", route(index, url),
-                             "--host-name", name] + options(index)
+            let (hostURL, passwordFile) = try await server.addHost(role, catalogue: url, directory: bus.directory,
+                                                                   fleetAdministrator: fleetAdministrators.contains(index))
+            let arguments = ["--data-dir", bus.directory.appendingPathComponent("pieces").path, "--database", route(index, hostURL),
+                             "--database-password-file", passwordFile.path] + options(index)
             let service = try await ServiceProcess("earshot-pieces", arguments: arguments, bus: bus, busName: PiecesFixture.busName)
-            hosts.append(Host(name: name, bus: bus, client: try await bus.connect(), arguments: arguments, service: service))
+            hosts.append(Host(name: role, url: hostURL, passwordFile: passwordFile, bus: bus, client: try await bus.connect(),
+                              arguments: arguments, service: service))
         }
         return try await body(SharedHosts(server: server, url: url, hosts: hosts))
     }
+
+    /// The database's name.
+    var database: String { String(url.split(separator: "/").last!.split(separator: "?").first!) }
 
     /// A 1 s WAV of `frequency` Hz in `host`'s bus directory.
     static func stem(_ host: Host, _ name: String, frequency: Double) throws -> URL {
@@ -84,7 +98,7 @@ struct SharedHosts {
     @Test func whatOneHostDropsEveryHostSees() async throws {
         try await SharedHosts.with(3) { shared in
             let (a, b, c) = (shared.hosts[0], shared.hosts[1], shared.hosts[2])
-            let onB = try await b.changes(), onC = try await c.changes()
+            let onA = try await a.changes(), onB = try await b.changes(), onC = try await c.changes()
             let parent = try await a.pieces.drop([
                 PieceKeys.title.name: .string("Riff"), PieceKeys.tempo.name: .double(96),
                 PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(a, "riff", frequency: 330).path),
@@ -95,7 +109,7 @@ struct SharedHosts {
                 #expect(dropped?.body.last?.stringKeyedValue?[PieceKeys.title.name]?.stringValue == "Riff")
             }
             let seen = try await c.pieces.get(parent)
-            #expect(seen[StoredKeys.author.name]?.stringValue == "root@host-a")
+            #expect(seen[StoredKeys.author.name]?.stringValue == "root@\(a.name)")
             #expect(seen[PieceKeys.tempo.name]?.doubleValue == 96)
 
             // Built upon on another host; lineage seen from a third.
@@ -103,6 +117,7 @@ struct SharedHosts {
                 PieceKeys.title.name: .string("Riff, extended"), PieceKeys.basedOn.name: .strings([parent]),
                 PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(b, "extended", frequency: 440).path),
             ])
+            for signals in [onA, onC] { #expect(await Self.next(Pieces.pieceDropped, about: child, in: signals, within: .seconds(5)) != nil) }
             let lineage = try await c.pieces.call(Pieces.lineage, [.string(child)])
             #expect(lineage.first?.arrayValue?.compactMap(\.stringValue) == [parent])
             let descendants = try await a.pieces.call(Pieces.lineage, [.string(parent)])
@@ -128,7 +143,6 @@ struct SharedHosts {
 
             // Root of another host may not delete it; root of its own host may, and every
             // host announces it.
-            let onA = try await a.changes()
             _ = await expectDBusError(EarshotErrorName.disallowed.name) { _ = try await c.pieces.call(Pieces.delete, [.string(child)]) }
             _ = try await b.pieces.call(Pieces.delete, [.string(child)])
             #expect(await Self.next(Pieces.pieceDeleted, about: child, in: onA) != nil)
@@ -159,7 +173,7 @@ struct SharedHosts {
                 #expect(Set(listed.ids) == Set(ids))
             }
             let database = String(shared.url.split(separator: "/").last!)
-            #expect(try await shared.server.psql("SELECT n FROM piece_count", database: database) == "18\n")
+            #expect(try await shared.server.psql("SELECT sum(n) FROM piece_tally", database: database) == "18\n")
             // One object for the shared stem, one for each other: 1 + 9.
             #expect(try await shared.server.psql("SELECT count(*) FROM object", database: database) == "10\n")
         }
@@ -243,7 +257,7 @@ struct SharedHosts {
         let server = try await PostgresTestServer.start()
         do {
             let url = try await server.createDatabase()
-            let configuration = try SharedCatalogueConfiguration(url: url, password: nil, hostName: "here")
+            let configuration = try SharedCatalogueConfiguration(url: url, password: nil)
             let logger = Logger(label: "test")
             let pool = try PostgresConnections(configuration, limit: 1, logger: logger)
             let connection = try await pool.lease()
@@ -285,8 +299,8 @@ struct SharedHosts {
                                   WHEN 3 THEN 40 + i % 180 - 1e-9 WHEN 4 THEN 40 + i % 180 + 0.5 ELSE 1 + random() * 998.999 END,
                        4, 4, (ARRAY['unknown', 'atonal', 'tonal'])[1 + i % 3],
                        CASE WHEN i % 3 = 2 THEN 2741 ELSE 0 END, CASE WHEN i % 3 = 2 THEN i % 12 END,
-                       i % 4 <> 0, CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@host-a',
-                       CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@host-a', 0,
+                       i % 4 <> 0, CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@\(host.name)',
+                       CASE WHEN i % 8 < 4 THEN 'root' ELSE 'other' END || '@\(host.name)', 0,
                        to_char(timestamp '2025-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 44100, 1, -14, -1
                 FROM generate_series(1, 3000) AS i;
                 INSERT INTO asset (piece_id, kind, format, hash, size, dropped)
@@ -295,7 +309,7 @@ struct SharedHosts {
             // What the test client (root) may see, read back as stored.
             struct Row { let tempo: Double?; let tonality: String; let visible: Bool; let id: String; let title: String }
             func stored() async throws -> [Row] {
-                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author = 'root@host-a', id, title FROM piece",
+                try await shared.server.psql("SELECT coalesce(tempo::text, ''), tonality, listed OR author = 'root@\(host.name)', id, title FROM piece",
                                              database: database)
                     .split(separator: "\n").map { line in
                         let fields = line.split(separator: "|", omittingEmptySubsequences: false)
@@ -359,23 +373,26 @@ struct SharedHosts {
 
             let server = try await PostgresTestServer.sharedServer()
             let url = try await server.createDatabase()
+            // The host's identity is its role, for migrate as for serving.
+            let unit = PostgresTestServer.hostName("old-unit")
+            let (hostURL, passwordFile) = try await server.addHost(unit, catalogue: url, directory: local.bus.directory)
             let command = [ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path, "migrate",
-                           "--from-data-dir", local.dataDirectory.path, "--database", url, "--host-name", "old-unit",
+                           "--from-data-dir", local.dataDirectory.path, "--database", hostURL, "--database-password-file", passwordFile.path,
                            "--data-dir", local.file("cache").path]
             #expect(try await ToolRun.run(command).contains("copied 2 piece(s), 0 already there"))
             #expect(try await ToolRun.run(command).contains("copied 0 piece(s), 2 already there"))
 
             let bus = try await PrivateBus.start()
             defer { bus.stop() }
-            let service = try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.path + "/p", "--database", url,
-                                                                                 "--host-name", "old-unit"],
+            let service = try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.path + "/p", "--database", hostURL,
+                                                                                 "--database-password-file", passwordFile.path],
                                                    bus: bus, busName: PiecesFixture.busName)
             defer { service.stop() }
             let client = try await bus.connect()
             defer { client.close() }
             let shared = PiecesFixture(bus: bus, service: service, client: client, arguments: [], database: nil)
             #expect(try await shared.list([:]).total == 2)
-            #expect(try await shared.get(first)[StoredKeys.author.name]?.stringValue == "root@old-unit")
+            #expect(try await shared.get(first)[StoredKeys.author.name]?.stringValue == "root@\(unit)")
             #expect(try await shared.get(first)[PieceKeys.listed.name]?.boolValue == false)
             #expect(try await shared.call(Pieces.lineage, [.string(second)]).first?.arrayValue?.compactMap(\.stringValue) == [first])
             let bytes = try readAll(try await shared.call(Pieces.openMixStem, [.string(first), .string("wave")]).first)
@@ -406,6 +423,7 @@ struct SharedHosts {
     @Test func aPrivateStoreSurvivesTheMoveToTheSharedCatalogue() async throws {
         try await PiecesFixture.with(.sqlite) { local in
             var stems: [String: [UInt8]] = [:]
+            var listed: Set<String> = []
             for (index, frequency) in [330.0, 440.0, 550.0].enumerated() {
                 let stem = local.file("stem-\(index).wav")
                 try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
@@ -413,6 +431,7 @@ struct SharedHosts {
                                                PieceKeys.mixStem.path.name: .string(stem.path),
                                                PieceKeys.listed.name: .boolean(index != 1)])
                 stems[id] = Array(try Data(contentsOf: stem))
+                if index != 1 { listed.insert(id) }
             }
             await local.service.shutdown()
             let store = local.dataDirectory
@@ -421,7 +440,9 @@ struct SharedHosts {
 
             let server = try await PostgresTestServer.sharedServer()
             let url = try await server.createDatabase()
-            let hostArguments = ["--data-dir", store.path, "--database", url, "--host-name", "unit-17"]
+            let (hostURL, passwordFile) = try await server.addHost(PostgresTestServer.hostName("unit-17"), catalogue: url,
+                                                                   directory: local.bus.directory)
+            let hostArguments = ["--data-dir", store.path, "--database", hostURL, "--database-password-file", passwordFile.path]
             do {
                 let refused = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
                                                        busName: PiecesFixture.busName)
@@ -456,8 +477,15 @@ struct SharedHosts {
             #expect(try Self.objects(in: store) == objects, "the shared host changed the private store's objects")
 
             try await SharedHosts.with(1, server: server, database: url) { second in
+                // The listed pieces play there; the unlisted one is its own host's alone.
                 let other = second.hosts[0].pieces
                 for (id, bytes) in stems {
+                    guard listed.contains(id) else {
+                        await expectDBusError(EarshotErrorName.pieceNotFound.name) {
+                            _ = try await other.call(Pieces.openMixStem, [.string(id), .string("wave")])
+                        }
+                        continue
+                    }
                     let played = try readAll(try await other.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
                     #expect(played == bytes, "piece \(id) does not play from a second host as it was dropped")
                 }
@@ -491,8 +519,10 @@ struct SharedHosts {
 
             let server = try await PostgresTestServer.sharedServer()
             let url = try await server.createDatabase()
-            let migrate = [Self.piecesExecutable, "migrate", "--from-data-dir", local.dataDirectory.path, "--database", url,
-                           "--data-dir", local.file("cache").path]
+            let (hostURL, passwordFile) = try await server.addHost(PostgresTestServer.hostName("unit"), catalogue: url,
+                                                                   directory: local.bus.directory)
+            let migrate = [Self.piecesExecutable, "migrate", "--from-data-dir", local.dataDirectory.path, "--database", hostURL,
+                           "--database-password-file", passwordFile.path, "--data-dir", local.file("cache").path]
             do {
                 _ = try await ToolRun.run(migrate)
                 Issue.record("migrate copied a damaged object")
@@ -575,21 +605,25 @@ struct SharedHosts {
         }
     }
 
-    /// scram-sha-256: the password comes from a file only its owner may read, or from
-    /// $PGPASSWORD; a file others may read, and a URL with a password, are refused before
-    /// anything connects; a wrong password is refused by the server, saying so.
+    /// scram-sha-256: a host's password (written by `add-host` into a file only its owner
+    /// may read) comes from that file or from $PGPASSWORD; a file others may read, and a URL
+    /// with a password, are refused before anything connects; a wrong password is refused
+    /// by the server, saying so; and a host may not serve as the catalogue's administrator.
     @Test func passwordsComeFromAPrivateFileOrTheEnvironment() async throws {
         let server = try await PostgresTestServer.sharedServer()
-        let user = "earshot_pw_" + UUID().uuidString.prefix(6).lowercased()
-        try await server.addPasswordUser(user, password: "s3cret-horse")
-        let name = String(try await server.createDatabase().split(separator: "/").last!)
-        let url = "postgresql://\(user)@127.0.0.1:\(server.port)/\(name)"
+        let catalogue = try await server.createDatabase()
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
-        let file = bus.directory.appendingPathComponent("db-password")
-        try "s3cret-horse\n".write(to: file, atomically: true, encoding: .utf8)
-        chmod(file.path, 0o600)
-        func host(_ extra: [String], environment: [String: String] = [:]) async throws -> ServiceProcess {
+        let role = PostgresTestServer.hostName("pw")
+        let (url, file) = try await server.addHost(role, catalogue: catalogue, directory: bus.directory)
+        var info = stat()
+        #expect(stat(file.path, &info) == 0 && info.st_mode & 0o777 == 0o600, "add-host's password file is not 0600")
+        let password = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(password.count >= 40)
+        // The server was given a verifier, never the password.
+        #expect(try await server.psql("SELECT rolpassword LIKE 'SCRAM-SHA-256$4096:%' FROM pg_authid WHERE rolname = '\(role)'") == "t\n")
+        #expect(!(try String(contentsOf: server.directory.appendingPathComponent("log"), encoding: .utf8)).contains(password))
+        func host(_ extra: [String], url: String = url, environment: [String: String] = [:]) async throws -> ServiceProcess {
             try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.appendingPathComponent("p").path,
                                                                    "--database", url] + extra,
                                      bus: bus, busName: PiecesFixture.busName, environment: environment)
@@ -601,7 +635,7 @@ struct SharedHosts {
                                            member: Pieces.list.name, [.vardict([:])])
         #expect(listed.last?.uint32Value == 0)
         await fromFile.shutdown()
-        let fromEnvironment = try await host([], environment: ["PGPASSWORD": "s3cret-horse"])
+        let fromEnvironment = try await host([], environment: ["PGPASSWORD": password])
         await fromEnvironment.shutdown()
 
         do {
@@ -610,11 +644,19 @@ struct SharedHosts {
         } catch {
             #expect("\(error)".contains("password authentication failed"), "\(error)")
         }
+        // The administrator's role is bound by none of the catalogue's rules: no host serves as it.
+        do {
+            _ = try await host([], url: catalogue)
+            Issue.record("a host served as the catalogue's administrator")
+        } catch {
+            #expect("\(error)".contains("a role the catalogue's rules do not bind"), "\(error)")
+        }
         chmod(file.path, 0o644)
         let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path
         for (arguments, words) in [
             (["--database", url, "--database-password-file", file.path], "may be read by others (mode 644): chmod 600 it"),
-            (["--database", url.replacingOccurrences(of: "\(user)@", with: "\(user):s3cret-horse@")], "visible to every local user"),
+            (["--database", url.replacingOccurrences(of: "\(role)@", with: "\(role):\(password)@")], "visible to every local user"),
+            (["--database", url, "--host-name", "other"], "Unknown option '--host-name'"),
         ] {
             do {
                 _ = try await ToolRun.run([executable] + arguments + ["--address", bus.address])
@@ -625,31 +667,27 @@ struct SharedHosts {
         }
     }
 
-    /// Schema changes: two hosts starting at once on an empty database migrate it once; a
-    /// catalogue of the first schema is brought up to date, its pieces kept, by the next host
-    /// to start; a host older than the schema refuses to start, saying so.
-    @Test func theSchemaIsMigratedOnceKeepsWhatItHoldsAndIsNotTouchedByOlderHosts() async throws {
+    /// Schema changes are the administrator's: two `upgrade-catalogue` at once on an empty
+    /// database migrate it once; a catalogue of the first schema is brought up to date, its
+    /// pieces kept; a host finding a schema older or newer than it knows refuses to start,
+    /// saying what to do.
+    @Test func theSchemaIsMigratedOnceByItsAdministratorAndHostsOnlyCheckIt() async throws {
         let server = try await PostgresTestServer.sharedServer()
         let latest = SharedCatalogueSchema.latest
-        func start(_ url: String, _ bus: PrivateBus) async throws -> ServiceProcess {
-            try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.appendingPathComponent("p").path,
-                                                                   "--database", url, "--host-name", "h"],
-                                     bus: bus, busName: PiecesFixture.busName)
-        }
+        let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path
+        func upgrade(_ url: String) async throws -> String { try await ToolRun.run([executable, "upgrade-catalogue", "--database", url]) }
         let versions = "SELECT string_agg(version::text, ',' ORDER BY version) FROM earshot_schema"
         let all = (1...latest).map(String.init).joined(separator: ",") + "\n"
 
         // Two at once on an empty database.
         let empty = try await server.createDatabase()
-        let (first, second) = (try await PrivateBus.start(), try await PrivateBus.start())
-        defer { first.stop(); second.stop() }
-        async let one = start(empty, first)
-        async let two = start(empty, second)
-        let hosts = try await [one, two]
+        async let one = upgrade(empty)
+        async let two = upgrade(empty)
+        let said = try await [one, two]
         #expect(try await server.psql(versions, database: String(empty.split(separator: "/").last!)) == all)
-        for host in hosts { await host.shutdown() }
+        #expect(said.filter { $0.contains("applied schema version(s) 1,") }.count == 1, "\(said)")
 
-        // A catalogue of the first schema, with a piece.
+        // A catalogue of the first schema, with a piece, and a host made for it before the upgrade.
         let old = try await server.createDatabase()
         let oldName = String(old.split(separator: "/").last!)
         let firstSchema = SharedCatalogueSchema.migrations[0].statements.joined(separator: ";\n")
@@ -663,23 +701,39 @@ struct SharedHosts {
                     '2026-01-01T00:00:00.000Z', 44100, 1, -20, -1);
             UPDATE piece_count SET n = 1
             """, database: oldName)
-        let upgrader = try await start(old, first)
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        func start(_ url: String, _ file: URL) async throws -> ServiceProcess {
+            try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", bus.directory.appendingPathComponent("p").path,
+                                                                   "--database", url, "--database-password-file", file.path],
+                                     bus: bus, busName: PiecesFixture.busName)
+        }
+        // add-host upgrades the schema as it makes the host.
+        let (url, file) = try await server.addHost(PostgresTestServer.hostName("upgraded"), catalogue: old, directory: bus.directory)
         #expect(try await server.psql(versions, database: oldName) == all)
-        let client = try await first.connect()
+        let host = try await start(url, file)
+        let client = try await bus.connect()
         defer { client.close() }
         let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.interface,
                                            member: Pieces.list.name,
                                            [.vardict([QueryKeys.tempoMin.name: .double(90), QueryKeys.tempoMax.name: .double(100)])])
         #expect(listed.last?.uint32Value == 1, "the first schema's piece after the upgrade: \(listed)")
-        await upgrader.shutdown()
+        await host.shutdown()
 
-        // A schema newer than this host knows.
+        // A schema newer than this host knows, and one older.
         _ = try await server.psql("INSERT INTO earshot_schema (version) VALUES (\(latest + 1))", database: oldName)
         do {
-            _ = try await start(old, second)
+            _ = try await start(url, file)
             Issue.record("a host started on a schema newer than it knows")
         } catch {
             #expect("\(error)".contains("newer than this earshot-pieces knows (\(latest)): upgrade this host"), "\(error)")
+        }
+        _ = try await server.psql("DELETE FROM earshot_schema WHERE version >= \(latest)", database: oldName)
+        do {
+            _ = try await start(url, file)
+            Issue.record("a host started on a schema older than it knows")
+        } catch {
+            #expect("\(error)".contains("earshot-pieces upgrade-catalogue --database ADMIN_URL"), "\(error)")
         }
     }
 
@@ -690,15 +744,19 @@ struct SharedHosts {
     @Test func tlsIsCheckedAsSSLModeSays() async throws {
         let server = try await PostgresTestServer.startWithTLS()
         defer { Task { await server.remove() } }
-        let name = String(try await server.createDatabase().split(separator: "/").last!)
+        let catalogue = try await server.createDatabase()
+        let name = String(catalogue.split(separator: "/").last!)
         let ca = server.certificateAuthority
         let otherCA = server.directory.appendingPathComponent("data/other-ca.pem").path
         let bus = try await PrivateBus.start()
         defer { bus.stop() }
+        let role = PostgresTestServer.hostName("tls")
+        let (_, passwordFile) = try await server.addHost(role, catalogue: catalogue, directory: bus.directory)
         func start(_ host: String, _ query: String) async throws -> ServiceProcess {
             try await ServiceProcess("earshot-pieces", arguments: [
                 "--data-dir", bus.directory.appendingPathComponent("p").path,
-                "--database", "postgresql://\(PostgresTestServer.user)@\(host):\(server.port)/\(name)?\(query)",
+                "--database", "postgresql://\(role)@\(host):\(server.port)/\(name)?\(query)",
+                "--database-password-file", passwordFile.path,
             ], bus: bus, busName: PiecesFixture.busName)
         }
         func refused(_ host: String, _ query: String, saying words: String) async {
@@ -718,9 +776,13 @@ struct SharedHosts {
         await refused("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)",
                       saying: "TLSRefused: the server's certificate does not name the host")
         await (try start("127.0.0.1", "sslmode=verify-ca&sslrootcert=\(ca)")).shutdown()
+        // As libpq: `require` with authorities named checks the signature against them.
+        await (try start("127.0.0.1", "sslmode=require&sslrootcert=\(ca)")).shutdown()
+        await refused("127.0.0.1", "sslmode=require&sslrootcert=\(otherCA)",
+                      saying: "TLSRefused: the server's certificate is not signed by an authority of sslrootcert")
 
         // TLS connections only.
-        try await server.replaceAccessRules("hostssl all all 127.0.0.1/32 trust\nlocal all all trust\n")
+        try await server.replaceAccessRules("hostssl all all 127.0.0.1/32 scram-sha-256\nlocal all all trust\n")
         await refused("127.0.0.1", "sslmode=disable", saying: "no pg_hba.conf entry")
         await (try start("127.0.0.1", "sslmode=require")).shutdown()
     }
@@ -732,9 +794,9 @@ struct SharedHosts {
     @Test func ownersAreUsersOfTheHostTheyDroppedOn() async throws {
         let ann = try await TestUser.ensure("earshot-ann", in: [])
         _ = try await TestUser.ensure("earshot-bob", in: [])
-        try await SharedHosts.with(2) { shared in
+        try await SharedHosts.with(2, fleetAdministrators: [1]) { shared in
             let (a, b) = (shared.hosts[0], shared.hosts[1])
-            // host-b names bob its fleet administrator.
+            // host-b (a fleet administrator's role) names bob its fleet administrator.
             b.service.stop()
             let fleet = try await ServiceProcess("earshot-pieces", arguments: b.arguments + ["--fleet-admin", "earshot-bob"],
                                                  bus: b.bus, busName: PiecesFixture.busName)
@@ -762,14 +824,17 @@ struct SharedHosts {
                 return String(reply.text.split(separator: "\"")[1])
             }
             let first = try await drop("Ann's sketch"), second = try await drop("Ann's other sketch")
-            #expect(try await a.pieces.get(first)[StoredKeys.author.name]?.stringValue == "earshot-ann@host-a")
+            #expect(try await a.pieces.get(first)[StoredKeys.author.name]?.stringValue == "earshot-ann@\(a.name)")
 
             let annOnA = await busctl(a, as: "earshot-ann", [Pieces.list.name, "a{sv}", "0"])
             #expect(annOnA.text.contains(first), "ann on host-a does not see her unlisted piece: \(annOnA.text)")
             let annOnB = await busctl(b, as: "earshot-ann", [Pieces.list.name, "a{sv}", "0"])
             #expect(annOnB.ok && !annOnB.text.contains(first), "ann on host-b sees ann@host-a's unlisted piece: \(annOnB.text)")
             let annDeletesOnB = await busctl(b, as: "earshot-ann", [Pieces.delete.name, "s", first])
-            #expect(!annDeletesOnB.ok && annDeletesOnB.text.contains("may not delete"), "\(annDeletesOnB.text)")
+            // Someone else's unlisted piece is as if it did not exist.
+            #expect(!annDeletesOnB.ok && annDeletesOnB.text.contains("no piece"), "\(annDeletesOnB.text)")
+            let annGetsOnB = await busctl(b, as: "earshot-ann", [Pieces.get.name, "s", first])
+            #expect(!annGetsOnB.ok && annGetsOnB.text.contains("no piece"), "\(annGetsOnB.text)")
             await #expect(throws: DBusError.self, "root of host-b deleted host-a's piece") {
                 _ = try await b.pieces.call(Pieces.delete, [.string(first)])
             }
