@@ -178,9 +178,7 @@ import Testing
         let server = try await PostgresTestServer.sharedServer()
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
-        try await SharedHosts.with(1, server: server, route: { _, url in
-            url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/")
-        }) { shared in
+        try await SharedHosts.with(1, server: server, route: SharedHosts.route(0, through: relay, to: server)) { shared in
             let host = shared.hosts[0]
             _ = try await host.pieces.list([:])
             let port = try await shared.server.psql("""
@@ -209,9 +207,7 @@ import Testing
         let server = try await PostgresTestServer.sharedServer()
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
-        try await SharedHosts.with(2, server: server, route: { index, url in
-            index == 1 ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
-        }) { shared in
+        try await SharedHosts.with(2, server: server, route: SharedHosts.route(1, through: relay, to: server)) { shared in
             let (a, b) = (shared.hosts[0], shared.hosts[1])
             let changes = try await b.changes()
             let stem = try SharedHosts.stem(a, "flap", frequency: 640)
@@ -325,9 +321,7 @@ import Testing
         let server = try await PostgresTestServer.sharedServer()
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
-        try await SharedHosts.with(2, server: server, route: { index, url in
-            index == 1 ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
-        }) { shared in
+        try await SharedHosts.with(2, server: server, route: SharedHosts.route(1, through: relay, to: server)) { shared in
             let (a, b) = (shared.hosts[0], shared.hosts[1])
             let signals = try await b.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface))
             relay.cut()

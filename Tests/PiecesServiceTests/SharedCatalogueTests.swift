@@ -39,6 +39,14 @@ struct SharedHosts {
         }
     }
 
+    /// A `route` that sends host `index`'s connections to `server` through `relay` (a path
+    /// the test can cut) and every other host's straight to the server.
+    static func route(_ index: Int, through relay: TCPRelay, to server: PostgresTestServer) -> (Int, String) -> String {
+        { host, url in
+            host == index ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
+        }
+    }
+
     /// `count` hosts on `server` (the process's shared one unless given), sharing `database`
     /// (the administrator's URL of a new one unless given), each a role of its own made by
     /// `add-host` (`name-a-…`, `name-b-…`; those in `fleetAdministrators` fleet
@@ -549,9 +557,7 @@ struct SharedHosts {
         let server = try await PostgresTestServer.sharedServer()
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
-        try await SharedHosts.with(2, server: server, route: { index, url in
-            index == 1 ? url.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/") : url
-        }) { shared in
+        try await SharedHosts.with(2, server: server, route: SharedHosts.route(1, through: relay, to: server)) { shared in
             let (a, b) = (shared.hosts[0], shared.hosts[1])
             let stem = try SharedHosts.stem(a, "cut", frequency: 620)
             var old: [String] = []
