@@ -38,6 +38,27 @@ struct ReleaseBuildTests {
         return (rss: (onPipeWire ? 18 : 14) * mebibyte, anonymous: 3 * mebibyte)
     }
 
+    /// A started service's `/proc/PID/status` once its memory has stopped moving: VmRSS read
+    /// every 250 ms until it has stayed within 64 KiB for a second (at most 10 s), so that
+    /// what is measured is the service at rest, not the service still starting.
+    static func settledStatus(pid: String) async throws -> String {
+        var samples: [(at: ContinuousClock.Instant, rss: Int)] = []
+        let start = ContinuousClock.now
+        while true {
+            let status = try await BoxScenario.box.run("cat /proc/\(pid)/status")
+            let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?
+                .split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0
+            let now = ContinuousClock.now
+            samples.append((now, rss))
+            let lastSecond = samples.filter { now - $0.at <= .seconds(1) }
+            if now - start >= .seconds(1), let low = lastSecond.map(\.rss).min(), let high = lastSecond.map(\.rss).max(),
+               high - low <= 64 || now - start >= .seconds(10) {
+                return status
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
     static func binary(_ service: String) -> String { BoxScenario.box.file("usr/local/bin/earshot-\(service)").path }
 
     @Test func eachServiceNamesOnlyTheLibrariesItsDesignNames() async throws {
@@ -80,13 +101,12 @@ struct ReleaseBuildTests {
     /// idle memory; the session attached to the box's PipeWire.
     @Test func eachServiceStartsWithinItsIdleMemory() async throws {
         let box = BoxScenario.box
-        var figures: [String] = []
+        var figures: [String] = [], shares: [String] = []
         for service in ServiceLifeTests.services {
             let unit = "earshot-\(service)"
             try await box.run("systemctl restart \(unit)")
-            try await Task.sleep(for: .seconds(1))
             let pid = try await box.run("systemctl show -P MainPID \(unit)").trimmingCharacters(in: .whitespacesAndNewlines)
-            let status = try await box.run("cat /proc/\(pid)/status")
+            let status = try await Self.settledStatus(pid: pid)
             func kibibytes(_ field: String) -> Int? {
                 status.split(separator: "\n").first { $0.hasPrefix(field + ":") }?
                     .split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
@@ -96,9 +116,18 @@ struct ReleaseBuildTests {
             let limits = Self.idleLimits(service, onPipeWire: onPipeWire)
             figures.append("\(service) \(rss / 1024).\(rss % 1024 * 10 / 1024)/\(anonymous / 1024).\(anonymous % 1024 * 10 / 1024) MiB"
                            + (onPipeWire ? " (on PipeWire)" : ""))
+            shares.append("\(service) " + ["RssFile", "RssShmem"].map { "\((kibibytes($0) ?? 0) / 1024).\((kibibytes($0) ?? 0) % 1024 * 10 / 1024)" }.joined(separator: "/") + " MiB")
+            if rss > limits.rss || anonymous > limits.anonymous {
+                // What the resident memory is, for whoever reads a failure: file, anonymous and
+                // shared pages, and the files (or kinds of mapping) that hold the most.
+                let largest = try await box.run("awk '/^[0-9a-f]+-/ {name = NF >= 6 ? $6 : \"[anonymous]\"} /^Rss:/ {rss[name] += $2} END {for (n in rss) print rss[n], n}' /proc/\(pid)/smaps | sort -n -r | head -12")
+                print("\(unit): " + ["RssAnon", "RssFile", "RssShmem"].map { "\($0) \(kibibytes($0) ?? -1) KiB" }.joined(separator: ", ")
+                      + "; largest mappings (KiB):\n" + largest)
+            }
             #expect(rss <= limits.rss, "\(unit): VmRSS \(rss) KiB, at most \(limits.rss)")
             #expect(anonymous <= limits.anonymous, "\(unit): RssAnon \(anonymous) KiB, at most \(limits.anonymous)")
         }
         print("idle memory (VmRSS/RssAnon): " + figures.joined(separator: ", "))
+        print("of which (RssFile/RssShmem): " + shares.joined(separator: ", "))
     }
 }
