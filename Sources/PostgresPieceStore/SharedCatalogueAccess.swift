@@ -129,6 +129,7 @@ enum SharedCatalogueAccess {
         """,
         trimFunction,
         orphansFunction,
+        titleFunction,
         // What a host may do at all.
         "GRANT USAGE ON SCHEMA public TO \(hostRole)",
         "GRANT SELECT, INSERT, DELETE ON piece TO \(hostRole)",
@@ -138,7 +139,7 @@ enum SharedCatalogueAccess {
         "GRANT SELECT, INSERT ON object TO \(hostRole)",
         "GRANT UPDATE (size) ON object TO \(hostRole)",
         "GRANT SELECT ON piece_tally, piece_change, piece_change_horizon, catalogue_identity, earshot_schema TO \(hostRole)",
-        "GRANT EXECUTE ON FUNCTION piece_change_trim(interval), object_remove_unnamed(text[]) TO \(hostRole)",
+        "GRANT EXECUTE ON FUNCTION piece_change_trim(interval), object_remove_unnamed(text[]), piece_titled(text) TO \(hostRole)",
         // What a host may see and write, row by row.
         "ALTER TABLE piece ENABLE ROW LEVEL SECURITY",
         "CREATE POLICY piece_seen ON piece FOR SELECT TO \(hostRole) USING (listed OR host = current_user OR \(isFleetAdministrator))",
@@ -236,6 +237,21 @@ enum SharedCatalogueAccess {
                 UPDATE piece_change_horizon SET tx = newest.tx, seq = newest.seq WHERE (tx, seq) < (newest.tx, newest.seq);
             END IF;
         END
+        $$
+        """
+
+    /// The pieces whose title matches `pattern` (ILIKE) that the calling host may see, found
+    /// through the title index. Under the policies a host's own `title ILIKE …` is checked
+    /// only after them, row by row (ILIKE is no leakproof operator), so the index would go
+    /// unused: 440 ms for a search of a million pieces instead of 0.7. The function reads
+    /// as the owner and applies the same visibility for the host that called
+    /// (`session_user`); `List` asks for its ids, which the policies then check again.
+    static let titleFunction = """
+        CREATE FUNCTION piece_titled(pattern text) RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER
+        SET search_path = public ROWS 100 AS $$
+            SELECT id FROM piece
+            WHERE title ILIKE pattern ESCAPE '\\'
+              AND (listed OR host = session_user OR pg_has_role(session_user, '\(fleetAdministratorRole)', 'MEMBER'))
         $$
         """
 
