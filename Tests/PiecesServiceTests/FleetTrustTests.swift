@@ -95,6 +95,38 @@ import Testing
         }
     }
 
+    /// A title search stays on the title index under the row policies. A host's own `title
+    /// ILIKE …` would be checked only after them, on every piece (ILIKE is no leakproof
+    /// operator), so `List` finds titles through `piece_titled`. Here sequential scans are
+    /// priced out for the database, and a host's title search must show in the trigram
+    /// index's count of scans.
+    @Test func aTitleSearchReadsTheTitleIndexUnderThePolicies() async throws {
+        let server = try await PostgresTestServer.sharedServer()
+        let url = try await server.createDatabase()
+        let name = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        _ = try await server.psql("ALTER DATABASE \(name) SET enable_seqscan = off")
+        try await SharedHosts.with(1, server: server, database: url) { shared in
+            let host = shared.hosts[0]
+            let riff = try await host.pieces.drop([PieceKeys.title.name: .string("Riff in D"),
+                                                   PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(host, "riff", frequency: 350).path)])
+            func titleIndexScans() async throws -> Int {
+                let count = try await server.psql("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'piece_title_trigram'",
+                                                  database: shared.database)
+                return try #require(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
+            }
+            let before = try await titleIndexScans()
+            #expect(try await host.pieces.list([QueryKeys.titleContains.name: .string("riff")]).ids == [riff])
+            // A backend reports its counts within about 10 s of going idle.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var after = before
+            while after == before, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(500))
+                after = try await titleIndexScans()
+            }
+            #expect(after > before, "the title search did not read piece_title_trigram")
+        }
+    }
+
     /// Two head units made from one image (one hostname, the same users) are two roles: root
     /// and alice of the second neither see nor delete the first's unlisted pieces, and the
     /// fleet never confuses whose they are.
