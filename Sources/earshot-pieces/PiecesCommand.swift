@@ -50,8 +50,19 @@ struct CatalogueOptions: ParsableArguments {
                                valueName: "user"))
     var fleetAdministrators: [String] = []
 
+    @Option(help: ArgumentHelp("Accepted from earlier command lines only: a shared catalogue's host is the role in --database's URL, and this, when given, must be that role.",
+                               valueName: "name"))
+    var hostName: String?
+
     func validate() throws {
         if let dataDir, dataDir.isEmpty { throw ValidationError("--data-dir must not be empty") }
+        if let hostName {
+            guard let database, !Self.isLocal(database) else { throw ValidationError("--host-name needs a postgresql:// --database") }
+            let role = URLComponents(string: database)?.user?.removingPercentEncoding
+            guard role == hostName else {
+                throw ValidationError("--host-name: '\(hostName)' is not the role of --database ('\(role ?? "")'): a host is the role it logs in as")
+            }
+        }
         if database.map(Self.isLocal) ?? true, databasePasswordFile != nil || !fleetAdministrators.isEmpty || cacheSize != nil {
             throw ValidationError("--database-password-file, --cache-size and --fleet-admin need a postgresql:// --database")
         }
