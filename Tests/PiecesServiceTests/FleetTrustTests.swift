@@ -92,6 +92,11 @@ import Testing
             } catch {
                 #expect("\(error)".contains("password authentication failed"), "\(error)")
             }
+            // Nor by naming itself a: an earlier command line's --host-name must be its own role.
+            let named = try await ToolRun.attempt([SharedCatalogueTests.piecesExecutable, "--database", b.url,
+                                                   "--database-password-file", b.passwordFile.path, "--host-name", a.name,
+                                                   "--address", impostor.address], environment: [:])
+            #expect(!named.succeeded && named.errors.contains("is not the role of --database"), "\(named.errors)")
         }
     }
 
