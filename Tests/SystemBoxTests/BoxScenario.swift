@@ -58,8 +58,8 @@ enum BoxScenario {
     /// what follows is `whole`'s again further on (samples skipped) or earlier (repeated).
     static func difference(_ excerpt: [Int16], from whole: [Int16], at place: (excerptStart: Int, wholeStart: Int)) -> String? {
         let length = min(excerpt.count - place.excerptStart, whole.count - place.wholeStart)
-        guard let first = (0..<length).first(where: { excerpt[place.excerptStart + $0] != whole[place.wholeStart + $0] }) else { return nil }
         let mismatches = (0..<length).filter { excerpt[place.excerptStart + $0] != whole[place.wholeStart + $0] }
+        guard let first = mismatches.first else { return nil }
         let largest = mismatches.map { abs(Int(excerpt[place.excerptStart + $0]) - Int(whole[place.wholeStart + $0])) }.max() ?? 0
         var text = "\(place.excerptStart) silent samples first, then \(first) equal ones; from there \(mismatches.count) of \(length - first) "
             + "samples differ, by at most \(largest)"
