@@ -662,7 +662,7 @@ struct SharedHosts {
         for (arguments, words) in [
             (["--database", url, "--database-password-file", file.path], "may be read by others (mode 644): chmod 600 it"),
             (["--database", url.replacingOccurrences(of: "\(role)@", with: "\(role):\(password)@")], "visible to every local user"),
-            (["--database", url, "--host-name", "other"], "Unknown option '--host-name'"),
+            (["--database", url, "--host-name", "other"], "'other' is not the role of --database"),
         ] {
             do {
                 _ = try await ToolRun.run([executable] + arguments + ["--address", bus.address])
