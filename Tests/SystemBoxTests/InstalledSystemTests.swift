@@ -80,6 +80,10 @@ struct InstalledSystemTests {
             call \(InstalledSystemTests.capture) PerformAudioPassThru 'a{sv}' 6 SamplingRate u 48000 BitsPerSample u 16 AudioType s PCM \
             MaxDuration u 2000 OutliveOwner b true OutputPath s /home/app/take.wav
             """, as: "app"))
+        // Capture's PipeWire client reads the microphone on a real-time thread while it records.
+        let threads = try await box.run("ps -L -o cls=,rtprio=,comm= -p $(systemctl show -P MainPID earshot-capture)")
+        #expect(threads.split(separator: "\n").contains { $0.split(separator: " ").first == "FF" },
+                "no real-time thread in earshot-capture while it records:\n\(threads)")
         for member in [PassThru.cancel.name, PassThru.end.name, PassThru.openStream.name] {
             let refused = try await box.attempt("busctl --system call org.earshot.Capture1 \(path) org.earshot.Capture1.PassThru \(member)",
                                                 as: "other")
