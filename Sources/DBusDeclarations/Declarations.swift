@@ -113,9 +113,13 @@ public struct PropertyDeclaration: Sendable, Equatable {
     public let annotations: [DBusAnnotation]
     /// The keys of an `a{sv}` or `aa{sv}` value.
     public let keys: [OptionKey]
+    /// For a writable property: the named errors setting it may reply with, besides the
+    /// binding's own for a call it cannot take (`PropertySetErrors.standard`).
+    public let errors: [String]
 
     public init(_ name: String, _ signature: String, doc: String = "", access: Access = .read,
-                emitsChangedSignal: EmitsChangedSignal = .true, annotations: [DBusAnnotation] = [], keys: [OptionKey] = []) {
+                emitsChangedSignal: EmitsChangedSignal = .true, annotations: [DBusAnnotation] = [], keys: [OptionKey] = [],
+                errors: [String] = []) {
         self.name = name
         self.signature = signature
         self.doc = doc
@@ -123,7 +127,19 @@ public struct PropertyDeclaration: Sendable, Equatable {
         self.emitsChangedSignal = emitsChangedSignal
         self.annotations = annotations
         self.keys = keys
+        self.errors = errors
     }
+
+    /// The errors a `Set` of this property may reply with: the binding's own, then its own.
+    public var possibleSetErrors: [String] { PropertySetErrors.standard + errors.filter { !PropertySetErrors.standard.contains($0) } }
+}
+
+/// What `org.freedesktop.DBus.Properties.Set` replies with for a call it cannot take: an
+/// unknown interface or property, a read-only property, a value of the wrong type, and
+/// `Failed` for a failure of the service itself.
+public enum PropertySetErrors {
+    public static let standard = ["UnknownInterface", "UnknownProperty", "PropertyReadOnly", "InvalidArgs", "Failed"]
+        .map { "org.freedesktop.DBus.Error." + $0 }
 }
 
 /// An introspection annotation.

@@ -28,8 +28,8 @@ extension DBusConnection {
         _ = try? send(message)
     }
 
-    /// Asks for a well-known name without queueing. Fails with `org.earshot.Error.NameTaken`
-    /// naming the current owner when another connection has it.
+    /// Asks for a well-known name without queueing. Fails with `BusNameTaken` naming the
+    /// current owner when another connection has it.
     public func requestName(_ name: String) async throws {
         try DBusNames.validateBusName(name)
         guard !DBusNames.isUniqueName(name) else { throw EarshotDBus.DBusError.invalidArgs("'\(name)' is a unique name and cannot be requested") }
@@ -39,7 +39,7 @@ extension DBusConnection {
         case 1, 4: return  // primary owner, or already the owner
         case 3:
             let owner = (try? await nameOwner(name)) ?? nil
-            throw EarshotDBus.DBusError.nameTaken("the name \(name) is already owned by \(owner ?? "another connection")")
+            throw BusNameTaken(name: name, owner: owner)
         default:
             throw EarshotDBus.DBusError.failed("unexpected RequestName reply \(reply) for \(name)")
         }

@@ -33,10 +33,20 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func timeout(_ message: String) -> DBusError { standard("Timeout", message) }
     public static func disconnected(_ message: String) -> DBusError { standard("Disconnected", message) }
     public static func noMemory(_ message: String) -> DBusError { standard("NoMemory", message) }
+}
 
-    // MARK: The binding's own
+/// `requestName`'s refusal: the well-known name is owned by another connection. Not an
+/// error reply of the bus (the bus answers `RequestName` with a code), so it has no error name.
+public struct BusNameTaken: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name asked for.
+    public let name: String
+    /// Its owner's unique name, when the bus still said whom.
+    public let owner: String?
 
-    /// The well-known name asked for is owned by another connection (`requestName`'s
-    /// outcome, never a reply on the bus).
-    public static func nameTaken(_ message: String) -> DBusError { DBusError(name: "org.earshot.Error.NameTaken", message: message) }
+    public init(name: String, owner: String?) {
+        self.name = name
+        self.owner = owner
+    }
+
+    public var description: String { "the name \(name) is already owned by \(owner ?? "another connection")" }
 }

@@ -1,3 +1,4 @@
+import Logging
 
 /// An object exported on a connection: its interfaces and the current value of each
 /// property. Setting a property emits `PropertiesChanged` only when the value changes.
@@ -171,7 +172,7 @@ public final class ExportedObject: Sendable {
         return value
     }
 
-    func setProperty(interface name: String, property: String, value: DBusValue, call: MethodCall) async throws {
+    func setProperty(interface name: String, property: String, value: DBusValue, call: MethodCall, logger: Logger) async throws {
         let (declaring, declared) = try resolve(name.isEmpty ? nil : checkedInterface(name), property: property)
         guard declared.access.writable, let setter = declared.setter else {
             throw DBusError.propertyReadOnly("\(declaring.name).\(property) is read-only")
@@ -179,7 +180,13 @@ public final class ExportedObject: Sendable {
         guard value.type == declared.type else {
             throw DBusError.invalidArgs("\(declaring.name).\(property) is \(declared.type), got \(value.type)")
         }
-        let stored = try await setter(value, call)
+        let stored: DBusValue
+        do {
+            stored = try await setter(value, call)
+        } catch {
+            // The setter may refuse only as the property declares.
+            throw UndeclaredErrors.checked(DBusConnection.errorReply(for: error), setting: declared, logger: logger)
+        }
         try setProperties([property: stored], interface: declaring.name)
     }
 

@@ -116,6 +116,8 @@ public struct DBusProperty: Sendable {
     fileprivate(set) var setter: Setter?
     /// Set for a property read live (see `Reader`); such a property has no stored value.
     fileprivate(set) var reader: Reader?
+    /// The errors a `Set` of it may reply with (nil: not declared, not checked).
+    public internal(set) var setErrors: Set<String>?
 
     /// A read-only property.
     public init(_ name: String, _ signature: String, emitsChangedSignal: EmitsChangedSignal = .true,
@@ -147,10 +149,12 @@ extension DBusProperty {
     public init(_ declaration: PropertyDeclaration, setter: Setter? = nil) {
         self.init(declaration.name, declaration.signature, access: declaration.access,
                   emitsChangedSignal: declaration.emitsChangedSignal, annotations: declaration.annotations, setter: setter)
+        setErrors = Set(declaration.possibleSetErrors)
     }
 
     var declaration: PropertyDeclaration {
-        PropertyDeclaration(name, type.signature, access: access, emitsChangedSignal: emitsChangedSignal, annotations: annotations)
+        PropertyDeclaration(name, type.signature, access: access, emitsChangedSignal: emitsChangedSignal, annotations: annotations,
+                            errors: setErrors.map { $0.subtracting(PropertySetErrors.standard).sorted() } ?? [])
     }
 }
 

@@ -76,7 +76,7 @@ extension DBusConnection {
             Task {
                 defer { inFlight.finished() }
                 do {
-                    try await call.object.setProperty(interface: interface, property: property, value: value, call: call)
+                    try await call.object.setProperty(interface: interface, property: property, value: value, call: call, logger: logger)
                     reply(to: message, with: .success([]))
                 } catch {
                     reply(to: message, with: .failure(Self.errorReply(for: error)))

@@ -18,10 +18,19 @@ enum UndeclaredErrors {
 
     /// `error` when `method` may reply with it, otherwise `Failed` naming it.
     static func checked(_ error: DBusError, method: DBusMethod, logger: Logger) -> DBusError {
-        guard let declared = method.errors, error.name != DBusError.prefix + "Failed", !declared.contains(error.name) else {
+        checked(error, member: method.name, declared: method.errors, logger: logger)
+    }
+
+    /// `error` when setting `property` may reply with it, otherwise `Failed` naming it.
+    static func checked(_ error: DBusError, setting property: DBusProperty, logger: Logger) -> DBusError {
+        checked(error, member: "Set \(property.name)", declared: property.setErrors, logger: logger)
+    }
+
+    private static func checked(_ error: DBusError, member: String, declared: Set<String>?, logger: Logger) -> DBusError {
+        guard let declared, error.name != DBusError.prefix + "Failed", !declared.contains(error.name) else {
             return error
         }
-        let report = "\(method.name) replied \(error.name), which it does not declare (\(error.message))"
+        let report = "\(member) replied \(error.name), which it does not declare (\(error.message))"
         if aborts {
             // Written directly: the logger's handler may buffer, and the process ends now,
             // without a crash report whose length would push this line out of a test's view.

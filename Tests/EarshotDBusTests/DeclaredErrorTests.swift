@@ -36,6 +36,36 @@ import Testing
         }
     }
 
+    /// The same for setting a property: its setter may refuse only with the errors the
+    /// property declares, or with the binding's own for a call it cannot take.
+    @Test func anUndeclaredErrorFromASetterIsRefusedAndNamed() async throws {
+        try await EchoFixture.with { echo in
+            let declaration = PropertyDeclaration("Colour", "s", access: .readwrite, errors: [Self.known])
+            try echo.client.export(Self.path, interfaces: [DBusInterface(Self.interface, properties: [
+                DBusProperty(declaration) { value, _ in
+                    guard let name = value.stringValue, name.contains(".Error.") else { return value }
+                    throw DBusError(name: name, message: "as asked")
+                },
+            ])])
+            func set(_ value: DBusValue) async -> DBusError? {
+                do {
+                    _ = try await echo.client.call(destination: echo.client.uniqueName, path: Self.path,
+                                                   interface: "org.freedesktop.DBus.Properties", member: "Set",
+                                                   [.string(Self.interface), .string("Colour"), .variant(value)])
+                    return nil
+                } catch {
+                    return error as? DBusError
+                }
+            }
+            #expect(await set(.string("plain")) == nil)
+            #expect(await set(.string(Self.known)) == DBusError(name: Self.known, message: "as asked"))
+            #expect(await set(.uint32(1))?.name == DBusError.prefix + "InvalidArgs")
+            let refused = try #require(await set(.string("org.example.Test.Error.Other")))
+            #expect(refused.name == DBusError.prefix + "Failed")
+            #expect(refused.message == "internal error: Set Colour replied org.example.Test.Error.Other, which it does not declare (as asked)")
+        }
+    }
+
     /// A service the test harness starts ends at once on an undeclared error, saying which,
     /// so that no test passes on an error name the contract does not promise.
     @Test func aServiceUnderTestExitsOnAnUndeclaredError() async throws {

@@ -55,7 +55,7 @@ import Testing
         let second = try await ServiceProcess("earshot-echo", bus: bus, busName: nil)
         let status = await second.waitForExit(timeout: .seconds(10))
         #expect(status == 1)
-        #expect(second.logText.contains("org.earshot.Error.NameTaken"), "\(second.logText)")
+        #expect(second.logText.contains("start-up failed: the name \(EchoService.busName) is already owned by :"), "\(second.logText)")
         #expect(first.isRunning)
     }
 

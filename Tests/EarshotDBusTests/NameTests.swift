@@ -7,11 +7,12 @@ import Testing
 @Suite struct NameTests {
     @Test func requestingATakenNameFailsClearly() async throws {
         try await EchoFixture.with { echo in
-            let error = await expectDBusError("org.earshot.Error.NameTaken") {
+            let error = await #expect(throws: BusNameTaken.self) {
                 try await echo.client.requestName(EchoService.busName)
             }
             let owner = try await echo.client.nameOwner(EchoService.busName)
-            #expect(error?.message.contains(owner ?? "?") == true)
+            #expect(error == BusNameTaken(name: EchoService.busName, owner: owner))
+            #expect(error?.description == "the name \(EchoService.busName) is already owned by \(owner ?? "?")")
             // A free name can be taken, and given back.
             try await echo.client.requestName("org.example.Test.Free")
             #expect(try await echo.client.nameOwner("org.example.Test.Free") == echo.client.uniqueName)
