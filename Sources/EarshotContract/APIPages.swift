@@ -73,6 +73,14 @@ public enum APIPages {
                 lines.append("| `\(property.name)` | \(typeName(property.signature)) (`\(property.signature)`) | \(property.access.rawValue) | "
                              + "\(announced(property.emitsChangedSignal)) | \(escape(property.doc)) |")
             }
+            let refusable = interface.properties.filter { $0.access.writable && !$0.errors.isEmpty }
+            if !refusable.isEmpty {
+                lines += ["", "Setting a property (`org.freedesktop.DBus.Properties.Set`) fails with `InvalidArgs` for a value of "
+                          + "another type, `PropertyReadOnly` for one not writable, and, for a value the property does not take:", ""]
+                lines += refusable.map { property in
+                    "- `\(property.name)`: " + property.errors.map { "`\($0)`" }.joined(separator: ", ")
+                }
+            }
             for property in interface.properties where !property.keys.isEmpty {
                 lines += ["", "Keys of `\(property.name)`\(property.signature.hasPrefix("aa") ? " (each entry)" : ""):", ""]
                     + resultKeyTable(property.keys)

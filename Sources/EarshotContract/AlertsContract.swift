@@ -65,11 +65,13 @@ public enum AlertsContract {
 
         public static let defaultTimeout = PropertyDeclaration(
             "DefaultTimeout", "d", doc: "Seconds an alert without buttons stays when it gives no Timeout (3..10, default 5).",
-            access: .readwrite)
+            access: .readwrite, errors: EarshotContract.errors(.invalidData))
         public static let buttonTimeout = PropertyDeclaration(
-            "ButtonTimeout", "d", doc: "Seconds an alert with buttons waits for a press (default 60).", access: .readwrite)
+            "ButtonTimeout", "d", doc: "Seconds an alert with buttons waits for a press (default 60).", access: .readwrite,
+            errors: EarshotContract.errors(.invalidData))
         public static let displayLines = PropertyDeclaration(
-            "DisplayLines", "u", doc: "How many text lines the display has (0..3, default 3).", access: .readwrite)
+            "DisplayLines", "u", doc: "How many text lines the display has (0..3, default 3).", access: .readwrite,
+            errors: EarshotContract.errors(.invalidData))
         public static let current = PropertyDeclaration("Current", "o", doc: "The alert being presented, / when none.")
         public static let queueLength = PropertyDeclaration("QueueLength", "u", doc: "Alerts waiting to be presented.")
         /// The keys of `Capabilities`.
@@ -91,15 +93,19 @@ public enum AlertsContract {
 
     /// One alert, at `/org/earshot/Alerts1/Alert/N`: its presentation and its completion.
     public enum Alert {
+        /// Why an alert ends (`Completed`'s `Reason`).
+        public static let endReasons = ["timeout", "button", "dismissed", "cancelled", "preempted", "rate-limited", "queue-full",
+                                        "capture-active", "owner-vanished", "interrupted", "file-not-found"]
+        /// Where an alert is (`State`).
+        public static let states = ["queued", "presenting", "finished"]
+
         /// The keys of `Completed`'s info.
         public enum CompletionKeys {
             public static let tryAgainTimeMs = OptionKey(
                 "TryAgainTimeMs", "u", doc: "When refused: the ms after which the same request would be accepted.")
             public static let pressedButton = OptionKey("PressedButton", "q", doc: "The soft button that ended it.")
             public static let warnings = OptionKey("Warnings", "as", doc: "What could not be presented as asked.")
-            public static let reason = OptionKey(
-                "Reason", "s", doc: "Why it ended: timeout, button, dismissed, cancelled, preempted, rate-limited, queue-full, "
-                    + "capture-active, owner-vanished or interrupted.")
+            public static let reason = OptionKey("Reason", "s", doc: "Why it ended: " + EarshotContract.either(endReasons) + ".")
             public static let focusRequested = OptionKey("FocusRequested", "b", doc: "A STEAL_FOCUS button ended it.")
             static let all = [tryAgainTimeMs, pressedButton, warnings, reason, focusRequested]
         }
@@ -123,7 +129,7 @@ public enum AlertsContract {
             "ButtonPressed", doc: "A KEEP_CONTEXT or STEAL_FOCUS button was pressed; the alert stays.",
             [ArgumentDeclaration("id", "q", doc: "the button's Id")])
 
-        public static let state = PropertyDeclaration("State", "s", doc: "queued, presenting or finished.")
+        public static let state = PropertyDeclaration("State", "s", doc: EarshotContract.either(states) + ".")
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that presented it.", emitsChangedSignal: .const)
         public static let lines = PropertyDeclaration("Lines", "as", doc: "The text as laid out for DisplayLines.",
                                                       emitsChangedSignal: .const)
@@ -170,9 +176,10 @@ public enum AlertsContract {
                     + "any 60 s), until the oldest of them leaves the window (`rate-limited`); a full queue, until it has "
                     + "room (`queue-full`); below EMERGENCY while a pass-thru records, until it ends (`capture-active`).",
                 "`TryAgainTimeMs` is right from the moment a request is refused: a request that would be refused waits "
-                    + "(tens of milliseconds, at most 1 s) for the end it depends on to be known, the presented alert's "
-                    + "audio rendered, or a pass-thru just started (its prompt or its device's first read), counting the "
-                    + "pass-thru's prompt and its whole MaxDuration.",
+                    + "for the end it depends on to be known, the presented alert's audio rendered, or a pass-thru just "
+                    + "started (its prompt or its device's first read), counting the pass-thru's prompt and its whole "
+                    + "MaxDuration. The wait is tens of milliseconds, seconds on a loaded machine, at most 10 s; an end "
+                    + "still unknown then is named as 1000 ms, the time after which the service will know more.",
                 "A higher-priority alert preempts a lower one being presented, which completes with `ABORTED` (`preempted`).",
             ],
             Alert.interface.name: [

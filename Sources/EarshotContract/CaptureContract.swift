@@ -100,12 +100,16 @@ public enum CaptureContract {
     /// One pass-thru, at `/org/earshot/Capture1/PassThru/N`: its audio, its end, and the
     /// HMI's user actions.
     public enum PassThru {
+        /// Why a pass-thru ends (`Finished`'s `Reason`).
+        public static let endReasons = ["timeout", "done", "end", "cancel", "retry", "silence", "owner-vanished", "interrupted", "device-error"]
+        /// What a pass-thru is doing (`State`).
+        public static let states = ["prompting", "recording", "finished"]
+
         /// The keys of `Finished`'s info.
         public enum FinishedKeys {
             public static let framesCaptured = OptionKey("FramesCaptured", "t", doc: "Frames captured in all.")
             public static let durationMs = OptionKey("DurationMs", "u", doc: "The audio's length in ms.")
-            public static let reason = OptionKey(
-                "Reason", "s", doc: "timeout, done, end, cancel, retry, silence, owner-vanished, interrupted or device-error.")
+            public static let reason = OptionKey("Reason", "s", doc: EarshotContract.either(endReasons) + ".")
             public static let monotonicUs = OptionKey("MonotonicUs", "t", doc: "When it ended (CLOCK_MONOTONIC µs).")
             public static let outputError = OptionKey("OutputError", "s", doc: "Why OutputPath could not be completed, when it could not.")
             static let all = [framesCaptured, durationMs, reason, monotonicUs, outputError]
@@ -135,7 +139,7 @@ public enum CaptureContract {
              ArgumentDeclaration("success", "b", doc: "whether the result counts as success"),
              ArgumentDeclaration("info", "a{sv}", doc: "FramesCaptured t, DurationMs u, Reason s, MonotonicUs t", keys: FinishedKeys.all)])
 
-        public static let state = PropertyDeclaration("State", "s", doc: "prompting, recording or finished.")
+        public static let state = PropertyDeclaration("State", "s", doc: EarshotContract.either(states) + ".")
         public static let owner = PropertyDeclaration("Owner", "s", doc: "The unique name that started it.", emitsChangedSignal: .const)
         public static let samplingRate = PropertyDeclaration(EarshotField.samplingRate.name, "u", doc: "Frames per second.", emitsChangedSignal: .const)
         public static let bitsPerSample = PropertyDeclaration(EarshotField.bitsPerSample.name, "u", doc: "8 (unsigned) or 16 (signed little-endian).",

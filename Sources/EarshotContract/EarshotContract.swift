@@ -14,6 +14,11 @@ public enum EarshotContract {
     /// The prefix of Earshot's own error names.
     public static let errorPrefix = EarshotErrorName.prefix
 
+    /// A closed set in words: "a, b or c".
+    static func either(_ values: [String]) -> String {
+        values.count < 2 ? values.joined() : values.dropLast().joined(separator: ", ") + " or " + values[values.count - 1]
+    }
+
     /// The full names of Earshot errors.
     static func errors(_ names: EarshotErrorName...) -> [String] { names.map(\.name) }
 

@@ -70,8 +70,9 @@ public enum OrchestratorContract {
             static let all = [reason, title, framesCaptured]
         }
 
-        public static let state = PropertyDeclaration(
-            "State", "s", doc: "preparing, prompting, recording, storing, confirming or finished.")
+        /// The steps a job goes through (`State`).
+        public static let states = ["preparing", "prompting", "recording", "storing", "confirming", "finished"]
+        public static let state = PropertyDeclaration("State", "s", doc: EarshotContract.either(states) + ".")
         public static let pieceId = PropertyDeclaration("PieceId", "s", doc: "The stored piece, empty until stored.")
         public static let resultCode = PropertyDeclaration("ResultCode", "s", doc: "Its result code; empty until it finishes.")
         public static let framesCaptured = PropertyDeclaration("FramesCaptured", "t", doc: "Frames captured so far.")

@@ -118,7 +118,8 @@ public enum SessionContract {
         public static let desiredState = PropertyDeclaration("DesiredState", "a{sv}", doc: "The state last asked for.")
         public static let mixer = PropertyDeclaration("Mixer", "s", doc: "The system mixer attached: pipewire or none.")
         public static let duckLevel = PropertyDeclaration(
-            "DuckLevel", "d", doc: "The volume ducked streams play at (0..1, default 0.3).", access: .readwrite)
+            "DuckLevel", "d", doc: "The volume ducked streams play at (0..1, default 0.3).", access: .readwrite,
+            errors: EarshotContract.errors(.invalidData))
         /// The keys of each `Streams` entry.
         public enum StreamKeys {
             public static let id = OptionKey("Id", "u", doc: "The PipeWire node's id.")
@@ -196,7 +197,9 @@ public enum SessionContract {
         public static let category = PropertyDeclaration(EarshotField.category.name, "s", doc: "The claim's category.", emitsChangedSignal: .const)
         public static let mode = PropertyDeclaration(EarshotField.mode.name, "s", doc: "The claim's mode.", emitsChangedSignal: .const)
         public static let options = PropertyDeclaration(EarshotField.options.name, "as", doc: "The claim's options.", emitsChangedSignal: .const)
-        public static let state = PropertyDeclaration("State", "s", doc: "active, interrupted, or deactivated once it has ended.")
+        /// A claim's states (`State`): deactivated once it has ended.
+        public static let states = ["active", "interrupted", "deactivated"]
+        public static let state = PropertyDeclaration("State", "s", doc: EarshotContract.either(states) + " (once it has ended).")
         public static let ducked = PropertyDeclaration("Ducked", "b", doc: "Whether another claim ducks it.")
 
         public static let interface = InterfaceDeclaration(

@@ -1,5 +1,6 @@
 import EarshotContract
 import EarshotDBus
+import EarshotService
 import EarshotPipeWire
 import FoundationEssentials
 import SessionCore
@@ -289,7 +290,7 @@ extension SessionService {
             throw DBusError.invalidArgs("DuckLevel: got \(value.type), wanted d")
         }
         guard level.isFinite, (0...1).contains(level) else {
-            throw DBusError.invalidArgs("DuckLevel: \(level) is outside 0..1 (a linear gain)")
+            throw DBusError.earshot(.invalidData, "DuckLevel: \(level) is outside 0..1 (a linear gain)")
         }
         try await worker.run { () throws(DBusError) in
             guard !self.stopping.withLock({ $0 }) else {

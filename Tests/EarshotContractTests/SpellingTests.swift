@@ -66,10 +66,9 @@ import Testing
         service.interfaces.map { String($0.name.split(separator: ".").last ?? "") }
     })
 
-    /// Names of Earshot's that are not the contract's: the binding's test service and the
-    /// binding's own `NameTaken` (configuration.md), each spelled once.
+    /// Names of Earshot's that are not the contract's: the binding's test service.
     static func isOutsideTheContract(_ literal: String) -> Bool {
-        literal.hasPrefix("org.earshot.Echo1") || literal == "org.earshot.Error.NameTaken"
+        literal.hasPrefix("org.earshot.Echo1")
             // A name in Earshot's namespace that no service owns (the bus policy's tests).
             || literal == "org.earshot.Other1"
     }
@@ -147,6 +146,62 @@ import Testing
             found += Self.spelled(in: text).filter { !others.contains($0.name) }.map { "\(file):\($0.line): \"\($0.name)\"" }
         }
         #expect(found == [], "spell these through EarshotContract")
+    }
+
+    /// No literal misspells a name: a literal of one UpperCamelCase word, of five letters or
+    /// more, one edit (a letter added, dropped, changed or two swapped) from an Earshot name
+    /// of five or more is a name gone wrong ("MaxDurations"), which the check above, looking
+    /// for names as spelled, would let pass.
+    @Test func noLiteralMisspellsAnEarshotName() throws {
+        var found: [String] = []
+        for file in try Self.sources() {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            found += Self.misspelt(in: text).map { "\(file):\($0.line): \"\($0.literal)\" (\($0.name)?)" }
+        }
+        #expect(found == [], "a misspelt name; spell it through EarshotContract")
+    }
+
+    static let longNames = names.filter { $0.count >= 5 && $0.first?.isUppercase == true }
+
+    /// Literals in `text` one edit away from a name, with the name.
+    static func misspelt(in text: String) -> [(line: Int, literal: String, name: String)] {
+        var found: [(line: Int, literal: String, name: String)] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let parts = line.split(separator: "\"", omittingEmptySubsequences: false)
+            for index in stride(from: 1, to: parts.count - 1, by: 2) {
+                let literal = String(parts[index])
+                guard literal.count >= 5, !names.contains(literal), let first = literal.first, first.isUppercase,
+                      literal.dropFirst().first?.isLowercase == true, literal.allSatisfy({ $0.isLetter || $0.isNumber }) else { continue }
+                if let name = longNames.first(where: { oneEdit(Array(literal), Array($0)) }) {
+                    found.append((number + 1, literal, name))
+                }
+            }
+        }
+        return found
+    }
+
+    /// Whether `a` becomes `b` by one insertion, deletion, substitution or swap of neighbours.
+    static func oneEdit(_ a: [Character], _ b: [Character]) -> Bool {
+        if a == b || abs(a.count - b.count) > 1 { return false }
+        if a.count == b.count {
+            let differ = a.indices.filter { a[$0] != b[$0] }
+            return differ.count == 1 || (differ.count == 2 && differ[1] == differ[0] + 1 && a[differ[0]] == b[differ[1]] && a[differ[1]] == b[differ[0]])
+        }
+        let (short, long) = a.count < b.count ? (a, b) : (b, a)
+        guard let at = short.indices.first(where: { short[$0] != long[$0] }) else { return true }
+        return Array(short[at...]) == Array(long[(at + 1)...])
+    }
+
+    @Test func theMisspellingCheckFindsNearNamesOnly() {
+        let sample = """
+            let a = ["MaxDurations": .uint32(1), "MaxDuraton": .uint32(1), "MaxDuration": .uint32(1)]
+            let b = "Prose with MaxDurations", c = "MAXDURATIONS", d = "Mixer", e = "Blend"
+            let f = "MxaDuration"
+            """
+        let found = Self.misspelt(in: sample)
+        #expect(found.map(\.literal) == ["MaxDurations", "MaxDuraton", "MxaDuration"])
+        #expect(found.map(\.line) == [1, 1, 3])
+        #expect(found.allSatisfy { $0.name == "MaxDuration" })
     }
 
     /// The Earshot names written as string literals in `text`, with their line numbers.

@@ -63,8 +63,8 @@ import Testing
             let signature: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double,
                                          .array(.byte), .array(.byte), .uint64]
             let prepared = try PreparedSignal(connection: object.connection, path: "/stream", interface: "org.example.Stream",
-                                              member: "Mixed", signature: signature, destination: receiver.uniqueName)
-            let mine = try await receiver.subscribe(MatchRule(interface: "org.example.Stream", member: "Mixed"), addMatch: false)
+                                              member: "Shapes", signature: signature, destination: receiver.uniqueName)
+            let mine = try await receiver.subscribe(MatchRule(interface: "org.example.Stream", member: "Shapes"), addMatch: false)
             // Two shapes in turn, the same shape twice running, then one with nothing to
             // anchor to, then back.
             let lengths: [(Int, Int)] = [(3200, 0), (3200, 0), (3200, 0), (17, 5), (3200, 0), (17, 5), (17, 5), (0, 0), (0, 3), (3200, 0)]

@@ -161,6 +161,9 @@ import Testing
             try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("stereo_mic"),
                                                SessionKeys.polarPattern.name: .string("stereo"), SessionKeys.sampleRate.name: .double(22050)])
             try await session.setProperty(Session.keepEnforced, .boolean(false))
+            // A level outside 0..1 is refused as the property declares (InvalidData), and changes nothing.
+            await expectDBusError(EarshotErrorName.invalidData.name) { try await session.setProperty(Session.duckLevel, .double(1.5)) }
+            #expect(try await session.property(Session.duckLevel) == .double(0.3))
             let desired = try await session.property(Session.desiredState)
             let state = try await session.state()
             #expect(FileManager.default.fileExists(atPath: session.stateFile.path))
