@@ -153,7 +153,7 @@ let package = Package(
         .executableTarget(name: "earshot-open-as", dependencies: ["CFileAccess", "CDBus"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-capture", dependencies: [
-            "CaptureCore", "EarshotSpeechProcessing", "EarshotVoice", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "CallerFiles",
+            "CaptureCore", "EarshotSpeechProcessing", "EarshotVoice", "ContractCore", "EarshotContract", "EarshotALSA", "EarshotDBus", "EarshotService", "EarshotClient", "CallerFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: serviceLinking),
@@ -275,7 +275,7 @@ let package = Package(
         .testTarget(name: "EarshotSyncTests", dependencies: ["EarshotSync"]),
         .testTarget(name: "AlertsCoreTests", dependencies: ["AlertsCore", "ContractCore"]),
         .testTarget(name: "AlertsServiceTests", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotClient", "EarshotTestHarness", "EarshotTestSupport"]),
         // The alert voice and ALSA playback, on real libespeak-ng, libsndfile and file PCMs.
         .testTarget(name: "EarshotVoiceTests", dependencies: [
             "ContractCore", "EarshotVoice", "CSndFile", "EarshotALSA", "EarshotSync", "EarshotTestHarness"]),
@@ -287,7 +287,8 @@ let package = Package(
             "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotTestHarness",
         ]),
         .testTarget(name: "EarshotContractTests", dependencies: [
-            "AlertsCore", "ContractCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "PiecesCore", "SessionCore",
+            "AlertsCore", "ContractCore", "CaptureCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "OrchestratorCore", "PiecesCore",
+            "SessionCore",
         ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
             "ContractCore", "EarshotContract", "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
@@ -303,7 +304,7 @@ let package = Package(
             "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "OrchestratorCoreTests", dependencies: ["OrchestratorCore", "ContractCore"]),
         .testTarget(name: "OrchestratorServiceTests", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"]),
+            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotClient", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: [
             "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"],
@@ -311,7 +312,7 @@ let package = Package(
         .testTarget(name: "CaptureCoreTests", dependencies: [
             "EarshotContract", "CaptureCore", "ContractCore", "EarshotTestHarness"]),
         .testTarget(name: "CaptureServiceTests", dependencies: [
-            "CaptureCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport",
+            "CaptureCore", "ContractCore", "EarshotContract", "EarshotDBus", "EarshotClient", "EarshotTestHarness", "EarshotTestSupport",
             "EarshotCabinSound",
         ]),
         // Hardening: every service fuzzed over the bus, under load, through faults, and

@@ -19,7 +19,7 @@ public struct Alert: Sendable {
     public var priority: Priority = .normal
     public var outliveOwner = false
 
-    public enum Priority: String, Sendable {
+    public enum Priority: String, Sendable, CaseIterable {
         case normal = "NORMAL", communication = "COMMUNICATION", navigation = "NAVIGATION", voicecom = "VOICECOM"
         case emergency = "EMERGENCY"
     }
@@ -28,10 +28,16 @@ public struct Alert: Sendable {
         public var id: UInt16
         public var text: String
         public var image: String?
+        /// What it shows (nil: what is given, text or image or both).
+        public var type: ButtonType?
         public var highlighted = false
         public var systemAction: SystemAction = .defaultAction
 
-        public enum SystemAction: String, Sendable {
+        public enum ButtonType: String, Sendable, CaseIterable {
+            case text = "TEXT", image = "IMAGE", both = "BOTH"
+        }
+
+        public enum SystemAction: String, Sendable, CaseIterable {
             case defaultAction = "DEFAULT_ACTION", stealFocus = "STEAL_FOCUS", keepContext = "KEEP_CONTEXT"
         }
 
@@ -46,6 +52,7 @@ public struct Alert: Sendable {
             var value: [String: DBusValue] = [Keys.id.name: .uint16(id), Keys.text.name: .string(text),
                                               Keys.highlighted.name: .boolean(highlighted), Keys.systemAction.name: .string(systemAction.rawValue)]
             value[Keys.image] = image.map(DBusValue.string)
+            value[Keys.type] = type.map { DBusValue.string($0.rawValue) }
             return value
         }
     }
@@ -81,9 +88,48 @@ public struct AlertResult: Sendable, Equatable {
     /// When refused (`REJECTED`): how long until the same request would be accepted.
     public let tryAgainTimeMs: UInt32?
     public let pressedButton: UInt16?
-    /// `timeout`, `button`, `dismissed`, `cancelled`, `preempted`, `rate-limited`, …
-    public let reason: String?
+    public let reason: AlertEndReason?
     public let warnings: [String]
+    /// A `STEAL_FOCUS` button ended it: the application is to take the user's focus.
+    public let focusRequested: Bool
+
+    /// The result a `Completed` signal's arguments (b, s, a{sv}) give; nil when they are not those.
+    public init?(completed arguments: [DBusValue]) {
+        typealias Keys = AlertsContract.Alert.CompletionKeys
+        guard arguments.count == 3, let success = arguments[0].boolValue,
+              let code = arguments[1].stringValue.flatMap(ResultCode.init(rawValue:)), let info = arguments[2].stringKeyedValue else {
+            return nil
+        }
+        self.success = success
+        resultCode = code
+        tryAgainTimeMs = info[Keys.tryAgainTimeMs]?.uint32Value
+        pressedButton = info[Keys.pressedButton]?.uint16Value
+        reason = info[Keys.reason]?.stringValue.map(AlertEndReason.init(reported:))
+        warnings = info[Keys.warnings]?.arrayValue?.compactMap(\.stringValue) ?? []
+        focusRequested = info[Keys.focusRequested]?.boolValue ?? false
+    }
+}
+
+/// `Speak`'s options: the alert's keys that apply to audio alone.
+public struct SpeechOptions: Sendable {
+    public var priority: Alert.Priority = .normal
+    /// A tone before the speech.
+    public var playTone = false
+    /// It stays when its owner leaves the bus.
+    public var outliveOwner = false
+
+    public init(priority: Alert.Priority = .normal, playTone: Bool = false, outliveOwner: Bool = false) {
+        self.priority = priority
+        self.playTone = playTone
+        self.outliveOwner = outliveOwner
+    }
+
+    var values: [String: DBusValue] {
+        var values: [String: DBusValue] = [AlertKeys.priority.name: .string(priority.rawValue)]
+        if playTone { values[AlertKeys.playTone] = .boolean(true) }
+        if outliveOwner { values[AlertKeys.outliveOwner] = .boolean(true) }
+        return values
+    }
 }
 
 /// `org.earshot.Alerts1`.
@@ -119,9 +165,20 @@ public struct AlertsProxy: Sendable {
 
     /// Speaks `chunks` without display and returns once they have been spoken.
     public func speak(_ chunks: [SpeechChunk], priority: Alert.Priority = .normal) async throws -> AlertResult {
-        let options: [String: DBusValue] = [AlertKeys.priority.name: .string(priority.rawValue)]
-        try RequestCheck.check(options, against: AlertsContract.Manager.speechKeys)
-        return try await completed(AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(options)])
+        try await speak(chunks, options: SpeechOptions(priority: priority))
+    }
+
+    /// Speaks `chunks` without display, as `options` say, and returns once they have been spoken.
+    public func speak(_ chunks: [SpeechChunk], options: SpeechOptions) async throws -> AlertResult {
+        try await startSpeaking(chunks, options: options).result
+    }
+
+    /// Speaks `chunks` without display and replies as soon as the speech is queued: the
+    /// returned object follows it (its `EndsAtMonotonicUs` once rendered) and gives its result.
+    public func startSpeaking(_ chunks: [SpeechChunk], options: SpeechOptions = SpeechOptions()) async throws -> PresentedAlert {
+        let values = options.values
+        try RequestCheck.check(values, against: AlertsContract.Manager.speechKeys)
+        return try await started(AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(values)])
     }
 
     /// Presents `alert` and replies as soon as it is queued: the returned object presses its
@@ -156,14 +213,8 @@ public struct AlertsProxy: Sendable {
         let completion = Task { () throws -> AlertResult in
             defer { completions.cancel() }
             for await signal in completions where signal.path == path {
-                guard signal.body.count == 3, let success = signal.body[0].boolValue,
-                      let code = signal.body[1].stringValue.flatMap(ResultCode.init(rawValue:)), let info = signal.body[2].stringKeyedValue else {
-                    continue
-                }
-                let keys = AlertsContract.Alert.CompletionKeys.self
-                return AlertResult(success: success, resultCode: code, tryAgainTimeMs: info[keys.tryAgainTimeMs]?.uint32Value,
-                                   pressedButton: info[keys.pressedButton]?.uint16Value, reason: info[keys.reason]?.stringValue,
-                                   warnings: info[keys.warnings]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                guard let result = AlertResult(completed: signal.body) else { continue }
+                return result
             }
             throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) completed")
         }

@@ -25,7 +25,7 @@ public struct AudioPassThruRequest: Sendable {
     /// Recording starts with the prompt, its sound cancelled (`BargeIn`).
     public var bargeIn = false
 
-    public enum Delivery: String, Sendable { case signals, stream, both }
+    public enum Delivery: String, Sendable, CaseIterable { case signals, stream, both }
     public enum NoiseSuppression: String, Sendable, CaseIterable { case off, moderate, high }
 
     public init(samplingRate: UInt32 = 16000, bitsPerSample: UInt32 = 16, maxDurationMs: UInt32) {
@@ -59,16 +59,42 @@ public struct AudioChunk: Sendable {
     public let sequence: UInt64
     /// When its last frame was read (CLOCK_MONOTONIC µs).
     public let monotonicUs: UInt64
+
+    /// A chunk from an `AudioPassThru` signal's arguments; nil when they are not its (ay, t, t).
+    public init?(audioPassThru arguments: [DBusValue]) {
+        guard arguments.count == 3, case .bytes(let data) = arguments[0], let sequence = arguments[1].uint64Value,
+              let monotonicUs = arguments[2].uint64Value else { return nil }
+        self.data = data.array
+        self.sequence = sequence
+        self.monotonicUs = monotonicUs
+    }
 }
 
 /// How a pass-thru ended.
 public struct PassThruResult: Sendable, Equatable {
     public let resultCode: ResultCode
     public let success: Bool
-    /// `timeout`, `done`, `end`, `cancel`, `retry`, `silence`, `owner-vanished`, …
-    public let reason: String
+    public let reason: PassThruEndReason
     public let framesCaptured: UInt64
     public let durationMs: UInt32
+    /// When it ended (CLOCK_MONOTONIC µs).
+    public let monotonicUs: UInt64?
+    /// Why `OutputPath` could not be completed, when it could not.
+    public let outputError: String?
+
+    /// The result a `Finished` signal's arguments (s, b, a{sv}) give; nil when they are not those.
+    public init?(finished arguments: [DBusValue]) {
+        guard arguments.count == 3, let code = arguments[0].stringValue.flatMap(ResultCode.init(rawValue:)),
+              let success = arguments[1].boolValue, let info = arguments[2].stringKeyedValue else { return nil }
+        let keys = CaptureContract.PassThru.FinishedKeys.self
+        self.resultCode = code
+        self.success = success
+        reason = PassThruEndReason(reported: info[keys.reason]?.stringValue ?? "")
+        framesCaptured = info[keys.framesCaptured]?.uint64Value ?? 0
+        durationMs = info[keys.durationMs]?.uint32Value ?? 0
+        monotonicUs = info[keys.monotonicUs]?.uint64Value
+        outputError = info[keys.outputError]?.stringValue
+    }
 }
 
 /// A running pass-thru: its chunks as they arrive (an `AsyncSequence` that ends when the
@@ -148,24 +174,19 @@ public struct CaptureProxy: Sendable {
         let (chunks, continuation) = AsyncStream<AudioChunk>.makeStream()
         let forwarding = Task {
             for await signal in chunkSignals where signal.path == path {
-                guard signal.body.count == 3, case .bytes(let data) = signal.body[0], let sequence = signal.body[1].uint64Value,
-                      let monotonicUs = signal.body[2].uint64Value else { continue }
-                continuation.yield(AudioChunk(data: data.array, sequence: sequence, monotonicUs: monotonicUs))
+                guard let chunk = AudioChunk(audioPassThru: signal.body) else { continue }
+                continuation.yield(chunk)
             }
             continuation.finish()
         }
         let finished = Task { () throws -> PassThruResult in
             defer { endSignals.cancel() }
             for await signal in endSignals where signal.path == path {
-                guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
-                      let success = signal.body[1].boolValue, let info = signal.body[2].stringKeyedValue else { continue }
+                guard let result = PassThruResult(finished: signal.body) else { continue }
                 // Chunks come from the same sender before Finished: all of them are routed.
                 chunkSignals.cancel()
                 await forwarding.value
-                let keys = CaptureContract.PassThru.FinishedKeys.self
-                return PassThruResult(resultCode: code, success: success, reason: info[keys.reason]?.stringValue ?? "",
-                                      framesCaptured: info[keys.framesCaptured]?.uint64Value ?? 0,
-                                      durationMs: info[keys.durationMs]?.uint32Value ?? 0)
+                return result
             }
             chunkSignals.cancel()
             throw EarshotError(name: DBusError.prefix + "Disconnected", message: "the bus went away before \(path) finished")

@@ -95,11 +95,6 @@ public struct PassThruControl: Sendable {
     }
 }
 
-/// Where a pass-thru is.
-public enum PassThruState: String, Sendable {
-    case prompting, recording, finished
-}
-
 extension CaptureProxy {
     private typealias Manager = CaptureContract.Manager
     private var managerPath: ObjectPath { ObjectPath(declared: CaptureContract.managerPath) }

@@ -10,8 +10,9 @@ extension ObjectProperty where Object == CaptureProxy {
     public static var device: ObjectProperty<CaptureProxy, String> { .init(Members.interface, Members.device, decode: PropertyDecoding.string) }
     public static var active: ObjectProperty<CaptureProxy, ObjectPath?> { .init(Members.interface, Members.active, decode: PropertyDecoding.object) }
     public static var endsAtMonotonicUs: ObjectProperty<CaptureProxy, UInt64> { .init(Members.interface, Members.endsAtMonotonicUs, decode: PropertyDecoding.uint64) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [capabilities.declaration, device.declaration, active.declaration, endsAtMonotonicUs.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(capabilities), .init(device), .init(active), .init(endsAtMonotonicUs)] }
 }
 
 extension CaptureProxy: EarshotObject {
@@ -20,7 +21,7 @@ extension CaptureProxy: EarshotObject {
 
 extension ObjectProperty where Object == PassThruControl {
     private typealias Members = CaptureContract.PassThru
-    public static var state: ObjectProperty<PassThruControl, PassThruState> { .init(Members.interface, Members.state, decode: { $0.stringValue.flatMap(PassThruState.init(rawValue:)) }) }
+    public static var state: ObjectProperty<PassThruControl, PassThruState> { .init(Members.interface, Members.state, decode: { $0.stringValue.map(PassThruState.init(reported:)) }) }
     public static var owner: ObjectProperty<PassThruControl, String> { .init(Members.interface, Members.owner, decode: PropertyDecoding.string) }
     public static var samplingRate: ObjectProperty<PassThruControl, UInt32> { .init(Members.interface, Members.samplingRate, decode: PropertyDecoding.uint32) }
     public static var bitsPerSample: ObjectProperty<PassThruControl, UInt32> { .init(Members.interface, Members.bitsPerSample, decode: PropertyDecoding.uint32) }
@@ -31,8 +32,9 @@ extension ObjectProperty where Object == PassThruControl {
     public static var framesCaptured: ObjectProperty<PassThruControl, UInt64> { .init(Members.interface, Members.framesCaptured, decode: PropertyDecoding.uint64) }
     public static var endsAtMonotonicUs: ObjectProperty<PassThruControl, UInt64> { .init(Members.interface, Members.endsAtMonotonicUs, decode: PropertyDecoding.uint64) }
     public static var resultCode: ObjectProperty<PassThruControl, ResultCode?> { .init(Members.interface, Members.resultCode, decode: PropertyDecoding.resultCode) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [state.declaration, owner.declaration, samplingRate.declaration, bitsPerSample.declaration, channels.declaration, maxDuration.declaration, displayText1.declaration, displayText2.declaration, framesCaptured.declaration, endsAtMonotonicUs.declaration, resultCode.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(state), .init(owner), .init(samplingRate), .init(bitsPerSample), .init(channels), .init(maxDuration), .init(displayText1), .init(displayText2), .init(framesCaptured), .init(endsAtMonotonicUs), .init(resultCode)] }
 }
 
 extension PassThruControl: EarshotObject {
@@ -47,8 +49,9 @@ extension ObjectProperty where Object == AlertsProxy {
     public static var current: ObjectProperty<AlertsProxy, ObjectPath?> { .init(Members.interface, Members.current, decode: PropertyDecoding.object) }
     public static var queueLength: ObjectProperty<AlertsProxy, UInt32> { .init(Members.interface, Members.queueLength, decode: PropertyDecoding.uint32) }
     public static var capabilities: ObjectProperty<AlertsProxy, [String: DBusValue]> { .init(Members.interface, Members.capabilities, decode: PropertyDecoding.dictionary) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [defaultTimeout.declaration, buttonTimeout.declaration, displayLines.declaration, current.declaration, queueLength.declaration, capabilities.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(defaultTimeout), .init(buttonTimeout), .init(displayLines), .init(current), .init(queueLength), .init(capabilities)] }
 }
 
 extension AlertsProxy: EarshotObject {
@@ -57,7 +60,7 @@ extension AlertsProxy: EarshotObject {
 
 extension ObjectProperty where Object == AlertControl {
     private typealias Members = AlertsContract.Alert
-    public static var state: ObjectProperty<AlertControl, String> { .init(Members.interface, Members.state, decode: PropertyDecoding.string) }
+    public static var state: ObjectProperty<AlertControl, AlertState> { .init(Members.interface, Members.state, decode: { $0.stringValue.map(AlertState.init(reported:)) }) }
     public static var owner: ObjectProperty<AlertControl, String> { .init(Members.interface, Members.owner, decode: PropertyDecoding.string) }
     public static var lines: ObjectProperty<AlertControl, [String]> { .init(Members.interface, Members.lines, decode: PropertyDecoding.strings) }
     public static var softButtons: ObjectProperty<AlertControl, [[String: DBusValue]]> { .init(Members.interface, Members.softButtons, decode: PropertyDecoding.dictionaries) }
@@ -67,8 +70,9 @@ extension ObjectProperty where Object == AlertControl {
     public static var resultCode: ObjectProperty<AlertControl, ResultCode?> { .init(Members.interface, Members.resultCode, decode: PropertyDecoding.resultCode) }
     public static var tryAgainTimeMs: ObjectProperty<AlertControl, UInt32> { .init(Members.interface, Members.tryAgainTimeMs, decode: PropertyDecoding.uint32) }
     public static var endsAtMonotonicUs: ObjectProperty<AlertControl, UInt64> { .init(Members.interface, Members.endsAtMonotonicUs, decode: PropertyDecoding.uint64) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [state.declaration, owner.declaration, lines.declaration, softButtons.declaration, priority.declaration, showWaitIndicator.declaration, icon.declaration, resultCode.declaration, tryAgainTimeMs.declaration, endsAtMonotonicUs.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(state), .init(owner), .init(lines), .init(softButtons), .init(priority), .init(showWaitIndicator), .init(icon), .init(resultCode), .init(tryAgainTimeMs), .init(endsAtMonotonicUs)] }
 }
 
 extension AlertControl: EarshotObject {
@@ -78,8 +82,9 @@ extension AlertControl: EarshotObject {
 extension ObjectProperty where Object == PiecesProxy {
     private typealias Members = PiecesContract.Manager
     public static var count: ObjectProperty<PiecesProxy, UInt32> { .init(Members.interface, Members.count, decode: PropertyDecoding.uint32) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [count.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(count)] }
 }
 
 extension PiecesProxy: EarshotObject {
@@ -105,8 +110,9 @@ extension ObjectProperty where Object == SessionProxy {
     public static var inputOrientation: ObjectProperty<SessionProxy, String> { .init(Members.interface, Members.inputOrientation, decode: PropertyDecoding.string) }
     public static var channels: ObjectProperty<SessionProxy, UInt32> { .init(Members.interface, Members.channels, decode: PropertyDecoding.uint32) }
     public static var route: ObjectProperty<SessionProxy, [String: DBusValue]> { .init(Members.interface, Members.route, decode: PropertyDecoding.dictionary) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [keepEnforced.declaration, desiredState.declaration, mixer.declaration, duckLevel.declaration, streams.declaration, category.declaration, mode.declaration, options.declaration, active.declaration, sampleRate.declaration, ioBufferDuration.declaration, preferredInput.declaration, dataSourceName.declaration, polarPattern.declaration, inputOrientation.declaration, channels.declaration, route.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(keepEnforced), .init(desiredState), .init(mixer), .init(duckLevel), .init(streams), .init(category), .init(mode), .init(options), .init(active), .init(sampleRate), .init(ioBufferDuration), .init(preferredInput), .init(dataSourceName), .init(polarPattern), .init(inputOrientation), .init(channels), .init(route)] }
 }
 
 extension SessionProxy: EarshotObject {
@@ -119,10 +125,11 @@ extension ObjectProperty where Object == SessionActivation {
     public static var category: ObjectProperty<SessionActivation, String> { .init(Members.interface, Members.category, decode: PropertyDecoding.string) }
     public static var mode: ObjectProperty<SessionActivation, String> { .init(Members.interface, Members.mode, decode: PropertyDecoding.string) }
     public static var options: ObjectProperty<SessionActivation, [String]> { .init(Members.interface, Members.options, decode: PropertyDecoding.strings) }
-    public static var state: ObjectProperty<SessionActivation, String> { .init(Members.interface, Members.state, decode: PropertyDecoding.string) }
+    public static var state: ObjectProperty<SessionActivation, ActivationState> { .init(Members.interface, Members.state, decode: { $0.stringValue.map(ActivationState.init(reported:)) }) }
     public static var ducked: ObjectProperty<SessionActivation, Bool> { .init(Members.interface, Members.ducked, decode: PropertyDecoding.boolean) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [owner.declaration, category.declaration, mode.declaration, options.declaration, state.declaration, ducked.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(owner), .init(category), .init(mode), .init(options), .init(state), .init(ducked)] }
 }
 
 extension SessionActivation: EarshotObject {
@@ -132,8 +139,9 @@ extension SessionActivation: EarshotObject {
 extension ObjectProperty where Object == OrchestratorProxy {
     private typealias Members = OrchestratorContract.Manager
     public static var services: ObjectProperty<OrchestratorProxy, [String: ServiceHealth]> { .init(Members.interface, Members.services, decode: PropertyDecoding.services) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [services.declaration] }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(services)] }
 }
 
 extension OrchestratorProxy: EarshotObject {
@@ -142,14 +150,15 @@ extension OrchestratorProxy: EarshotObject {
 
 extension ObjectProperty where Object == JobControl {
     private typealias Members = OrchestratorContract.Job
-    public static var state: ObjectProperty<Job, JobState> { .init(Members.interface, Members.state, decode: { $0.stringValue.flatMap(JobState.init(rawValue:)) }) }
-    public static var pieceId: ObjectProperty<Job, String> { .init(Members.interface, Members.pieceId, decode: PropertyDecoding.string) }
-    public static var resultCode: ObjectProperty<Job, ResultCode?> { .init(Members.interface, Members.resultCode, decode: PropertyDecoding.resultCode) }
-    public static var framesCaptured: ObjectProperty<Job, UInt64> { .init(Members.interface, Members.framesCaptured, decode: PropertyDecoding.uint64) }
-    public static var title: ObjectProperty<Job, String> { .init(Members.interface, Members.title, decode: PropertyDecoding.string) }
-    public static var owner: ObjectProperty<Job, String> { .init(Members.interface, Members.owner, decode: PropertyDecoding.string) }
-    /// Every property above, as the interface declares them.
-    static var declared: [PropertyDeclaration] { [state.declaration, pieceId.declaration, resultCode.declaration, framesCaptured.declaration, title.declaration, owner.declaration] }
+    public static var state: ObjectProperty<JobControl, JobState> { .init(Members.interface, Members.state, decode: { $0.stringValue.map(JobState.init(reported:)) }) }
+    public static var pieceId: ObjectProperty<JobControl, String> { .init(Members.interface, Members.pieceId, decode: PropertyDecoding.string) }
+    public static var resultCode: ObjectProperty<JobControl, ResultCode?> { .init(Members.interface, Members.resultCode, decode: PropertyDecoding.resultCode) }
+    public static var framesCaptured: ObjectProperty<JobControl, UInt64> { .init(Members.interface, Members.framesCaptured, decode: PropertyDecoding.uint64) }
+    public static var title: ObjectProperty<JobControl, String> { .init(Members.interface, Members.title, decode: PropertyDecoding.string) }
+    public static var owner: ObjectProperty<JobControl, String> { .init(Members.interface, Members.owner, decode: PropertyDecoding.string) }
+    /// Every property above: each must be this object's to be listed, and the list is held to
+    /// the interface's declarations (`ObjectPropertyTests`).
+    static var declared: [ListedProperty<Object>] { [.init(state), .init(pieceId), .init(resultCode), .init(framesCaptured), .init(title), .init(owner)] }
 }
 
 extension JobControl: EarshotObject {

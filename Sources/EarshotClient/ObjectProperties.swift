@@ -35,6 +35,21 @@ public struct ObjectProperty<Object, Value: Sendable>: Sendable {
     }
 }
 
+/// A property of `Object` whatever its value's type: what an object's list of its
+/// properties holds. Made only from an `ObjectProperty` of the same `Object`, so a property
+/// typed for another object cannot be listed as this one's.
+struct ListedProperty<Object>: Sendable {
+    let interface: InterfaceDeclaration
+    let declaration: PropertyDeclaration
+    let writable: Bool
+
+    init<Value>(_ property: ObjectProperty<Object, Value>) {
+        interface = property.interface
+        declaration = property.declaration
+        writable = property.encode != nil
+    }
+}
+
 /// The decoders of the property types the contract uses.
 enum PropertyDecoding {
     static func string(_ value: DBusValue) -> String? { value.stringValue }

@@ -3,21 +3,23 @@ import EarshotContract
 import EarshotDBus
 
 private typealias RecordKeys = OrchestratorContract.Manager.Keys
-private typealias PieceKeys = PiecesContract.Manager.PieceKeys
 
 /// A `RecordPiece` request (org.earshot.Orchestrator1): prompt, capture, store, confirm.
+@dynamicMemberLookup
 public struct RecordPieceRequest: Sendable {
     public var title: String
     public var prompt: String?
     public var maxDurationMs: UInt32?
     public var endOnSilenceMs: UInt32?
-    public var tempo: Double?
-    public var description: String?
     public var samplingRate: UInt32?
     public var bitsPerSample: UInt32?
-    /// A line the HMI shows while it records.
-    public var displayText: String?
+    /// The lines the HMI shows while it records.
+    public var displayText1: String?
+    public var displayText2: String?
     public var outliveOwner = false
+    /// The piece's metadata, passed on to `Drop`; its fields are also this request's
+    /// (`request.tempo`).
+    public var metadata = PieceMetadata()
 
     public init(title: String, prompt: String? = nil, maxDurationMs: UInt32? = nil) {
         self.title = title
@@ -25,17 +27,22 @@ public struct RecordPieceRequest: Sendable {
         self.maxDurationMs = maxDurationMs
     }
 
+    public subscript<Value>(dynamicMember field: WritableKeyPath<PieceMetadata, Value>) -> Value {
+        get { metadata[keyPath: field] }
+        set { metadata[keyPath: field] = newValue }
+    }
+
     var values: [String: DBusValue] {
         var values: [String: DBusValue] = [RecordKeys.title.name: .string(title)]
         values[RecordKeys.prompt] = prompt.map(DBusValue.string)
         values[RecordKeys.maxDuration] = maxDurationMs.map(DBusValue.uint32)
         values[RecordKeys.endOnSilenceMs] = endOnSilenceMs.map(DBusValue.uint32)
-        values[PieceKeys.tempo] = tempo.map(DBusValue.double)
-        values[PieceKeys.description] = description.map(DBusValue.string)
         values[RecordKeys.samplingRate] = samplingRate.map(DBusValue.uint32)
         values[RecordKeys.bitsPerSample] = bitsPerSample.map(DBusValue.uint32)
-        values[RecordKeys.displayText1] = displayText.map(DBusValue.string)
+        values[RecordKeys.displayText1] = displayText1.map(DBusValue.string)
+        values[RecordKeys.displayText2] = displayText2.map(DBusValue.string)
         if outliveOwner { values[RecordKeys.outliveOwner] = .boolean(true) }
+        metadata.add(to: &values)
         return values
     }
 }
@@ -45,14 +52,24 @@ public struct JobResult: Sendable, Equatable {
     public let resultCode: ResultCode
     /// The stored piece, empty when none was kept.
     public let pieceId: String
+    /// Why it ended, in words.
     public let reason: String
+    /// The piece's title.
+    public let title: String?
     /// Frames the pass-thru captured, when it ran.
     public let framesCaptured: UInt64?
-}
 
-/// The step a job is at.
-public enum JobState: String, Sendable {
-    case preparing, prompting, recording, storing, confirming, finished
+    /// The result a job's `Finished` signal's arguments (s, s, a{sv}) give; nil when they are not those.
+    public init?(finished arguments: [DBusValue]) {
+        typealias Keys = OrchestratorContract.Job.FinishedKeys
+        guard arguments.count == 3, let code = arguments[0].stringValue.flatMap(ResultCode.init(rawValue:)),
+              let piece = arguments[1].stringValue, let info = arguments[2].stringKeyedValue else { return nil }
+        resultCode = code
+        pieceId = piece
+        reason = info[Keys.reason]?.stringValue ?? ""
+        title = info[Keys.title]?.stringValue
+        framesCaptured = info[Keys.framesCaptured]?.uint64Value
+    }
 }
 
 /// A running job: its steps as they begin (`states`, an `AsyncSequence` that ends when the
@@ -143,14 +160,12 @@ public struct OrchestratorProxy: Sendable {
             var last = JobState.preparing
             for await signal in signals where signal.path == job {
                 if signal.interface == Members.interface.name, signal.member == Members.finished.name {
-                    guard signal.body.count == 3, let code = signal.body[0].stringValue.flatMap(ResultCode.init(rawValue:)),
-                          let piece = signal.body[1].stringValue, let info = signal.body[2].stringKeyedValue else { continue }
-                    return JobResult(resultCode: code, pieceId: piece, reason: info[Members.FinishedKeys.reason]?.stringValue ?? "",
-                                     framesCaptured: info[Members.FinishedKeys.framesCaptured]?.uint64Value)
+                    guard let result = JobResult(finished: signal.body) else { continue }
+                    return result
                 }
                 // PropertiesChanged(interface, changed, invalidated)
                 guard signal.body.count >= 2, signal.body[0].stringValue == Members.interface.name,
-                      let state = signal.body[1].stringKeyedValue?[Members.state]?.stringValue.flatMap(JobState.init(rawValue:)),
+                      let state = signal.body[1].stringKeyedValue?[Members.state]?.stringValue.map(JobState.init(reported:)),
                       state != last, state != .finished else { continue }
                 last = state
                 stateContinuation.yield(state)

@@ -62,6 +62,9 @@ public struct PieceDrop: Sendable {
     /// Whose piece it is, for a service dropping on a user's behalf (uid 0 or the store's
     /// own user only; others are refused).
     public var authorUid: UInt32?
+    /// Its length; measured from the mix stem when nil, and refused when it is more than 1%
+    /// away from it.
+    public var lengthMicroseconds: UInt64?
 
     /// A file handed over: by descriptor (the service needs no access to its path), or by
     /// path (read with the caller's permissions).
@@ -104,6 +107,7 @@ public struct PieceDrop: Sendable {
             values[PieceKeys.attachmentMimeType] = .string(attachment.mimeType)
         }
         values[PieceKeys.authorUid] = authorUid.map(DBusValue.uint32)
+        values[PieceKeys.lengthMicroseconds] = lengthMicroseconds.map(DBusValue.uint64)
         return values
     }
 }

@@ -147,13 +147,18 @@ public struct SessionProxy: Sendable {
 
     /// Claims audio for the caller (`Activate`).
     public func activate(category: String, options: [String] = [], mode: String? = nil, audioStream: String? = nil) async throws -> SessionActivation {
-        var values: [String: DBusValue] = [SessionKeys.category.name: .string(category),
-                                          SessionKeys.options.name: .strings(options)]
-        values[SessionKeys.mode] = mode.map(DBusValue.string)
-        values[SessionKeys.audioStream] = audioStream.map(DBusValue.string)
+        let values = Self.activationValues(category: category, options: options, mode: mode, audioStream: audioStream)
         try RequestCheck.check(values, against: Manager.activationKeys)
         let activation = try await calls.object(path, Manager.interface, Manager.activate, [.vardict(values)])
         return SessionActivation(path: activation, calls: calls)
+    }
+
+    /// `Activate`'s request.
+    static func activationValues(category: String, options: [String], mode: String?, audioStream: String?) -> [String: DBusValue] {
+        var values: [String: DBusValue] = [SessionKeys.category.name: .string(category), SessionKeys.options.name: .strings(options)]
+        values[SessionKeys.mode] = mode.map(DBusValue.string)
+        values[SessionKeys.audioStream] = audioStream.map(DBusValue.string)
+        return values
     }
 
     /// The activation at `path` (one this connection made earlier).

@@ -203,7 +203,7 @@ struct QuietBenchmark: Sendable {
         let alert = try await alerts.show(Alert(audio: [.text(sentence)]))
         let roundTrip = Double(monotonicNanoseconds() - start) / 1e6
         let result = try await alert.result
-        guard result.success else { throw BenchmarkError("the spoken alert ended \(result.resultCode) (\(result.reason ?? ""))") }
+        guard result.success else { throw BenchmarkError("the spoken alert ended \(result.resultCode) (\(result.reason?.rawValue ?? ""))") }
         guard let id = alert.path.rawValue.split(separator: "/").last,
               let firstFrame = try await AlertsBenchmark.firstFrameLogged(alert: String(id), service: service, timeout: .seconds(2)) else {
             throw BenchmarkError("earshot-alerts logged no first audio frame for \(alert.path)")

@@ -212,7 +212,7 @@ final class JobRunner: Sendable {
         }
         do {
             let result = try await passThru.result
-            events.yield(.passThruFinished(result.resultCode, reason: result.reason))
+            events.yield(.passThruFinished(result.resultCode, reason: result.reason.rawValue))
         } catch {
             events.yield(.passThruFinished(.genericError, reason: "\(EarshotError(describing: error))"))
         }

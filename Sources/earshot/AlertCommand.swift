@@ -114,7 +114,7 @@ struct AlertCommand: ClientCommand {
         let label = result.pressedButton.flatMap { id in id >= 1 && Int(id) <= buttons.count ? buttons[Int(id) - 1] : nil }
         if options.json {
             var members: [(String, JSONValue)] = [("alert", .string(path.rawValue)), ("resultCode", .string(code)),
-                                                  ("success", .bool(result.success)), ("reason", result.reason.map(JSONValue.string) ?? .null)]
+                                                  ("success", .bool(result.success)), ("reason", result.reason.map { .string($0.rawValue) } ?? .null)]
             members.append(("pressedButton", result.pressedButton.map { .uint(UInt64($0)) } ?? .null))
             members.append(("buttonLabel", label.map(JSONValue.string) ?? .null))
             members.append(("tryAgainTimeMs", result.tryAgainTimeMs.map { .uint(UInt64($0)) } ?? .null))

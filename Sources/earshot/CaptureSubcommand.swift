@@ -165,13 +165,13 @@ struct CaptureSubcommand: ClientCommand {
         if options.json {
             printJSON(.object([
                 ("passThru", .string(path.rawValue)), ("resultCode", .string(outcome.resultCode.rawValue)),
-                ("success", .bool(outcome.success)), ("reason", .string(outcome.reason)), ("frames", .uint(frames)),
+                ("success", .bool(outcome.success)), ("reason", .string(outcome.reason.rawValue)), ("frames", .uint(frames)),
                 ("durationMs", .uint(UInt64(outcome.durationMs))),
                 ("sampleRate", .uint(UInt64(rate))), ("bitsPerSample", .uint(UInt64(bits))), ("channels", .uint(UInt64(channels))),
                 ("file", .string(out)), ("missingChunks", .uint(missing)),
             ]))
         } else {
-            Terminal.line("\(outcome.resultCode.rawValue)\(outcome.reason.isEmpty ? "" : " (\(outcome.reason))")")
+            Terminal.line("\(outcome.resultCode.rawValue)\(outcome.reason.rawValue.isEmpty ? "" : " (\(outcome.reason))")")
             let layout = channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) channels"
             Terminal.line("\(frames) frames, \(String(format: "%.3f", seconds)) s of \(rate) Hz \(bits)-bit \(layout), written to \(out)")
         }

@@ -53,7 +53,7 @@ struct RecordCommand: ClientCommand {
         request.samplingRate = rate
         request.bitsPerSample = bits
         request.endOnSilenceMs = endOnSilenceMs
-        request.displayText = displayText
+        request.displayText1 = displayText
         request.tempo = tempo
         request.description = pieceDescription
         return request

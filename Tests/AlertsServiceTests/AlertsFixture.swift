@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -81,16 +82,16 @@ struct AlertsFixture {
                                   member: "Set", [.string(Self.busName), .string(property.name), .variant(value)])
     }
 
-    /// How an alert completed.
+    /// How an alert completed: the signal as EarshotClient reads it (so these tests also
+    /// prove the client's reading), and its raw info.
     struct Completion {
-        private typealias CompletionKeys = AlertsContract.Alert.CompletionKeys
-
-        var success: Bool
-        var resultCode: String
+        var result: AlertResult
         var info: [String: DBusValue]
-        var reason: String? { info[CompletionKeys.reason.name]?.stringValue }
-        var tryAgainMs: UInt32? { info[CompletionKeys.tryAgainTimeMs.name]?.uint32Value }
-        var warnings: [String] { info[CompletionKeys.warnings.name]?.stringArrayValue ?? [] }
+        var success: Bool { result.success }
+        var resultCode: String { result.resultCode.rawValue }
+        var reason: String? { result.reason?.rawValue }
+        var tryAgainMs: UInt32? { result.tryAgainTimeMs }
+        var warnings: [String] { result.warnings }
     }
 
     /// Waits for `path`'s `Completed`.
@@ -99,9 +100,8 @@ struct AlertsFixture {
         while ContinuousClock.now < deadline {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
-            let body = signal.body
-            return Completion(success: body[0].boolValue ?? false, resultCode: body[1].stringValue ?? "",
-                              info: body[2].stringKeyedValue ?? [:])
+            let result = try #require(AlertResult(completed: signal.body), "Completed \(signal.body) is not as declared")
+            return Completion(result: result, info: signal.body[2].stringKeyedValue ?? [:])
         }
         throw HarnessError("no Completed from \(path) within \(timeout)")
     }

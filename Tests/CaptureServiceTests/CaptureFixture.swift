@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -77,7 +78,7 @@ struct CaptureFixture {
         var success = false
         var info: [String: DBusValue] = [:]
         var bytes: [UInt8] { chunks.flatMap(\.data) }
-        var reason: String? { info[FinishedKeys.reason]?.stringValue }
+        var reason: String?
     }
 
     /// Subscribes to the pass-thru signals a client sees (unicast chunks, broadcast Finished).
@@ -92,11 +93,15 @@ struct CaptureFixture {
         while ContinuousClock.now < deadline {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
-            if signal.member == PassThru.audioPassThru.name, signal.body.count == 3 {
-                recording.chunks.append((signal.body[0].bytesValue?.array ?? [], signal.body[1].uint64Value ?? .max, signal.body[2].uint64Value ?? 0))
-            } else if signal.member == PassThru.finished.name, signal.body.count == 3 {
-                recording.resultCode = signal.body[0].stringValue ?? ""
-                recording.success = signal.body[1].boolValue ?? false
+            // Read as EarshotClient reads them, so that these tests also prove the client's reading.
+            if signal.member == PassThru.audioPassThru.name {
+                let chunk = try #require(AudioChunk(audioPassThru: signal.body), "AudioPassThru \(signal.body.map(\.type)) is not as declared")
+                recording.chunks.append((chunk.data, chunk.sequence, chunk.monotonicUs))
+            } else if signal.member == PassThru.finished.name {
+                let result = try #require(PassThruResult(finished: signal.body), "Finished \(signal.body) is not as declared")
+                recording.resultCode = result.resultCode.rawValue
+                recording.success = result.success
+                recording.reason = result.reason.rawValue
                 recording.info = signal.body[2].stringKeyedValue ?? [:]
                 return recording
             }

@@ -53,7 +53,7 @@ import Testing
             var bytes: [UInt8] = []
             for await block in stream { bytes += block }
             let result = try await passThru.result
-            #expect(result.resultCode == .success && result.reason == "timeout")
+            #expect(result.resultCode == .success && result.reason == .timeout)
             // Opened at once: the microphone's first 3 s from the chunk under way when it
             // opened (the first, unless this machine is very busy), exactly.
             let heard = Array(stack.microphone.prefix(96000))
@@ -71,7 +71,7 @@ import Testing
             let endsAt = try #require(try await earshot.capture.endsAtMonotonicUs())
             #expect(endsAt > Self.monotonicNow())
             try await done.done()
-            #expect(try await done.result.reason == "done")
+            #expect(try await done.result.reason == .done)
 
             let retried = try await earshot.capture.perform(request)
             for await chunk in retried where chunk.sequence == 0 { break }
@@ -82,7 +82,7 @@ import Testing
             let ended = try await earshot.capture.perform(request)
             for await chunk in ended where chunk.sequence == 0 { break }
             try await earshot.capture.endActive()
-            #expect(try await ended.result.reason == "end")
+            #expect(try await ended.result.reason == .end)
             let nothing = await #expect(throws: EarshotError.self) { try await earshot.capture.endActive() }
             #expect(nothing?.code == .earshot(.rejected))
         }
@@ -95,11 +95,24 @@ import Testing
             let pressed = try await earshot.alerts.show(buttons)
             try await pressed.pressButton(8)
             let answer = try await pressed.result
-            #expect(answer.resultCode == .success && answer.pressedButton == 8 && answer.reason == "button")
+            #expect(answer.resultCode == .success && answer.pressedButton == 8 && answer.reason == .button && !answer.focusRequested)
+
+            // A STEAL_FOCUS button: the result asks the application to take the focus.
+            var open = Alert.SoftButton(id: 9, text: "Open")
+            open.systemAction = .stealFocus
+            open.type = .text
+            // (COMMUNICATION: four NORMAL alerts a minute are this caller's, and the rest use them.)
+            var message = Alert(text: "Message", softButtons: [open])
+            message.priority = .communication
+            let stolen = try await earshot.alerts.show(message)
+            try await stolen.pressButton(9)
+            let focus = try await stolen.result
+            #expect(focus.pressedButton == 9 && focus.focusRequested, "\(focus)")
+            #expect(try await stolen.read(.state) == .finished)
 
             let dismissed = try await earshot.alerts.show(buttons)
             try await dismissed.dismiss()
-            #expect(try await dismissed.result.reason == "dismissed")
+            #expect(try await dismissed.result.reason == .dismissed)
 
             let cancelled = try await earshot.alerts.show(buttons)
             try await cancelled.cancel()
@@ -127,7 +140,7 @@ import Testing
             #expect(await presses.next() == 3)
             #expect(try await kept.read(.resultCode) == nil)
             try await kept.dismiss()
-            #expect(try await kept.result.reason == "dismissed")
+            #expect(try await kept.result.reason == .dismissed)
         }
     }
 

@@ -18,7 +18,7 @@ import Testing
             request.chunkMs = 100
             let received = Mutex<[AudioChunk]>([])
             let result = try await earshot.capture.perform(request) { chunk in received.withLock { $0.append(chunk) } }
-            #expect(result.resultCode == .success && result.success && result.reason == "timeout")
+            #expect(result.resultCode == .success && result.success && result.reason == .timeout)
             #expect(result.framesCaptured == 8000)
             let chunks = received.withLock { $0 }
             #expect(chunks.map(\.sequence) == [0, 1, 2, 3, 4])
@@ -33,7 +33,7 @@ import Testing
                 if chunk.sequence == 2 { try await passThru.end() }
             }
             let ended = try await passThru.result
-            #expect(ended.reason == "end" && ended.resultCode == .success)
+            #expect(ended.reason == .end && ended.resultCode == .success)
             #expect(bytes == Int(ended.framesCaptured) * 2)
         }
     }
@@ -70,7 +70,7 @@ import Testing
             var alert = Alert(text: "Fuel low")
             alert.timeout = 3
             let shown = try await earshot.alerts.present(alert)
-            #expect(shown.success && shown.resultCode == .success && shown.reason == "timeout")
+            #expect(shown.success && shown.resultCode == .success && shown.reason == .timeout)
 
             // While a pass-thru records, a NORMAL alert is refused with the time it has left.
             var request = AudioPassThruRequest(maxDurationMs: 3000)
@@ -82,13 +82,16 @@ import Testing
             let refused = try await withCheckedThrowingContinuation { (done: CheckedContinuation<AlertResult, any Error>) in
                 earshot.alerts.present(Alert(text: "Not now")) { result in done.resume(with: result.mapError { $0 as any Error }) }
             }
-            #expect(refused.resultCode == .rejected && !refused.success && refused.reason == "capture-active")
+            #expect(refused.resultCode == .rejected && !refused.success && refused.reason == .captureActive)
             #expect((1...3000).contains(refused.tryAgainTimeMs ?? 0))
             try await recording.end()
             _ = try await recording.result
 
             let spoken = try await earshot.alerts.speak([.text("Hello")])
             #expect(spoken.resultCode == .success)
+            let toned = try await earshot.alerts.speak([.text("Hello")], options: SpeechOptions(priority: .navigation, playTone: true,
+                                                                                               outliveOwner: true))
+            #expect(toned.resultCode == .success, "\(toned)")
         }
     }
 
@@ -135,6 +138,13 @@ import Testing
             let result = try await job.result
             #expect(result.resultCode == .success && !result.pieceId.isEmpty)
             #expect(try await earshot.pieces.get(result.pieceId).title == "Take")
+            // The finished job's own properties, read through it while its object lingers.
+            #expect(try await job.read(.state) == .finished)
+            #expect(try await job.read(.pieceId) == result.pieceId)
+            #expect(try await job.read(.resultCode) == .success)
+            #expect(try await job.read(.title) == "Take")
+            #expect(try await job.read(.owner) == stack.client.uniqueName)
+            #expect(try await job.read(.framesCaptured) > 0)
         }
     }
 

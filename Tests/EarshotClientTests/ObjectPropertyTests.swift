@@ -11,29 +11,37 @@ import Testing
 @Suite struct ObjectPropertyTests {
     static func names(_ properties: [PropertyDeclaration]) -> [String] { properties.map(\.name).sorted() }
 
+    /// Each object's list holds only its own properties (the compiler refuses a property typed
+    /// for another object: `ListedProperty`), and equals its interface's declarations: the
+    /// same names, the same interface, and writable exactly where the contract lets a client
+    /// write.
     @Test func everyDeclaredPropertyHasATypedAccessor() {
-        let lists: [(InterfaceDeclaration, [PropertyDeclaration])] = [
-            (CaptureContract.Manager.interface, ObjectProperty<CaptureProxy, String>.declared),
-            (CaptureContract.PassThru.interface, ObjectProperty<PassThruControl, String>.declared),
-            (AlertsContract.Manager.interface, ObjectProperty<AlertsProxy, String>.declared),
-            (AlertsContract.Alert.interface, ObjectProperty<AlertControl, String>.declared),
-            (PiecesContract.Manager.interface, ObjectProperty<PiecesProxy, String>.declared),
-            (SessionContract.Manager.interface, ObjectProperty<SessionProxy, String>.declared),
-            (SessionContract.Activation.interface, ObjectProperty<SessionActivation, String>.declared),
-            (OrchestratorContract.Manager.interface, ObjectProperty<OrchestratorProxy, String>.declared),
-            (OrchestratorContract.Job.interface, ObjectProperty<JobControl, String>.declared),
+        func entries<Object>(_ listed: [ListedProperty<Object>]) -> [(InterfaceDeclaration, PropertyDeclaration, Bool)] {
+            listed.map { ($0.interface, $0.declaration, $0.writable) }
+        }
+        let lists: [(InterfaceDeclaration, [(InterfaceDeclaration, PropertyDeclaration, Bool)])] = [
+            (CaptureContract.Manager.interface, entries(ObjectProperty<CaptureProxy, String>.declared)),
+            (CaptureContract.PassThru.interface, entries(ObjectProperty<PassThruControl, String>.declared)),
+            (AlertsContract.Manager.interface, entries(ObjectProperty<AlertsProxy, String>.declared)),
+            (AlertsContract.Alert.interface, entries(ObjectProperty<AlertControl, String>.declared)),
+            (PiecesContract.Manager.interface, entries(ObjectProperty<PiecesProxy, String>.declared)),
+            (SessionContract.Manager.interface, entries(ObjectProperty<SessionProxy, String>.declared)),
+            (SessionContract.Activation.interface, entries(ObjectProperty<SessionActivation, String>.declared)),
+            (OrchestratorContract.Manager.interface, entries(ObjectProperty<OrchestratorProxy, String>.declared)),
+            (OrchestratorContract.Job.interface, entries(ObjectProperty<JobControl, String>.declared)),
         ]
         let covered = Set(lists.map(\.0.name))
         let all = Set(EarshotContract.services.flatMap(\.interfaces).filter { !$0.properties.isEmpty }.map(\.name))
         #expect(covered == all)
-        for (interface, declared) in lists {
-            #expect(Self.names(declared) == Self.names(interface.properties), "\(interface.name)")
+        for (interface, listed) in lists {
+            #expect(listed.map(\.1.name).sorted() == Self.names(interface.properties), "\(interface.name)")
+            for (owner, declaration, writable) in listed {
+                #expect(owner.name == interface.name, "\(declaration.name) is listed for \(interface.name) but read from \(owner.name)")
+                let declared = interface.properties.first { $0.name == declaration.name }
+                #expect(declared == declaration, "\(interface.name).\(declaration.name)")
+                #expect(writable == declaration.access.writable, "\(interface.name).\(declaration.name): writable \(writable)")
+            }
         }
-        // The writable ones are those the contract lets a client write.
-        #expect(ObjectProperty<SessionProxy, Double>.duckLevel.encode != nil)
-        #expect(ObjectProperty<SessionProxy, Bool>.keepEnforced.encode != nil)
-        #expect(ObjectProperty<AlertsProxy, UInt32>.displayLines.encode != nil)
-        #expect(ObjectProperty<AlertsProxy, UInt32>.queueLength.encode == nil)
     }
 
     /// Each manager's properties, and a pass-thru's and an alert's, read as their types from
@@ -54,7 +62,7 @@ import Testing
             #expect(try await earshot.pieces.read(.count) == 0)
             for property in ObjectProperty<SessionProxy, String>.declared {
                 _ = try await PropertyAccess(calls: earshot.session.calls, path: earshot.session.path)
-                    .read(ObjectProperty<SessionProxy, DBusValue>(SessionContract.Manager.interface, property, decode: { $0 }))
+                    .read(ObjectProperty<SessionProxy, DBusValue>(SessionContract.Manager.interface, property.declaration, decode: { $0 }))
             }
             #expect(try await earshot.session.read(.category).isEmpty == false)
             _ = try await earshot.session.read(.options)

@@ -52,12 +52,28 @@ import Testing
             let package = Package(
                 name: "take-app",
                 dependencies: [.package(url: "\(bare.absoluteURL.absoluteString)", from: "1.0.0")],
-                targets: [.executableTarget(name: "take-app", dependencies: [.product(name: "EarshotClient", package: "earshot")])]
+                targets: [.executableTarget(name: "take-app", dependencies: [
+                    .product(name: "EarshotClient", package: "earshot"), .product(name: "EarshotDBus", package: "earshot"),
+                    .product(name: "EarshotService", package: "earshot"),
+                ])]
             )
 
             """.write(to: app.appending(path: "Package.swift"), atomically: true, encoding: .utf8)
         try """
             import EarshotClient
+            import EarshotDBus
+            import EarshotService
+
+            // Compiled, not run: each object's properties are read on it, and the other
+            // library products are usable (an application's own service on the binding).
+            let _: @Sendable (Job, PassThru, PresentedAlert) async throws -> Void = { job, passThru, alert in
+                _ = try await job.read(.pieceId)
+                _ = try await job.observe(.state)
+                _ = try await passThru.read(.framesCaptured)
+                _ = try await alert.read(.state)
+            }
+            let _ = DBusInterface("org.example.TakeApp", methods: [])
+            let _ = ServiceMain.exitStartupFailed
 
             let earshot = try Earshot.connect()
             let take = AudioPassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 300)

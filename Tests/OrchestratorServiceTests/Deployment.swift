@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -46,13 +47,15 @@ extension ServiceStack {
                                                          member: "PropertiesChanged")))
     }
 
-    /// Waits for `path`'s `Finished`: (resultCode, pieceId, info).
+    /// Waits for `path`'s `Finished`: (resultCode, pieceId, info), read as EarshotClient reads
+    /// it (so that these tests also prove the client's reading), with the raw info.
     static func finished(_ subscription: SignalSubscription, _ path: ObjectPath, timeout: Duration = .seconds(30))
         async throws -> (code: String, pieceID: String, info: [String: DBusValue]) {
         let deadline = ContinuousClock.now + timeout
         while let signal = await subscription.next(timeout: deadline - ContinuousClock.now) {
-            guard signal.path == path, signal.body.count == 3 else { continue }
-            return (signal.body[0].stringValue ?? "", signal.body[1].stringValue ?? "", signal.body[2].stringKeyedValue ?? [:])
+            guard signal.path == path else { continue }
+            let result = try #require(JobResult(finished: signal.body), "Finished \(signal.body) is not as declared")
+            return (result.resultCode.rawValue, result.pieceId, signal.body[2].stringKeyedValue ?? [:])
         }
         throw HarnessError("no Finished from \(path) within \(timeout)")
     }
