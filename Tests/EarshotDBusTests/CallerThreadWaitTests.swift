@@ -122,9 +122,11 @@ import Testing
     /// A connection whose callers wait on their thread for longer than a call takes, so that
     /// the wait is under way when the call ends. Each such wait holds a thread of the
     /// cooperative pool (two threads on a two-core machine) until the call ends: these tests
-    /// run one at a time and keep their calls short.
+    /// run one at a time and keep their calls short. The wait is long enough that the test's
+    /// own task sees it begin while the other suites of the target run beside it on the
+    /// pool's other thread (with 800 ms, it once saw nothing for 0.8 s).
     @Suite(.serialized) struct LongWaits {
-        static let wait: Duration = .milliseconds(800)
+        static let wait: Duration = .seconds(2)
 
         /// Returns once a caller's thread waits on `connection` (a call was just made).
         static func untilWaiting(_ connection: DBusConnection) async throws {
@@ -156,7 +158,7 @@ import Testing
                 // (The service's handler sleeps on after: the fixture's stop waits for it.)
                 let pending = Task {
                     try await connection.call(destination: EchoService.busName, path: EchoService.path,
-                                              interface: EchoService.interfaceName, member: "Sleep", [.uint32(1500)])
+                                              interface: EchoService.interfaceName, member: "Sleep", [.uint32(4000)])
                 }
                 try await LongWaits.untilWaiting(connection)
                 let start = ContinuousClock.now
