@@ -93,14 +93,30 @@ enum BoxAudio {
     static let radioHertz = 12000
 
     /// Runs `body` while `user` plays a tone at `radioHertz` (half scale) as a Music
-    /// stream, the head unit's radio; waits until the session sees it.
+    /// stream, the head unit's radio; waits until the session sees it and the speakers play
+    /// it at a steady level.
     static func withRadio<T>(as user: String, _ body: () async throws -> T) async throws -> T {
         let box = BoxScenario.box
         try await box.run("sox -n -r 48000 -c 2 -b 16 radio.wav synth 120 sine \(radioHertz) vol 0.5", as: user)
         return try await box.with("exec pw-play --media-role Music radio.wav", as: user, name: "radio") { _ in
             try await waitForStream(role: "Music") { _ in true }
+            try await untilSteady(hertz: radioHertz)
             return try await body()
         }
+    }
+
+    /// Until what the speakers play at `hertz` holds steady: two readings in a row within
+    /// 0.5 dB (at most eight). A stream the session already sees may not be linked to the
+    /// speakers yet: a level measured across its first moments read 1 dB low once, and the
+    /// radio "came back" 1 dB louder than it had been.
+    static func untilSteady(hertz: Int) async throws {
+        var last = try await speakersLevel(hertz: hertz, seconds: 0.3)
+        for _ in 0..<8 {
+            let next = try await speakersLevel(hertz: hertz, seconds: 0.3)
+            if abs(next - last) <= 0.5 { return }
+            last = next
+        }
+        throw HarnessError("what the speakers play at \(hertz) Hz did not settle: last \(last) dB")
     }
 
     /// A stream as the session's `Streams` property shows it.
