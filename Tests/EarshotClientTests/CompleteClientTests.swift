@@ -26,17 +26,7 @@ import Testing
     /// PieceMetadata has a field for every metadata key of the contract (which RecordPiece
     /// passes on to Drop): a key added there and not here fails.
     @Test func pieceMetadataCoversEveryMetadataKey() {
-        var metadata = PieceMetadata()
-        metadata.description = "d"
-        metadata.tempo = 1
-        metadata.loopStartMicroseconds = 1
-        metadata.loopEndMicroseconds = 2
-        metadata.timeSignature = (3, 4)
-        metadata.basedOn = ["p"]
-        metadata.tonality = .tonal
-        metadata.scale = [Bool](repeating: true, count: 12)
-        metadata.root = 0
-        metadata.listed = false
+        let metadata = RequestCoverageTests.fullMetadata
         let piece = PieceDrop(title: "t", mixStem: .path("/m.wav"), metadata: metadata)
         let sent = Set(piece.values.keys)
         let keys = PiecesContract.Manager.self
