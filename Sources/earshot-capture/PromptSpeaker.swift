@@ -23,17 +23,21 @@ enum PromptSpeaker {
                 }
             }
             defer { following.cancel() }
-            let outcome = await withTaskGroup(of: Result<AlertResult, any Error>?.self) { group in
-                group.addTask {
-                    do { return .success(try await speech.result) } catch { return .failure(error) }
+            // Whichever comes first: the speech's result, or the limit. (A task group would wait
+            // for the result anyway: awaiting it does not end on cancellation.)
+            let outcome = await withCheckedContinuation { (done: CheckedContinuation<Result<AlertResult, any Error>?, Never>) in
+                let settled = Locked(false)
+                let finish: @Sendable (Result<AlertResult, any Error>?) -> Void = { value in
+                    if settled.withLock({ was in defer { was = true }; return !was }) { done.resume(returning: value) }
                 }
-                group.addTask {
+                let timer = Task {
                     try? await Task.sleep(for: limit)
-                    return nil
+                    finish(nil)
                 }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                return first
+                Task {
+                    do { finish(.success(try await speech.result)) } catch { finish(.failure(error)) }
+                    timer.cancel()
+                }
             }
             switch outcome {
             case nil:
