@@ -1,5 +1,6 @@
 @testable import EarshotDBus
 import EarshotEcho
+import Foundation
 import EarshotTestHarness
 import EarshotTestSupport
 import Testing
@@ -122,19 +123,30 @@ import Testing
     /// A connection whose callers wait on their thread for longer than a call takes, so that
     /// the wait is under way when the call ends. Each such wait holds a thread of the
     /// cooperative pool (two threads on a two-core machine) until the call ends: these tests
-    /// run one at a time and keep their calls short. The wait is long enough that the test's
-    /// own task sees it begin while the other suites of the target run beside it on the
-    /// pool's other thread (with 800 ms, it once saw nothing for 0.8 s).
+    /// run one at a time and keep their calls short.
     @Suite(.serialized) struct LongWaits {
         static let wait: Duration = .seconds(2)
 
-        /// Returns once a caller's thread waits on `connection` (a call was just made).
-        static func untilWaiting(_ connection: DBusConnection) async throws {
-            let start = ContinuousClock.now
-            while connection.callerWaits.withLock({ !$0.waiting }) {
-                try #require(ContinuousClock.now - start < wait / 2, "the caller's thread did not wait")
-                try await Task.sleep(for: .milliseconds(5))
+        /// Runs `action` as soon as a caller's thread waits on `connection` (a call was just
+        /// made), and returns when it ran. The watch has a thread of its own: a task could
+        /// not be relied on to see the wait at all, since the waiting caller holds one of the
+        /// pool's threads and the target's other suites may hold the rest until the wait is
+        /// over (a task once saw nothing for the whole 2 s). Fails if no wait begins.
+        static func whenWaiting(_ connection: DBusConnection,
+                                _ action: @escaping @Sendable () -> Void) async throws -> ContinuousClock.Instant {
+            let acted: ContinuousClock.Instant? = await withCheckedContinuation { continuation in
+                Thread {
+                    let start = ContinuousClock.now
+                    while connection.callerWaits.withLock({ !$0.waiting }) {
+                        guard ContinuousClock.now - start < .seconds(10) else { return continuation.resume(returning: nil) }
+                        usleep(1000)
+                    }
+                    let now = ContinuousClock.now
+                    action()
+                    continuation.resume(returning: now)
+                }.start()
             }
+            return try #require(acted, "the caller's thread did not wait")
         }
 
         @Test func aTimeoutShorterThanTheWaitEndsTheCallOnTime() async throws {
@@ -156,15 +168,18 @@ import Testing
             try await EchoFixture.with { echo in
                 let connection = try DBusConnection.open(.address(echo.bus.address), callerWait: LongWaits.wait)
                 // (The service's handler sleeps on after: the fixture's stop waits for it.)
+                // The call's end is timed on the caller's thread, which the close must wake:
+                // left to the wait's own end, it would come 2 s after the call.
                 let pending = Task {
-                    try await connection.call(destination: EchoService.busName, path: EchoService.path,
-                                              interface: EchoService.interfaceName, member: "Sleep", [.uint32(4000)])
+                    await expectDBusError("org.freedesktop.DBus.Error.Disconnected") {
+                        _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                                      interface: EchoService.interfaceName, member: "Sleep", [.uint32(4000)])
+                    }
+                    return ContinuousClock.now
                 }
-                try await LongWaits.untilWaiting(connection)
-                let start = ContinuousClock.now
-                connection.close()
-                await expectDBusError("org.freedesktop.DBus.Error.Disconnected") { _ = try await pending.value }
-                #expect(ContinuousClock.now - start < .seconds(5))
+                let start = try await LongWaits.whenWaiting(connection) { connection.close() }
+                let ended = await pending.value
+                #expect(ended - start < LongWaits.wait / 2, "the call ended \(ended - start) after the close")
                 #expect(connection.callerWaits.withLock { $0.ended && !$0.waiting })
             }
         }
@@ -177,14 +192,15 @@ import Testing
             let connection = try DBusConnection.open(.address(bus.address), callerWait: LongWaits.wait)
             defer { connection.close() }
             let pending = Task {
-                try await connection.call(destination: EchoService.busName, path: EchoService.path,
-                                          interface: EchoService.interfaceName, member: "Sleep", [.uint32(20_000)])
+                await expectDBusError("org.freedesktop.DBus.Error.Disconnected") {
+                    _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                                  interface: EchoService.interfaceName, member: "Sleep", [.uint32(20_000)])
+                }
+                return ContinuousClock.now
             }
-            try await LongWaits.untilWaiting(connection)
-            let start = ContinuousClock.now
-            bus.kill()
-            await expectDBusError("org.freedesktop.DBus.Error.Disconnected") { _ = try await pending.value }
-            #expect(ContinuousClock.now - start < .seconds(5))
+            let start = try await LongWaits.whenWaiting(connection) { bus.kill() }
+            let ended = await pending.value
+            #expect(ended - start < LongWaits.wait / 2, "the call ended \(ended - start) after the bus went away")
             let reason = await connection.disconnected()
             #expect(reason?.name == "org.freedesktop.DBus.Error.Disconnected")
         }
