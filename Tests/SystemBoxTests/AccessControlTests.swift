@@ -46,7 +46,6 @@ struct AccessControlTests {
         let box = BoxScenario.box
         try await box.run("rm -f take.wav && sox -n -r 48000 -c 1 -b 16 microphone.wav synth 8 sine 200-2000 vol 0.5", as: "app")
         try await BoxScenario.feedingMicrophone("/home/app/microphone.wav") {
-            try await Task.sleep(for: .milliseconds(800))
             // Both at once with app's pass-thru: the microphone, and the speakers' monitor.
             async let microphone = box.attempt("rm -f mic.wav; timeout 3 pw-record --rate 48000 --channels 1 mic.wav", as: "other")
             async let monitor = box.attempt("""

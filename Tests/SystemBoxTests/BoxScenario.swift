@@ -30,11 +30,15 @@ enum BoxScenario {
         return String(parts[1])
     }
 
-    /// Runs `body` while `file` (a path in the box) plays into the box's microphone. The
-    /// microphone is the box's hardware: root plays it (a user's program may not make a
-    /// source on the head unit's PipeWire).
+    /// Runs `body` while `file` (a path in the box) plays into the box's microphone, from
+    /// when WirePlumber has made it the default source. The microphone is the box's
+    /// hardware: root plays it (a user's program may not make a source on the head unit's
+    /// PipeWire).
     static func feedingMicrophone<T>(_ file: String, _ body: () async throws -> T) async throws -> T {
-        try await box.with("/usr/local/lib/earshot-box/feed-microphone \(file)", as: "root", name: "microphone") { _ in try await body() }
+        try await box.with("/usr/local/lib/earshot-box/feed-microphone \(file)", as: "root", name: "microphone") { _ in
+            try await box.waitUntil("wpctl inspect @DEFAULT_AUDIO_SOURCE@ | grep -q 'node.name = \"box-microphone\"'")
+            return try await body()
+        }
     }
 
     /// The samples of a 16-bit mono WAV file on the host.

@@ -75,7 +75,6 @@ struct InstalledSystemTests {
 
     static func passThruIntoTheCallersHome() async throws {
         let box = BoxScenario.box
-        try await Task.sleep(for: .milliseconds(800))
         let path = try BoxScenario.quoted(try await BoxScenario.busctl("""
             call \(InstalledSystemTests.capture) PerformAudioPassThru 'a{sv}' 6 SamplingRate u 48000 BitsPerSample u 16 AudioType s PCM \
             MaxDuration u 2000 OutliveOwner b true OutputPath s /home/app/take.wav
@@ -84,6 +83,10 @@ struct InstalledSystemTests {
         let threads = try await box.run("ps -L -o cls=,rtprio=,comm= -p $(systemctl show -P MainPID earshot-capture)")
         #expect(threads.split(separator: "\n").contains { $0.split(separator: " ").first == "FF" },
                 "no real-time thread in earshot-capture while it records:\n\(threads)")
+        // And the microphone is read on one, as a sound card's would be (feed-microphone).
+        let microphone = try await box.run("ps -L -o cls=,rtprio=,comm= -p $(pgrep -f '[p]ipewire -c /run/earshot-box-microphone')")
+        #expect(microphone.split(separator: "\n").contains { $0.split(separator: " ").first == "FF" },
+                "no real-time thread in the microphone's PipeWire client:\n\(microphone)")
         for member in [PassThru.cancel.name, PassThru.end.name, PassThru.openStream.name] {
             let refused = try await box.attempt("busctl --system call org.earshot.Capture1 \(path) org.earshot.Capture1.PassThru \(member)",
                                                 as: "other")
