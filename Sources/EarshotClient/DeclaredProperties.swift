@@ -16,7 +16,7 @@ extension ObjectProperty where Object == CaptureProxy {
 }
 
 extension CaptureProxy: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: CaptureContract.managerPath)) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: CaptureContract.managerPath), interface: CaptureContract.Manager.interface) }
 }
 
 extension ObjectProperty where Object == PassThruControl {
@@ -38,7 +38,7 @@ extension ObjectProperty where Object == PassThruControl {
 }
 
 extension PassThruControl: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: CaptureContract.PassThru.interface) }
 }
 
 extension ObjectProperty where Object == AlertsProxy {
@@ -55,7 +55,7 @@ extension ObjectProperty where Object == AlertsProxy {
 }
 
 extension AlertsProxy: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath)) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: ObjectPath(declared: AlertsContract.managerPath), interface: AlertsContract.Manager.interface) }
 }
 
 extension ObjectProperty where Object == AlertControl {
@@ -76,7 +76,7 @@ extension ObjectProperty where Object == AlertControl {
 }
 
 extension AlertControl: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: AlertsContract.Alert.interface) }
 }
 
 extension ObjectProperty where Object == PiecesProxy {
@@ -88,7 +88,7 @@ extension ObjectProperty where Object == PiecesProxy {
 }
 
 extension PiecesProxy: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: PiecesContract.Manager.interface) }
 }
 
 extension ObjectProperty where Object == SessionProxy {
@@ -116,7 +116,7 @@ extension ObjectProperty where Object == SessionProxy {
 }
 
 extension SessionProxy: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: SessionContract.Manager.interface) }
 }
 
 extension ObjectProperty where Object == SessionActivation {
@@ -133,7 +133,7 @@ extension ObjectProperty where Object == SessionActivation {
 }
 
 extension SessionActivation: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: SessionContract.Activation.interface) }
 }
 
 extension ObjectProperty where Object == OrchestratorProxy {
@@ -145,7 +145,7 @@ extension ObjectProperty where Object == OrchestratorProxy {
 }
 
 extension OrchestratorProxy: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: OrchestratorContract.Manager.interface) }
 }
 
 extension ObjectProperty where Object == JobControl {
@@ -162,7 +162,7 @@ extension ObjectProperty where Object == JobControl {
 }
 
 extension JobControl: EarshotObject {
-    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path) }
+    public var propertyAccess: PropertyAccess { PropertyAccess(calls: calls, path: path, interface: OrchestratorContract.Job.interface) }
 }
 
 extension Job {

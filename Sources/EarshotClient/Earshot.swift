@@ -123,6 +123,20 @@ struct ServiceCalls: Sendable {
         }
     }
 
+    /// Every property of one of the service's objects on `interface` (one `GetAll`).
+    func properties(_ path: ObjectPath, _ interface: InterfaceDeclaration) async throws(EarshotError) -> [String: DBusValue] {
+        do {
+            let reply = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                                  member: "GetAll", [.string(interface.name)], timeout: timeout)
+            guard let values = reply.first?.stringKeyedValue else {
+                throw EarshotError(name: DBusError.prefix + "Failed", message: "\(interface.name): no properties in \(reply)")
+            }
+            return values
+        } catch {
+            throw EarshotError(error)
+        }
+    }
+
     /// Sets a writable property of one of the service's objects.
     func setProperty(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration,
                      _ value: DBusValue) async throws(EarshotError) {

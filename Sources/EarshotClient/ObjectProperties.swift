@@ -99,15 +99,37 @@ extension EarshotObject {
     public func write<Value>(_ property: ObjectProperty<Self, Value>, _ value: Value) async throws {
         try await propertyAccess.write(property, value)
     }
+
+    /// Every property at once, as of one moment (one `GetAll`), each typed when asked for:
+    /// what a view of the object reads, instead of a call per property.
+    public func readAll() async throws -> PropertyValues<Self> {
+        try await propertyAccess.readAll()
+    }
+}
+
+/// An object's properties as `readAll()` read them.
+public struct PropertyValues<Object>: Sendable {
+    let values: [String: DBusValue]
+
+    /// The property's value, nil when the reply had none of its name or not of its type.
+    public subscript<Value>(_ property: ObjectProperty<Object, Value>) -> Value? {
+        values[property.declaration.name].flatMap(property.decode)
+    }
 }
 
 /// Reading, observing and writing typed properties of one object.
 public struct PropertyAccess: Sendable {
     let calls: ServiceCalls
     let path: ObjectPath
+    /// The interface that holds the object's properties.
+    let interface: InterfaceDeclaration
 
     func read<Object, Value>(_ property: ObjectProperty<Object, Value>) async throws(EarshotError) -> Value {
         try property.value(of: try await calls.property(path, property.interface, property.declaration))
+    }
+
+    func readAll<Object>() async throws(EarshotError) -> PropertyValues<Object> {
+        PropertyValues(values: try await calls.properties(path, interface))
     }
 
     /// Its value now (read when the service is on the bus) and after every change; nil while

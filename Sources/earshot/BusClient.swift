@@ -3,9 +3,9 @@ import EarshotContract
 import EarshotDBus
 import EarshotService
 
-/// The client's connection and the calls every subcommand makes: checking that a
-/// service is on the bus, calling its methods and reading its properties, with replies
-/// that name a missing service turned into `ClientFailure.notRunning`.
+/// The client's connection and what every subcommand needs of it: checking that a service
+/// is on the bus, and EarshotClient's proxies, with errors that name a missing service
+/// turned into `ClientFailure.notRunning`.
 struct BusClient: Sendable {
     let connection: DBusConnection
 
@@ -51,46 +51,6 @@ struct BusClient: Sendable {
             try await connection.startService(service.name)
         } catch {
             throw ClientFailure.from(error, service: service.name)
-        }
-    }
-
-    /// Calls `member` on `service` (its manager object and interface unless given).
-    func call(_ service: BusService, _ member: String, _ arguments: [DBusValue] = [], path: ObjectPath? = nil,
-              interface: String? = nil, timeout: Duration = DBusConnection.defaultTimeout) async throws(ClientFailure) -> [DBusValue] {
-        do {
-            return try await connection.call(destination: service.name, path: path ?? service.path,
-                                             interface: interface ?? service.interface, member: member, arguments,
-                                             timeout: timeout)
-        } catch {
-            throw ClientFailure.from(error, service: service.name)
-        }
-    }
-
-    /// One property of an object of `service`.
-    func property(_ service: BusService, _ property: PropertyDeclaration, path: ObjectPath? = nil,
-                  interface: String? = nil) async throws(ClientFailure) -> DBusValue {
-        let name = property.name
-        let reply = try await call(service, "Get", [.string(interface ?? service.interface), .string(name)],
-                                   path: path, interface: RequestInterface.properties)
-        guard let value = reply.first?.variantValue else { throw .failed("\(service.name) answered Get \(name) with \(reply)") }
-        return value
-    }
-
-    /// Every property of an object of `service`.
-    func properties(_ service: BusService, path: ObjectPath? = nil,
-                    interface: String? = nil) async throws(ClientFailure) -> [String: DBusValue] {
-        let reply = try await call(service, "GetAll", [.string(interface ?? service.interface)],
-                                   path: path, interface: RequestInterface.properties)
-        guard let values = reply.first?.stringKeyedValue else { throw .failed("\(service.name) answered GetAll with \(reply)") }
-        return values
-    }
-
-    /// Subscribes to `service`'s signals on `interface` (and `member`, when given).
-    func subscribe(_ service: BusService, interface: String, member: String? = nil) async throws(ClientFailure) -> SignalSubscription {
-        do {
-            return try await connection.subscribe(MatchRule(sender: service.name, interface: interface, member: member))
-        } catch {
-            throw ClientFailure.from(error)
         }
     }
 }

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 
@@ -41,41 +42,33 @@ struct HMISnapshot: Equatable {
     var alert: Alert?
     var passThru: PassThru?
 
-    /// Reads both services; a service that is absent (or answers with an error) shows as
-    /// not running or idle rather than ending the HMI.
+    /// Reads both services through the client, each object's properties in one call; a
+    /// service that is absent (or answers with an error) shows as not running or idle rather
+    /// than ending the HMI.
     static func read(_ client: BusClient) async -> HMISnapshot {
-        typealias AlertMembers = AlertsContract.Alert
         typealias ButtonKeys = AlertsContract.Manager.SoftButtonKeys
-        typealias PassThruMembers = CaptureContract.PassThru
+        let earshot = client.earshot
         var snapshot = HMISnapshot()
         snapshot.alertsRunning = (try? await client.owner(of: .alerts)) != nil
-        if snapshot.alertsRunning,
-           let current = try? await client.property(.alerts, AlertsContract.Manager.current).objectPathValue, current != .root,
-           let values = try? await client.properties(.alerts, path: current, interface: RequestInterface.alert),
-           values[AlertMembers.state]?.stringValue != "finished" {
-            let buttons = (values[AlertMembers.softButtons]?.arrayValue ?? []).compactMap(\.stringKeyedValue).map { button in
+        if snapshot.alertsRunning, let current = try? await earshot.alerts.read(.current),
+           let values = try? await earshot.alerts.alert(at: current).readAll(), values[.state] != .finished {
+            let buttons = (values[.softButtons] ?? []).map { button in
                 (button[ButtonKeys.id]?.uint16Value ?? 0, button[ButtonKeys.text]?.stringValue ?? "",
                  button[ButtonKeys.systemAction]?.stringValue ?? "DEFAULT_ACTION")
             }
-            snapshot.alert = Alert(
-                path: current, lines: values[AlertMembers.lines]?.stringArrayValue ?? [], buttons: buttons,
-                priority: values[AlertMembers.priority]?.stringValue ?? "", state: values[AlertMembers.state]?.stringValue ?? "",
-                showWaitIndicator: values[AlertMembers.showWaitIndicator]?.boolValue ?? false)
+            snapshot.alert = Alert(path: current, lines: values[.lines] ?? [], buttons: buttons,
+                                   priority: values[.priority]?.rawValue ?? "", state: values[.state]?.rawValue ?? "",
+                                   showWaitIndicator: values[.showWaitIndicator] ?? false)
         }
         snapshot.captureRunning = (try? await client.owner(of: .capture)) != nil
-        if snapshot.captureRunning,
-           let active = try? await client.property(.capture, CaptureContract.Manager.active).objectPathValue, active != .root,
-           let values = try? await client.properties(.capture, path: active, interface: RequestInterface.passThru),
-           values[PassThruMembers.state]?.stringValue != "finished" {
+        if snapshot.captureRunning, let active = try? await earshot.capture.read(.active),
+           let values = try? await earshot.capture.passThru(at: active).readAll(), values[.state] != .finished {
             snapshot.passThru = PassThru(
-                path: active, state: values[PassThruMembers.state]?.stringValue ?? "",
-                displayText1: values[PassThruMembers.displayText1]?.stringValue ?? "",
-                displayText2: values[PassThruMembers.displayText2]?.stringValue ?? "",
-                samplingRate: values[PassThruMembers.samplingRate]?.uint32Value ?? 0,
-                bitsPerSample: values[PassThruMembers.bitsPerSample]?.uint32Value ?? 0,
-                channels: values[PassThruMembers.channels]?.uint32Value ?? 0,
-                maxDurationMs: values[PassThruMembers.maxDuration]?.uint32Value ?? 0,
-                framesCaptured: values[PassThruMembers.framesCaptured]?.uint64Value ?? 0)
+                path: active, state: values[.state]?.rawValue ?? "",
+                displayText1: values[.displayText1] ?? "", displayText2: values[.displayText2] ?? "",
+                samplingRate: values[.samplingRate] ?? 0, bitsPerSample: values[.bitsPerSample] ?? 0,
+                channels: values[.channels] ?? 0, maxDurationMs: values[.maxDuration] ?? 0,
+                framesCaptured: values[.framesCaptured] ?? 0)
         }
         return snapshot
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -42,7 +43,7 @@ struct StatusCommand: ClientCommand {
             }
             if entry.owner != nil {
                 do {
-                    entry.state = Self.state(service, try await client.properties(service))
+                    entry.state = try await client.with(service) { earshot in try await Self.state(service, earshot) }
                 } catch {
                     entry.problem = error.description
                 }
@@ -75,37 +76,42 @@ struct StatusCommand: ClientCommand {
         return entries.allSatisfy { $0.owner != nil || $0.activatable } ? ClientExit.success : ClientExit.notRunning
     }
 
-    /// The properties worth a status line, by service.
-    static func state(_ service: BusService, _ properties: [String: DBusValue]) -> [(String, JSONValue)] {
-        func pick(_ property: PropertyDeclaration) -> (String, JSONValue)? {
-            properties[property].map { (property.name, JSONValue($0)) }
-        }
+    /// The properties worth a status line, by service, read through the client (each
+    /// manager's in one call).
+    static func state(_ service: BusService, _ earshot: Earshot) async throws -> [(String, JSONValue)] {
+        func path(_ path: ObjectPath?) -> JSONValue { .string((path ?? .root).rawValue) }
+        func number(_ value: UInt32) -> JSONValue { .uint(UInt64(value)) }
         switch service {
         case .capture:
-            return [pick(CaptureContract.Manager.active), pick(CaptureContract.Manager.device)].compactMap { $0 }
+            let values = try await earshot.capture.readAll()
+            return [field(values, .active, path), field(values, .device, JSONValue.string)].compactMap { $0 }
         case .alerts:
-            return [pick(AlertsContract.Manager.current), pick(AlertsContract.Manager.queueLength)].compactMap { $0 }
+            let values = try await earshot.alerts.readAll()
+            return [field(values, .current, path), field(values, .queueLength, number)].compactMap { $0 }
         case .session:
-            typealias Session = SessionContract.Manager
-            var state = [pick(Session.category), pick(Session.mode), pick(Session.active)].compactMap { $0 }
-            if let route = properties[Session.route]?.stringKeyedValue {
-                // The route's two fields, as GetState names them.
-                for key in [Session.RouteKeys.input, Session.RouteKeys.output] {
-                    if let value = route[key] { state.append((key.name, JSONValue(value))) }
-                }
+            let values = try await earshot.session.readAll()
+            var state = [field(values, .category, JSONValue.string), field(values, .mode, JSONValue.string),
+                         field(values, .active, JSONValue.bool)].compactMap { $0 }
+            // The route's two fields, as GetState names them.
+            for key in [SessionContract.Manager.RouteKeys.input, SessionContract.Manager.RouteKeys.output] {
+                if let value = values[.route]?[key.name] { state.append((key.name, JSONValue(value))) }
             }
             return state
         case .pieces:
-            return [pick(PiecesContract.Manager.count)].compactMap { $0 }
+            return [field(try await earshot.pieces.readAll(), .count, number)].compactMap { $0 }
         case .orchestrator:
-            guard let services = properties[OrchestratorContract.Manager.services]?.stringKeyedValue else { return [] }
-            let running = services.values.filter { entry in
-                if case .structure(let fields) = entry, fields.count == 2, fields[1] == .boolean(true) { true } else { false }
-            }.count
-            return [("ServicesRunning", .uint(UInt64(running))), ("ServicesWatched", .uint(UInt64(services.count)))]
+            guard let services = try await earshot.orchestrator.readAll()[.services] else { return [] }
+            return [("ServicesRunning", .uint(UInt64(services.values.filter(\.running).count))),
+                    ("ServicesWatched", .uint(UInt64(services.count)))]
         default:
             return []
         }
+    }
+
+    /// A property's name and its value as JSON, when the reply had it.
+    static func field<Object, Value>(_ values: PropertyValues<Object>, _ property: ObjectProperty<Object, Value>,
+                                     _ json: (Value) -> JSONValue) -> (String, JSONValue)? {
+        values[property].map { (property.declaration.name, json($0)) }
     }
 
     /// A JSON value as a status line shows it (strings without quotes).

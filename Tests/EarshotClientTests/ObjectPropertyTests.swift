@@ -61,7 +61,7 @@ import Testing
             _ = try await earshot.alerts.read(.buttonTimeout)
             #expect(try await earshot.pieces.read(.count) == 0)
             for property in ObjectProperty<SessionProxy, String>.declared {
-                _ = try await PropertyAccess(calls: earshot.session.calls, path: earshot.session.path)
+                _ = try await earshot.session.propertyAccess
                     .read(ObjectProperty<SessionProxy, DBusValue>(SessionContract.Manager.interface, property.declaration, decode: { $0 }))
             }
             #expect(try await earshot.session.read(.category).isEmpty == false)
@@ -71,6 +71,16 @@ import Testing
             _ = try await earshot.session.read(.mixer)
             let services = try await earshot.orchestrator.read(.services)
             #expect(services[CaptureContract.busName]?.running == true, "\(services)")
+
+            // All at once: the same values, typed.
+            let alerts = try await earshot.alerts.readAll()
+            #expect(alerts[.displayLines] == 3)
+            #expect(alerts[.queueLength] == 0)
+            #expect(alerts[.current] == .some(nil))
+            let session = try await earshot.session.readAll()
+            #expect(session[.category] == (try await earshot.session.read(.category)))
+            #expect(session[.duckLevel] == 0.3)
+            #expect(try await earshot.orchestrator.readAll()[.services]?[CaptureContract.busName]?.running == true)
 
             // Written and observed.
             let levels = try await earshot.session.observe(.duckLevel)
