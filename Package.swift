@@ -268,7 +268,7 @@ let package = Package(
         // optimised in every build: its echo is made by convolution.
         .target(name: "EarshotCabinSound", dependencies: ["ContractCore", "EarshotVoice", "EarshotTestHarness"], swiftSettings: [.unsafeFlags(["-O"])]),
         // Expectations shared by the test targets (Swift Testing).
-        .target(name: "EarshotTestSupport", dependencies: ["EarshotDBus"]),
+        .target(name: "EarshotTestSupport", dependencies: ["EarshotClient", "EarshotDBus"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA", "EarshotSync"]),
         // The process's own task threads (the services' default executor).
@@ -307,7 +307,7 @@ let package = Package(
             "ContractCore", "EarshotContract", "EarshotDBus", "EarshotClient", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "SessionCoreTests", dependencies: ["SessionCore", "ContractCore"]),
         .testTarget(name: "SessionServiceTests", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"],
+            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport"],
             exclude: ["Fixtures"]),
         .testTarget(name: "CaptureCoreTests", dependencies: [
             "EarshotContract", "CaptureCore", "ContractCore", "EarshotTestHarness"]),

@@ -17,10 +17,19 @@ public struct DesiredSessionState: Sendable {
     public var polarPattern: String?
     public var inputOrientation: String?
 
-    public init(category: String, options: [String] = [], active: Bool? = nil) {
+    public init(category: String, options: [String] = [], mode: String? = nil, active: Bool? = nil,
+                sampleRate: Double? = nil, ioBufferDuration: Double? = nil, preferredInput: String? = nil,
+                dataSourceName: String? = nil, polarPattern: String? = nil, inputOrientation: String? = nil) {
         self.category = category
         self.options = options
+        self.mode = mode
         self.active = active
+        self.sampleRate = sampleRate
+        self.ioBufferDuration = ioBufferDuration
+        self.preferredInput = preferredInput
+        self.dataSourceName = dataSourceName
+        self.polarPattern = polarPattern
+        self.inputOrientation = inputOrientation
     }
 
     var values: [String: DBusValue] {

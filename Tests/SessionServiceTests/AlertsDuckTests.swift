@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -16,17 +18,14 @@ private typealias Alerts = AlertsContract.Manager
             defer { alerts.stop() }
             let music = try await session.bus.connect()
             defer { music.close() }
-            let playing = try await session.activate([SessionKeys.category.name: .string("playback")], on: music)
+            let playing = try await session.activate("playback", on: music).path
             let changes = try await session.client.subscribe(MatchRule(sender: SessionFixture.busName,
                                                                        interface: "org.freedesktop.DBus.Properties",
                                                                        member: "PropertiesChanged", path: playing))
             let completions = try await session.client.subscribe(MatchRule(sender: AlertsContract.busName,
                                                                            interface: AlertsContract.Alert.interface.name,
                                                                            member: AlertsContract.Alert.completed.name))
-            _ = try await session.client.call(destination: AlertsContract.busName, path: "/org/earshot/Alerts1",
-                                              interface: Alerts.interface.name, member: Alerts.speak.name,
-                                              [.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Turn left in two hundred metres")])]),
-                                               .vardict([:])])
+            _ = try await AlertsProxy(connection: session.client).startSpeaking([SpeechChunk(kind: .text, text: "Turn left in two hundred metres")])
             let ducked = try #require(await changes.next(timeout: .seconds(10)))
             #expect(ducked.body[1].stringKeyedValue?[Activation.ducked]?.boolValue == true)
             #expect(await completions.next(timeout: .seconds(15)) != nil)

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -26,10 +27,8 @@ private typealias PassThru = CaptureContract.PassThru
 
     @Test func recordsFromTheSessionsInputAndMutesOthers() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("playAndRecord"),
-                                               SessionKeys.preferredInput.name: .string("stereo_mic"),
-                                               SessionKeys.polarPattern.name: .string("stereo"),
-                                               SessionKeys.ioBufferDuration.name: .double(0.01)])
+            try await session.setDesiredState(DesiredSessionState(category: "playAndRecord", ioBufferDuration: 0.01,
+                                                                  preferredInput: "stereo_mic", polarPattern: "stereo"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
                                                    bus: session.bus, busName: Self.capture,
                                                    environment: SessionFixture.devices(of: session.bus, extra: []).environment)
@@ -38,7 +37,7 @@ private typealias PassThru = CaptureContract.PassThru
             defer { music.close() }
             let interruptions = try await music.subscribe(MatchRule(sender: SessionFixture.busName, interface: SessionFixture.interface,
                                                                     member: Session.interruption.name))
-            _ = try await session.activate([SessionKeys.category.name: .string("playback")], on: music)
+            _ = try await session.activate("playback", on: music)
 
             let signals = try await session.client.subscribe(MatchRule(sender: Self.capture, interface: Self.passThru))
             let path = try await perform(session.client, maxMs: 1500, mute: true)
@@ -93,7 +92,7 @@ private typealias PassThru = CaptureContract.PassThru
             #expect(chunks == 3, "the pass-thru did not record")
             let phone = try await session.bus.connect()
             defer { phone.close() }
-            _ = try await session.activate([SessionKeys.category.name: .string("playback")], on: phone)
+            _ = try await session.activate("playback", on: phone)
             var finished: DBusMessage?
             while finished == nil, let signal = await signals.next(timeout: .seconds(5)) {
                 if signal.path == path, signal.member == PassThru.finished.name { finished = signal }
@@ -117,8 +116,7 @@ private typealias PassThru = CaptureContract.PassThru
             let routes = try await session.subscribe(Session.routeChanged)
             try session.rewriteDevices(extra: [], exclusive: ["busy_mic"])
             #expect(await routes.next(timeout: .seconds(10))?.body.first == .string("NewDeviceAvailable"))
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
-                                               SessionKeys.preferredInput.name: .string("busy_mic")])
+            try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "busy_mic"))
             #expect(await routes.next(timeout: .seconds(5))?.body.first == .string("Override"))
             let capture = try await ServiceProcess("earshot-capture", arguments: ["--device", "null", "--pace", "realtime"],
                                                    bus: session.bus, busName: Self.capture, environment: SessionFixture.environment(of: session.bus))
@@ -141,10 +139,9 @@ private typealias PassThru = CaptureContract.PassThru
             let change = try #require(await routes.next(timeout: .seconds(10)))
             #expect(change.body.first == .string("NewDeviceAvailable"))
             #expect(await routes.next(timeout: .milliseconds(500)) == nil)  // and no OldDeviceUnavailable
-            let names = try await session.inputs().compactMap { $0.string(Session.InputKeys.name) }
+            let names = try await session.inputs().map(\.name)
             #expect(names.contains("busy_mic") && names.contains("hotplug_mic"), "\(names)")
-            let route = try #require(try await session.property(Session.route)?.stringKeyedValue)
-            #expect(route.string(Session.RouteKeys.input) == "busy_mic")
+            #expect(try await session.state().input == "busy_mic")
             await capture.shutdown()
         }
     }
@@ -175,8 +172,7 @@ private typealias PassThru = CaptureContract.PassThru
                 Set(capabilities.compactMap { $0[Capture.CapabilityKeys.samplingRate]?.uint32Value })
             }
 
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
-                                               SessionKeys.preferredInput.name: .string("narrow_mic")])
+            try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "narrow_mic"))
             let narrow = try await described("narrow_mic")
             #expect(rates(narrow) == [16000])
             #expect(Set(narrow.compactMap { $0[Capture.CapabilityKeys.bitsPerSample]?.uint32Value }) == [8, 16])
@@ -184,8 +180,7 @@ private typealias PassThru = CaptureContract.PassThru
                                                   member: "Get", [.string(Capture.interface.name), .string(Capture.device.name)]).first?.variantValue
                 == .string("narrow_mic"))
 
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"),
-                                               SessionKeys.preferredInput.name: .string("stereo_mic")])
+            try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "stereo_mic"))
             #expect(rates(try await described("stereo_mic")) == [8000, 16000, 22050, 44100, 48000])
             await capture.shutdown()
         }

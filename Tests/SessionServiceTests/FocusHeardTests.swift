@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -87,7 +88,7 @@ extension MixerPolicyTests {
                 #expect(PipeWireTestSystem.rmsLevel(try await rig.pipewire.listen(seconds: 0.4)) > -45)
                 let phone = try await rig.session.bus.connect()
                 defer { phone.close() }
-                _ = try await rig.session.activate([SessionKeys.category.name: .string("playback")], on: phone)
+                _ = try await rig.session.activate("playback", on: phone)
                 var ended: DBusMessage?
                 while ended == nil, let signal = await completions.next(timeout: .seconds(10)) {
                     if signal.path == alert { ended = signal }
@@ -136,8 +137,8 @@ extension MixerPolicyTests {
         /// state again: Reapplied says so.
         @Test func aPipeWireRestartReappliesTheKeptState() async throws {
             try await MixerPolicyTests.with { rig in
-                try await rig.session.setDesiredState([SessionKeys.category.name: .string("playback")])
-                try await rig.session.setProperty(Session.keepEnforced, .boolean(true))
+                try await rig.session.setDesiredState(DesiredSessionState(category: "playback"))
+                try await rig.session.proxy.write(.keepEnforced, true)
                 let reapplied = try await rig.session.subscribe(Session.reapplied)
                 await rig.pipewire.killDaemons()
                 try await rig.pipewire.startDaemons()

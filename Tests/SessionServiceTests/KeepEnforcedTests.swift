@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -17,13 +18,12 @@ import Testing
     func addingAndRemovingThePreferredInput(routeWatch: String) async throws {
         try await SessionFixture.with(arguments: ["--route-watch", routeWatch]) { session in
             await expectDBusError(EarshotErrorName.invalidInputType.name) {
-                try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("usb_mic"),
-                                                   SessionKeys.polarPattern.name: .string("stereo")])
+                try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "usb_mic", polarPattern: "stereo"))
             }
             // From here on (the category change above was announced before the reply).
             let routes = try await session.subscribe(Session.routeChanged)
             let reapplied = try await session.subscribe(Session.reapplied)
-            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
+            #expect(try await session.state().input == "")
 
             try session.rewriteDevices(extra: [("usb_mic", 2)])
             let arrived = try await next(routes, Session.routeChanged)
@@ -32,8 +32,8 @@ import Testing
             let first = try await next(reapplied, Session.reapplied)
             #expect(first == [.string("routeChange"), .boolean(true), .string("")])
             let state = try await session.state()
-            #expect(state[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "usb_mic")
-            #expect(state[Session.channels]?.uint32Value == 2)
+            #expect(state.input == "usb_mic")
+            #expect(state.channels == 2)
 
             try session.rewriteDevices(extra: [])
             let left = try await next(routes, Session.routeChanged)
@@ -44,14 +44,14 @@ import Testing
             #expect(second[1].boolValue == false)
             #expect(second[2].stringValue?.hasPrefix("org.earshot.Error.InvalidInputType: PreferredInput: 'usb_mic'") == true,
                     "\(second[2])")
-            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
+            #expect(try await session.state().input == "")
             #expect(session.service.isRunning)
         }
     }
 
     @Test func aRecordingCategoryLeftWithoutInputs() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic")])
+            try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "mono_mic"))
             let routes = try await session.subscribe(Session.routeChanged)
             try ALSATestDevices(configPath: session.bus.directory.appendingPathComponent("asound.conf")).write()
             let change = try await next(routes, Session.routeChanged)
@@ -62,22 +62,22 @@ import Testing
 
     @Test func withoutKeepEnforcedNothingIsReapplied() async throws {
         try await SessionFixture.with { session in
-            try await session.setProperty(Session.keepEnforced, .boolean(false))
+            try await session.proxy.write(.keepEnforced, false)
             await expectDBusError(EarshotErrorName.invalidInputType.name) {
-                try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("usb_mic")])
+                try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "usb_mic"))
             }
             let routes = try await session.subscribe(Session.routeChanged)
             let reapplied = try await session.subscribe(Session.reapplied)
             try session.rewriteDevices(extra: [("usb_mic", 1)])
             #expect(try await next(routes, Session.routeChanged).first?.stringValue == "NewDeviceAvailable")
             #expect(await reapplied.next(timeout: .milliseconds(500)) == nil)
-            #expect(try await session.state()[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "")
+            #expect(try await session.state().input == "")
         }
     }
 
     @Test func theCaptureServiceRestartingIsAMediaServicesReset() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic")])
+            try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "mono_mic"))
             let resets = try await session.subscribe(Session.mediaServicesReset)
             let reapplied = try await session.subscribe(Session.reapplied)
             // A stand-in: the real capture service on ALSA's null device, killed and started again.

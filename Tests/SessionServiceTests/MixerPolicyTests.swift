@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -27,7 +28,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         }
 
         func streams() async throws -> [[String: DBusValue]] {
-            try #require(try await session.property(Session.streams)?.arrayValue).compactMap(\.stringKeyedValue)
+            try await session.proxy.read(.streams)
         }
 
         /// Waits until the session sees the radio as a stream.
@@ -73,7 +74,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
 
     @Test func duckOthersLowersTheRadioToDuckLevelAndRestoresIt() async throws {
         try await Self.with { rig in
-            #expect(try await rig.session.property(Session.mixer) == .string("pipewire"))
+            #expect(try await rig.session.proxy.read(.mixer) == "pipewire")
             #expect(try rig.session.service.maps("libpipewire-0.3"), "attached without libpipewire mapped")
             // Its context loads the protocol and the metadata, not client.conf's modules.
             #expect(try rig.session.service.maps("libpipewire-module-protocol-native"))
@@ -84,13 +85,12 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             #expect(full > -8)  // a 0.5 sine: -6 dB
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            let activation = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                             SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            let activation = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let ducked = try await rig.radioLevel()
             #expect(abs((ducked - full) - Self.duckDB) <= 1, "ducked by \(ducked - full) dB, wanted \(Self.duckDB)")
 
-            try await rig.session.deactivate(activation, on: music)
+            try await activation.deactivate()
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == false }
             let restored = try await rig.radioLevel()
             #expect(abs(restored - full) <= 1, "restored to \(restored) dB from \(full)")
@@ -100,19 +100,18 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
     @Test func aNonMixableActivationMutesTheRadioAndANewDuckLevelApplies() async throws {
         try await Self.with { rig in
             let full = try await rig.radioLevel()
-            try await rig.session.setProperty(Session.duckLevel, .double(0.5))
+            try await rig.session.proxy.write(.duckLevel, 0.5)
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            let ducking = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                          SessionKeys.options.name: .strings(["duck"])], on: music)
+            let ducking = try await rig.session.activate("playback", options: ["duck"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let half = try await rig.radioLevel()
             #expect(abs((half - full) - 20 * log10(0.5)) <= 1)
-            let solo = try await rig.session.activate([SessionKeys.category.name: .string("playback")], on: music)
+            let solo = try await rig.session.activate("playback", on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == true }
             #expect(try await rig.radioLevel() < -60)
-            try await rig.session.deactivate(solo, on: music)
-            try await rig.session.deactivate(ducking, on: music)
+            try await solo.deactivate()
+            try await ducking.deactivate()
             _ = try await rig.waitForRadio { $0[StreamKeys.muted]?.boolValue == false && $0[StreamKeys.ducked]?.boolValue == false }
             #expect(abs(try await rig.radioLevel() - full) <= 1)
             // A stream's own volume is the one shown.
@@ -148,8 +147,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             let full = try await rig.radioLevel()
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             #expect(try await rig.radioLevel() < full - 6)
             rig.session.service.signal(SIGKILL)
@@ -176,8 +174,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             let full = try await rig.radioLevel()
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             #expect(try await rig.radioLevel() < full - 6)
             rig.session.service.signal(SIGTERM)
@@ -194,8 +191,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             let full = try await rig.radioLevel()
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            let activation = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                             SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            let activation = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             let radio = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let id = try #require(radio[StreamKeys.id]?.uint32Value)
             // As pavucontrol would: the stream's own levels, to half.
@@ -207,7 +203,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
                 level = try await rig.radioLevel()
             }
             #expect(abs(level - (full + half + Self.duckDB)) <= 1, "ducked from half: \(level) dB, wanted \(full + half + Self.duckDB)")
-            try await rig.session.deactivate(activation, on: music)
+            try await activation.deactivate()
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == false }
             #expect(abs(try await rig.radioLevel() - (full + half)) <= 1, "restored to its new level")
         }
@@ -220,8 +216,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         try await Self.with { rig in
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let newcomerHertz = 9000.0
             let tone = try rig.pipewire.tone(hertz: newcomerHertz, amplitude: 0.5, seconds: 3)
@@ -247,8 +242,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             let resets = try await rig.session.subscribe(Session.mediaServicesReset)
             let music = try await rig.session.bus.connect()
             defer { music.close() }
-            _ = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                SessionKeys.options.name: .strings(["duckOthers"])], on: music)
+            _ = try await rig.session.activate("playback", options: ["duckOthers"], on: music)
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             await rig.pipewire.killDaemons()
             try await rig.pipewire.startDaemons()
@@ -259,8 +253,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
             _ = try await rig.waitForRadio { $0[StreamKeys.ducked]?.boolValue == true }
             let level = try await rig.radioLevel()
             #expect(abs(level - (-6.02 + Self.duckDB)) <= 1.5, "the radio at \(level) dB")
-            let route = try #require(try await rig.session.property(Session.route)?.stringKeyedValue)
-            #expect(route[Session.RouteKeys.mixerSink] == .string("speakers"))
+            #expect(try await rig.session.proxy.read(.route)[Session.RouteKeys.mixerSink.name] == .string("speakers"))
         }
     }
 
@@ -351,7 +344,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
     /// The `pipewire` PCM (pipewire-alsa's) is an input while the daemon answers.
     @Test func withADaemonThePipeWirePCMIsAnInput() async throws {
         try await Self.with { rig in
-            let names = try await rig.session.inputs().compactMap { $0.string(Session.InputKeys.name) }
+            let names = try await rig.session.inputs().map(\.name)
             #expect(names.contains("pipewire"), "\(names)")
         }
     }
@@ -362,14 +355,14 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
         let pipewire = try await PipeWireTestSystem.start(daemons: false)
         do {
             try await SessionFixture.with(arguments: ["--mixer", "auto"], environment: pipewire.environment) { session in
-                #expect(try await session.property(Session.mixer) == .string("none"))
+                #expect(try await session.proxy.read(.mixer) == "none")
                 #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
                 try await pipewire.startDaemons()
                 let deadline = ContinuousClock.now + .seconds(5)
-                while try await session.property(Session.mixer) != .string("pipewire"), ContinuousClock.now < deadline {
+                while try await session.proxy.read(.mixer) != "pipewire", ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                #expect(try await session.property(Session.mixer) == .string("pipewire"), "\(session.service.logText.suffix(2000))")
+                #expect(try await session.proxy.read(.mixer) == "pipewire", "\(session.service.logText.suffix(2000))")
                 let radio = try pipewire.play(try pipewire.tone(hertz: Self.radioHertz, amplitude: 0.5, seconds: 30), role: "Music")
                 defer { radio.stop() }
                 let rig = Rig(pipewire: pipewire, session: session, radio: radio)
@@ -386,7 +379,7 @@ private typealias AlertKeys = AlertsContract.Manager.Keys
     /// `pipewire` PCMs are not probed (SessionStateTests has the same with a PCM of its own).
     @Test func withoutADaemonNoPipeWireLibraryIsMapped() async throws {
         try await SessionFixture.with { (session: SessionFixture) async throws in
-            #expect(try await session.property(Session.mixer) == .string("none"))
+            #expect(try await session.proxy.read(.mixer) == "none")
             #expect(try !session.service.maps("libpipewire-0.3"), "libpipewire mapped with no daemon")
             #expect(try !session.service.maps("libasound_module_pcm_pipewire"), "ALSA's PipeWire plugin still mapped after the scan")
         }

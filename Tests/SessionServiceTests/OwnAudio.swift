@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -28,7 +29,7 @@ extension MixerPolicyTests {
         }
 
         func streams() async throws -> [[String: DBusValue]] {
-            try #require(try await session.property(Session.streams)?.arrayValue).compactMap(\.stringKeyedValue)
+            try await session.proxy.read(.streams)
         }
 
         /// Waits until the session shows `count` Music streams, `ducked` of them ducked.
@@ -88,12 +89,10 @@ extension MixerPolicyTests {
             #expect(full.own > -10 && full.radio > -10, "\(full)")
             let navigation = try await rig.session.bus.connect()
             defer { navigation.close() }
-            let activation = try await rig.session.activate([SessionKeys.category.name: .string("playback"),
-                                                             SessionKeys.options.name: .strings(["duckOthers"]),
-                                                             SessionKeys.audioStream.name: .string(key)], on: navigation)
+            let activation = try await rig.session.activate("playback", options: ["duckOthers"], audioStream: key, on: navigation)
             try await rig.waitForStreams(2, ducked: 1)
             try await rig.expectOnlyTheRadioDucked(from: full)
-            try await rig.session.deactivate(activation, on: navigation)
+            try await activation.deactivate()
             try await rig.waitForStreams(2, ducked: 0)
         }
     }

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -69,45 +70,39 @@ struct SessionFixture {
         try devices.write()
     }
 
-    func setDesiredState(_ desired: [String: DBusValue], on connection: DBusConnection? = nil) async throws {
-        _ = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                                  member: Session.setDesiredState.name, [.vardict(desired)])
+    /// The session through EarshotClient, on the fixture's connection or `connection`.
+    var proxy: SessionProxy { SessionProxy(connection: client) }
+    func proxy(on connection: DBusConnection) -> SessionProxy { SessionProxy(connection: connection) }
+
+    func setDesiredState(_ desired: DesiredSessionState, on connection: DBusConnection? = nil) async throws {
+        try await proxy(on: connection ?? client).setDesiredState(desired)
     }
 
-    func state(on connection: DBusConnection? = nil) async throws -> [String: DBusValue] {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                                          member: Session.getState.name)
-        return try #require(reply.first?.stringKeyedValue)
+    /// `SetDesiredState` with a request the client refuses to send (wrong types, unknown
+    /// keys, values out of range): what the service says to it.
+    func setDesiredState(raw request: [String: DBusValue]) async throws {
+        _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                  member: Session.setDesiredState.name, [.vardict(request)])
     }
 
-    func inputs() async throws -> [[String: DBusValue]] {
-        let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                           member: Session.listInputs.name)
-        return try #require(reply.first?.arrayValue).compactMap(\.stringKeyedValue)
+    func state() async throws -> SessionState { try await proxy.state() }
+
+    func inputs() async throws -> [SessionInput] { try await proxy.inputs() }
+
+    func activate(_ category: String, options: [String] = [], mode: String? = nil, audioStream: String? = nil,
+                  on connection: DBusConnection) async throws -> SessionActivation {
+        try await proxy(on: connection).activate(category: category, options: options, mode: mode, audioStream: audioStream)
     }
 
-    func activate(_ request: [String: DBusValue], on connection: DBusConnection) async throws -> ObjectPath {
-        let reply = try await connection.call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                              member: Session.activate.name, [.vardict(request)])
-        return try #require(reply.first?.objectPathValue)
+    /// `Activate` with a request the client refuses to send.
+    func activate(raw request: [String: DBusValue]) async throws {
+        _ = try await client.call(destination: Self.busName, path: Self.path, interface: Self.interface,
+                                  member: Session.activate.name, [.vardict(request)])
     }
 
-    func deactivate(_ path: ObjectPath, on connection: DBusConnection) async throws {
-        _ = try await connection.call(destination: Self.busName, path: path, interface: Self.activationInterface,
-                                      member: Activation.deactivate.name)
-    }
-
-    /// A property of the manager (`Session`) or, with an activation's path and interface, of that
-    /// activation (`Activation`).
-    func property(_ property: PropertyDeclaration, path: ObjectPath = path, interface: String = interface) async throws -> DBusValue? {
-        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                              member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
-    }
-
-    /// Sets a property of the manager (`Session`).
-    func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) async throws {
-        _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
-                                  member: "Set", [.string(Self.interface), .string(property.name), .variant(value)])
+    /// Gives up `activation` from `connection` (which may not be the one that made it).
+    func deactivate(_ activation: SessionActivation, on connection: DBusConnection) async throws {
+        try await proxy(on: connection).activation(at: activation.path).deactivate()
     }
 
     /// Subscribes `connection` to the manager's `signal`.
@@ -117,9 +112,6 @@ struct SessionFixture {
 }
 
 extension [String: DBusValue] {
-    func string(_ key: String) -> String? { self[key]?.stringValue }
     /// A declared property's string, e.g. in `GetState`'s reply.
     func string(_ property: PropertyDeclaration) -> String? { self[property.name]?.stringValue }
-    /// A declared key's string, e.g. in a `ListInputs` entry.
-    func string(_ key: OptionKey) -> String? { self[key.name]?.stringValue }
 }

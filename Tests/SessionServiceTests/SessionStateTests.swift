@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -12,7 +13,8 @@ import Testing
             let changes = try await session.client.subscribe(MatchRule(sender: SessionFixture.busName,
                                                                        interface: "org.freedesktop.DBus.Properties",
                                                                        member: "PropertiesChanged"))
-            try await session.setDesiredState([
+            // Sent raw: other spellings, and a rate as UInt32, which the client does not send.
+            try await session.setDesiredState(raw: [
                 SessionKeys.category.name: .string("play-and-record"), SessionKeys.mode.name: .string("VOICE-CHAT"),
                 SessionKeys.options.name: .strings(["speaker", "duck"]), SessionKeys.sampleRate.name: .uint32(44100),
                 SessionKeys.ioBufferDuration.name: .double(0.0231),
@@ -21,28 +23,28 @@ import Testing
                 SessionKeys.dataSourceName.name: .string("default"),
             ])
             let state = try await session.state()
-            #expect(state.string(Session.category) == "playAndRecord")
-            #expect(state.string(Session.mode) == "voiceChat")
-            #expect(state[Session.options]?.stringArrayValue == ["mixWithOthers", "duckOthers", "defaultToSpeaker"])
-            #expect(state[Session.sampleRate]?.doubleValue == 44100)
+            #expect(state.category == "playAndRecord")
+            #expect(state.mode == "voiceChat")
+            #expect(state.options == ["mixWithOthers", "duckOthers", "defaultToSpeaker"])
+            #expect(state.sampleRate == 44100)
             // The period the device granted: whole frames near the hint, read back.
-            let duration = try #require(state[Session.ioBufferDuration]?.doubleValue)
+            let duration = state.ioBufferDuration
             let frames = duration * 44100
             #expect(abs(frames - frames.rounded()) < 1e-6, "\(duration) s is not whole frames")
             #expect(abs(duration - 0.0231) < 2.0 / 44100, "\(duration)")
-            #expect(state[Session.channels]?.uint32Value == 2)
-            #expect(state.string(Session.polarPattern) == "stereo")
-            #expect(state.string(Session.inputOrientation) == "landscapeLeft")
-            #expect(state.string(Session.preferredInput) == "stereo_mic")
-            #expect(state.string(Session.dataSourceName) == "default")
-            #expect(state[Session.active]?.boolValue == true)
-            #expect(state[Session.keepEnforced]?.boolValue == true)
-            #expect(state[Session.route]?.stringKeyedValue?[Session.RouteKeys.input]?.stringValue == "stereo_mic")
+            #expect(state.channels == 2)
+            #expect(state.values.string(Session.polarPattern) == "stereo")
+            #expect(state.values.string(Session.inputOrientation) == "landscapeLeft")
+            #expect(state.values.string(Session.preferredInput) == "stereo_mic")
+            #expect(state.values.string(Session.dataSourceName) == "default")
+            #expect(state.active)
+            #expect(state.values[Session.keepEnforced]?.boolValue == true)
+            #expect(state.input == "stereo_mic")
 
             // The same values as properties, announced by PropertiesChanged.
-            #expect(try await session.property(Session.category)?.stringValue == "playAndRecord")
-            #expect(try await session.property(Session.channels)?.uint32Value == 2)
-            let desired = try #require(try await session.property(Session.desiredState)?.stringKeyedValue)
+            #expect(try await session.proxy.read(.category) == "playAndRecord")
+            #expect(try await session.proxy.read(.channels) == 2)
+            let desired = try await session.proxy.read(.desiredState)
             #expect(desired[SessionKeys.category]?.stringValue == "playAndRecord")
             #expect(desired[SessionKeys.options]?.stringArrayValue == ["duckOthers", "defaultToSpeaker"])
             #expect(desired[SessionKeys.sampleRate]?.doubleValue == 44100)
@@ -52,20 +54,18 @@ import Testing
             #expect(changed[Session.route] != nil)
 
             // The mono microphone at 16 kHz: one channel, the rate in force follows.
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic"),
-                                               SessionKeys.sampleRate.name: .double(16000)])
+            try await session.setDesiredState(DesiredSessionState(category: "record", sampleRate: 16000, preferredInput: "mono_mic"))
             let mono = try await session.state()
-            #expect(mono[Session.channels]?.uint32Value == 1)
-            #expect(mono[Session.sampleRate]?.doubleValue == 16000)
-            #expect(mono.string(Session.polarPattern) == "omnidirectional")
-            #expect(mono[Session.active]?.boolValue == true)  // an absent key leaves its value alone
+            #expect(mono.channels == 1)
+            #expect(mono.sampleRate == 16000)
+            #expect(mono.values.string(Session.polarPattern) == "omnidirectional")
+            #expect(mono.active)  // an absent key leaves its value alone
         }
     }
 
     @Test func listInputsProbesEachMicrophone() async throws {
         try await SessionFixture.with { session in
-            let inputs = try await session.inputs()
-            let byName = Dictionary(uniqueKeysWithValues: inputs.compactMap { input in input.string(Session.InputKeys.name).map { ($0, input) } })
+            let byName = Dictionary(uniqueKeysWithValues: try await session.inputs().map { ($0.name, $0.values) })
             let mono = try #require(byName["mono_mic"])
             let stereo = try #require(byName["stereo_mic"])
             #expect(mono[Session.InputKeys.channels]?.arrayValue?.compactMap(\.uint32Value) == [1])
@@ -88,7 +88,7 @@ import Testing
             var devices = SessionFixture.devices(of: session.bus, extra: [])
             devices.pipeWire("pw_mic")
             try devices.write()
-            let names = try await session.inputs().compactMap { $0.string(Session.InputKeys.name) }
+            let names = try await session.inputs().map(\.name)
             #expect(names.contains("mono_mic") && !names.contains("pw_mic"))
             let mapped = try session.service.mappedFiles()
             #expect(!mapped.contains { $0.contains("libpipewire") || $0.contains("libspa") }, "\(mapped)")
@@ -97,8 +97,8 @@ import Testing
 
     @Test func badRequestsGetNamedErrorsAndChangeNothing() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("playback")])
-            let before = try await session.property(Session.desiredState)
+            try await session.setDesiredState(DesiredSessionState(category: "playback"))
+            let before = try await session.proxy.read(.desiredState)
             let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
             let cases: [(String, [String: DBusValue], String)] = [
                 (EarshotErrorName.invalidCategory.name, [SessionKeys.category.name: .string("loud")], SessionKeys.category.name),
@@ -123,23 +123,21 @@ import Testing
                  SessionKeys.ioBufferDuration.name),
                 (invalidArgs, [SessionKeys.category.name: .string("record"), SessionKeys.options.name: .string("duck")], SessionKeys.options.name),
             ]
+            // Sent raw: the client refuses them before sending.
             for (name, request, field) in cases {
-                let error = await expectDBusError(name) { try await session.setDesiredState(request) }
+                let error = await expectDBusError(name) { try await session.setDesiredState(raw: request) }
                 #expect(error?.message.contains(field) == true, "\(error?.message ?? "")")
             }
-            #expect(try await session.property(Session.desiredState) == before, "a refused request changed the desired state")
-            #expect(try await session.state().string(Session.category) == "playback")
+            #expect(try await session.proxy.read(.desiredState) == before, "a refused request changed the desired state")
+            #expect(try await session.state().category == "playback")
 
             // Refusals by the devices: the first failing step is the reply.
-            let device: [(String, [String: DBusValue])] = [
-                (EarshotErrorName.invalidInputType.name,
-                 [SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("no_such_mic")]),
+            let device: [(String, DesiredSessionState)] = [
+                (EarshotErrorName.invalidInputType.name, DesiredSessionState(category: "record", preferredInput: "no_such_mic")),
                 (EarshotErrorName.dataSourceNotFound.name,
-                 [SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic"),
-                  SessionKeys.dataSourceName.name: .string("front")]),
+                 DesiredSessionState(category: "record", preferredInput: "mono_mic", dataSourceName: "front")),
                 (EarshotErrorName.polarPatternNotSupported.name,
-                 [SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("mono_mic"),
-                  SessionKeys.polarPattern.name: .string("stereo")]),
+                 DesiredSessionState(category: "record", preferredInput: "mono_mic", polarPattern: "stereo")),
             ]
             for (name, request) in device {
                 await expectDBusError(name) { try await session.setDesiredState(request) }
@@ -147,24 +145,23 @@ import Testing
             // With no sound card, the built-in microphone does not exist.
             if (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd"))?.contains(where: { $0.hasPrefix("pcmC") && $0.hasSuffix("c") }) != true {
                 await expectDBusError(EarshotErrorName.noInputDevice.name) {
-                    try await session.setDesiredState([SessionKeys.category.name: .string("record"),
-                                                       SessionKeys.preferredInput.name: .string("builtInMic")])
+                    try await session.setDesiredState(DesiredSessionState(category: "record", preferredInput: "builtInMic"))
                 }
             }
             // A refused step leaves what came before it applied: the category is record.
-            #expect(try await session.state().string(Session.category) == "record")
+            #expect(try await session.state().category == "record")
         }
     }
 
     @Test func stateFileSurvivesARestart() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("record"), SessionKeys.preferredInput.name: .string("stereo_mic"),
-                                               SessionKeys.polarPattern.name: .string("stereo"), SessionKeys.sampleRate.name: .double(22050)])
-            try await session.setProperty(Session.keepEnforced, .boolean(false))
+            try await session.setDesiredState(DesiredSessionState(category: "record", sampleRate: 22050, preferredInput: "stereo_mic",
+                                                                  polarPattern: "stereo"))
+            try await session.proxy.write(.keepEnforced, false)
             // A level outside 0..1 is refused as the property declares (InvalidData), and changes nothing.
-            await expectDBusError(EarshotErrorName.invalidData.name) { try await session.setProperty(Session.duckLevel, .double(1.5)) }
-            #expect(try await session.property(Session.duckLevel) == .double(0.3))
-            let desired = try await session.property(Session.desiredState)
+            await expectDBusError(EarshotErrorName.invalidData.name) { try await session.proxy.write(.duckLevel, 1.5) }
+            #expect(try await session.proxy.read(.duckLevel) == 0.3)
+            let desired = try await session.proxy.read(.desiredState)
             let state = try await session.state()
             #expect(FileManager.default.fileExists(atPath: session.stateFile.path))
 
@@ -174,17 +171,17 @@ import Testing
                                                      bus: session.bus, busName: SessionFixture.busName,
                                                      environment: SessionFixture.devices(of: session.bus, extra: []).environment)
             defer { restarted.stop() }
-            #expect(try await session.property(Session.desiredState) == desired)
+            #expect(try await session.proxy.read(.desiredState) == desired)
             let after = try await session.state()
-            #expect(after == state.merging([Session.keepEnforced.name: .boolean(false)]) { _, new in new })
-            #expect(after[Session.channels]?.uint32Value == 2)
+            #expect(after.values == state.values.merging([Session.keepEnforced.name: .boolean(false)]) { _, new in new })
+            #expect(after.channels == 2)
             await restarted.shutdown()
         }
     }
 
     @Test func aCorruptStateFileStartsFromDefaults() async throws {
         try await SessionFixture.with { session in
-            try await session.setDesiredState([SessionKeys.category.name: .string("playback")])
+            try await session.setDesiredState(DesiredSessionState(category: "playback"))
             session.service.signal(SIGTERM)
             _ = await session.service.waitForExit()
             try Data("{\"desired\": {\"configuration\": {\"category\": \"playback\", \"mode\": \"default\", \"options\": [\"defaultToSpeaker\"]}}, \"keepEnforced\": true}".utf8)
@@ -193,7 +190,7 @@ import Testing
                                                      bus: session.bus, busName: SessionFixture.busName,
                                                      environment: SessionFixture.devices(of: session.bus, extra: []).environment)
             defer { restarted.stop() }
-            #expect(try await session.state().string(Session.category) == "soloAmbient")
+            #expect(try await session.state().category == "soloAmbient")
             #expect(restarted.logText.contains("cannot read the state file"))
             await restarted.shutdown()
         }
