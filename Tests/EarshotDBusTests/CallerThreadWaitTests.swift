@@ -149,6 +149,19 @@ import Testing
             return try #require(acted, "the caller's thread did not wait")
         }
 
+        /// A `Sleep` call on `connection` that must fail with `Disconnected`; the task gives
+        /// when it ended, timed on the caller's thread, which the connection's end must wake
+        /// (left to the wait's own end, it would come 2 s after the call).
+        static func disconnectedCall(on connection: DBusConnection, sleepingMs: UInt32) -> Task<ContinuousClock.Instant, Never> {
+            Task {
+                await expectDBusError("org.freedesktop.DBus.Error.Disconnected") {
+                    _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
+                                                  interface: EchoService.interfaceName, member: "Sleep", [.uint32(sleepingMs)])
+                }
+                return ContinuousClock.now
+            }
+        }
+
         @Test func aTimeoutShorterThanTheWaitEndsTheCallOnTime() async throws {
             try await EchoFixture.with { echo in
                 let connection = try DBusConnection.open(.address(echo.bus.address), callerWait: LongWaits.wait)
@@ -168,15 +181,7 @@ import Testing
             try await EchoFixture.with { echo in
                 let connection = try DBusConnection.open(.address(echo.bus.address), callerWait: LongWaits.wait)
                 // (The service's handler sleeps on after: the fixture's stop waits for it.)
-                // The call's end is timed on the caller's thread, which the close must wake:
-                // left to the wait's own end, it would come 2 s after the call.
-                let pending = Task {
-                    await expectDBusError("org.freedesktop.DBus.Error.Disconnected") {
-                        _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
-                                                      interface: EchoService.interfaceName, member: "Sleep", [.uint32(4000)])
-                    }
-                    return ContinuousClock.now
-                }
+                let pending = LongWaits.disconnectedCall(on: connection, sleepingMs: 4000)
                 let start = try await LongWaits.whenWaiting(connection) { connection.close() }
                 let ended = await pending.value
                 #expect(ended - start < LongWaits.wait / 2, "the call ended \(ended - start) after the close")
@@ -191,13 +196,7 @@ import Testing
             defer { service.stop() }
             let connection = try DBusConnection.open(.address(bus.address), callerWait: LongWaits.wait)
             defer { connection.close() }
-            let pending = Task {
-                await expectDBusError("org.freedesktop.DBus.Error.Disconnected") {
-                    _ = try await connection.call(destination: EchoService.busName, path: EchoService.path,
-                                                  interface: EchoService.interfaceName, member: "Sleep", [.uint32(20_000)])
-                }
-                return ContinuousClock.now
-            }
+            let pending = LongWaits.disconnectedCall(on: connection, sleepingMs: 20_000)
             let start = try await LongWaits.whenWaiting(connection) { bus.kill() }
             let ended = await pending.value
             #expect(ended - start < LongWaits.wait / 2, "the call ended \(ended - start) after the bus went away")
