@@ -268,7 +268,7 @@ let package = Package(
         // optimised in every build: its echo is made by convolution.
         .target(name: "EarshotCabinSound", dependencies: ["ContractCore", "EarshotVoice", "EarshotTestHarness"], swiftSettings: [.unsafeFlags(["-O"])]),
         // Expectations shared by the test targets (Swift Testing).
-        .target(name: "EarshotTestSupport", dependencies: ["EarshotClient", "EarshotDBus"]),
+        .target(name: "EarshotTestSupport", dependencies: ["EarshotClient", "EarshotDBus", "EarshotSync"]),
 
         .testTarget(name: "EarshotALSATests", dependencies: ["EarshotALSA", "EarshotSync"]),
         // The process's own task threads (the services' default executor).

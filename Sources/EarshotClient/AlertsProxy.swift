@@ -255,7 +255,8 @@ public final class PresentedAlert: Sendable {
     /// The owner withdraws it: ABORTED.
     public func cancel() async throws { try await control.cancel() }
 
-    private var control: AlertControl { AlertControl(path: path, calls: calls) }
+    /// Its object: its properties (`read`, `observe`) and the same actions.
+    public var control: AlertControl { AlertControl(path: path, calls: calls) }
 }
 
 /// The user's and the owner's actions on any alert, by its object (an HMI acting on the

@@ -211,4 +211,10 @@ extension SpeechChunk {
 
     /// Spoken text.
     public static func text(_ text: String) -> SpeechChunk { SpeechChunk(kind: .text, text: text) }
+
+    /// A pause of `ms` milliseconds.
+    public static func silence(ms: UInt32) -> SpeechChunk { SpeechChunk(kind: .silence, text: String(ms)) }
+
+    /// An audio file the service plays (a path it can open as the caller).
+    public static func file(_ path: String) -> SpeechChunk { SpeechChunk(kind: .file, text: path) }
 }

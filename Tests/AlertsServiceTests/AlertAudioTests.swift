@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -10,10 +12,8 @@ import Testing
 
     /// Speaks `chunks` and returns what the speaker played (each alert opens the PCM
     /// anew, and the file plugin starts its file afresh).
-    static func spoken(_ f: AlertsFixture, _ chunks: [(String, String)], tone: Bool = false,
-                       completions: SignalSubscription) async throws -> [Int16] {
-        let path = try await f.speak(chunks, tone ? [AlertsContract.Manager.Keys.playTone.name: .boolean(true)] : [:])
-        let done = try await AlertsFixture.completion(of: path, in: completions)
+    static func spoken(_ f: AlertsFixture, _ chunks: [SpeechChunk], tone: Bool = false) async throws -> [Int16] {
+        let done = try await f.alerts.speak(chunks, options: SpeechOptions(playTone: tone))
         #expect(done.success, "\(chunks): \(done.resultCode) \(done.warnings)")
         return try f.speakerSamples()
     }
@@ -31,15 +31,14 @@ import Testing
 
     @Test func toneComesBeforeSpeechAndSpeechIsPlausible() async throws {
         try await AlertsFixture.with { f in
-            let completions = try await f.completions()
-            let sentence = [("TEXT", "Turn left in two hundred metres")]
-            let speech = try await Self.spoken(f, sentence, completions: completions)
+            let sentence: [SpeechChunk] = [.text("Turn left in two hundred metres")]
+            let speech = try await Self.spoken(f, sentence)
             let seconds = Double(speech.count) / Self.rate
             #expect(seconds > 1.0 && seconds < 4.0, "six words took \(seconds) s")
             #expect(isAudible(speech[...]))
 
             // espeak-ng varies an utterance's length by about 1 % from call to call.
-            let withTone = try await Self.spoken(f, sentence, tone: true, completions: completions)
+            let withTone = try await Self.spoken(f, sentence, tone: true)
             let addedSeconds = Double(withTone.count - speech.count) / Self.rate
             #expect(addedSeconds > 0.1 && addedSeconds < 0.5, "the tone added \(addedSeconds) s")
             // The output opens with a steady tone: the same pitch in both halves of its
@@ -59,12 +58,11 @@ import Testing
     @Test func speechEngineIsOpenedWhenFirstNeeded() async throws {
         try await AlertsFixture.with { f in
             func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
-            let completions = try await f.completions()
             #expect(try !mapsSpeechEngine(), "libespeak-ng mapped before any speech")
-            let silence = try await Self.spoken(f, [("SILENCE", "100")], completions: completions)
+            let silence = try await Self.spoken(f, [.silence(ms: 100)])
             #expect(silence.count == Int(0.1 * Self.rate))
             #expect(try !mapsSpeechEngine(), "libespeak-ng mapped for a SILENCE chunk")
-            let speech = try await Self.spoken(f, [("TEXT", "hello")], completions: completions)
+            let speech = try await Self.spoken(f, [.text("hello")])
             #expect(isAudible(speech[...]))
             #expect(try mapsSpeechEngine(), "libespeak-ng not mapped after speaking")
         }
@@ -76,14 +74,13 @@ import Testing
     @Test func aQuietServiceClosesTheSpeechEngine() async throws {
         try await AlertsFixture.with { f in
             func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
-            let completions = try await f.completions()
-            let before = try await Self.spoken(f, [("TEXT", "hello there")], completions: completions)
+            let before = try await Self.spoken(f, [.text("hello there")])
             #expect(try mapsSpeechEngine())
             // Quiet: no call for one trim interval (10 s) after one with calls.
             let deadline = ContinuousClock.now + .seconds(40)
             while try mapsSpeechEngine(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
             #expect(try !mapsSpeechEngine(), "libespeak-ng still mapped 40 s after the last call")
-            let after = try await Self.spoken(f, [("TEXT", "hello there")], completions: completions)
+            let after = try await Self.spoken(f, [.text("hello there")])
             #expect(try mapsSpeechEngine())
             #expect(isAudible(after[...]))
             // espeak-ng varies an utterance's length by about 1 % from call to call.
@@ -93,26 +90,24 @@ import Testing
 
     @Test func silenceAddsItsLength() async throws {
         try await AlertsFixture.with { f in
-            let completions = try await f.completions()
-            let word = try await Self.spoken(f, [("TEXT", "hello")], completions: completions)
-            let pause = try await Self.spoken(f, [("TEXT", "hello"), ("SILENCE", "700")], completions: completions)
+            let word = try await Self.spoken(f, [.text("hello")])
+            let pause = try await Self.spoken(f, [.text("hello"), .silence(ms: 700)])
             let addedMs = Double(pause.count - word.count) / Self.rate * 1000
             #expect(abs(addedMs - 700) <= 10, "SILENCE 700 added \(addedMs) ms")
             #expect(!isAudible(pause.suffix(Int(0.7 * Self.rate))))
-            let fallback = try await Self.spoken(f, [("TEXT", "hello"), ("SILENCE", "")], completions: completions)
+            let fallback = try await Self.spoken(f, [.text("hello"), SpeechChunk(kind: .silence, text: "")])
             #expect(abs(Double(fallback.count - word.count) / Self.rate * 1000 - 500) <= 10)
         }
     }
 
     @Test func fileChunkAudioAppearsInTheOutput() async throws {
         try await AlertsFixture.with { f in
-            let completions = try await f.completions()
             // A 0.3 s WAV at the output rate (no resampling), a rising ramp of 440 Hz.
             let frames = Int(0.3 * Self.rate)
             let samples = (0..<frames).map { Int16(8000 * sin(2 * Double.pi * 440 * Double($0) / Self.rate)) }
             let wav = f.bus.directory.appendingPathComponent("chime.wav")
             try WAVFile.write(samples, rate: Int(Self.rate), to: wav)
-            let played = try await Self.spoken(f, [("FILE", wav.path)], completions: completions)
+            let played = try await Self.spoken(f, [.file(wav.path)])
             let window = Array(samples[1000..<1400])
             let found = played.indices.dropLast(window.count).contains { start in
                 played[start] == window[0] && Array(played[start..<(start + window.count)]) == window

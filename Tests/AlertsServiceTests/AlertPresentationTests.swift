@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -8,51 +9,48 @@ import Testing
 
 /// Presentation on the bus: one at a time in queue order, completions, user actions.
 @Suite struct AlertPresentationTests {
-    private typealias Manager = AlertsContract.Manager
     private typealias Keys = AlertsContract.Manager.Keys
     private typealias Button = AlertsContract.Manager.SoftButtonKeys
-    private typealias Alert = AlertsContract.Alert
 
-    static let buttons: DBusValue = .vardicts([[Button.id.name: .uint16(1), Button.text.name: .string("Answer")],
-                                               [Button.id.name: .uint16(2), Button.text.name: .string("Decline")]])
+    static let buttons: [Alert.SoftButton] = [.labelled(1, "Answer"), .labelled(2, "Decline")]
 
     @Test func oneAtATimeInQueueOrderWithCompletions() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
             let others = [try await f.bus.connect(), try await f.bus.connect()]
             defer { others.forEach { $0.close() } }
-            let first = try await f.present([Keys.text.name: .string("first")])
-            let second = try await f.present([Keys.text.name: .string("second"), Keys.softButtons.name: Self.buttons], on: others[0])
-            let third = try await f.present([Keys.text.name: .string("third"), Keys.timeout.name: .double(3)], on: others[1])
-            #expect(try await f.property(Manager.current) == .objectPath(first))
-            #expect(try await f.property(Manager.queueLength) == .uint32(2))
-            #expect(try await f.property(Alert.state, path: first) == .string("presenting"))
-            #expect(try await f.property(Alert.state, path: second) == .string("queued"))
+            let first = try await f.present(.text("first"))
+            let second = try await f.present(.text("second") { $0.softButtons = Self.buttons }, on: others[0])
+            let third = try await f.present(.text("third") { $0.timeout = 3 }, on: others[1])
+            #expect(try await f.alerts.read(.current) == first.path)
+            #expect(try await f.alerts.read(.queueLength) == 2)
+            #expect(try await first.read(.state) == .presenting)
+            #expect(try await second.read(.state) == .queued)
 
             // A queued alert's buttons cannot be pressed yet.
-            await expectDBusError(EarshotErrorName.rejected.name) { try await f.call(Alert.pressButton, path: second, [.uint16(1)]) }
+            await expectDBusError(EarshotErrorName.rejected.name) { try await second.pressButton(1) }
 
-            try await f.call(Alert.dismiss, path: first)
+            try await first.dismiss()
             let one = try await AlertsFixture.completion(of: first, in: completions)
-            #expect(one.success && one.resultCode == "SUCCESS" && one.reason == "dismissed")
-            #expect(try await f.property(Manager.current) == .objectPath(second))
-            #expect(try await f.property(Manager.queueLength) == .uint32(1))
+            #expect(one.success && one.resultCode == .success && one.reason == .dismissed)
+            #expect(try await f.alerts.read(.current) == second.path)
+            #expect(try await f.alerts.read(.queueLength) == 1)
 
-            await expectDBusError(EarshotErrorName.invalidData.name) { try await f.call(Alert.pressButton, path: second, [.uint16(9)]) }
-            try await f.call(Alert.pressButton, path: second, [.uint16(2)])
+            await expectDBusError(EarshotErrorName.invalidData.name) { try await second.pressButton(9) }
+            try await second.pressButton(2)
             let two = try await AlertsFixture.completion(of: second, in: completions)
-            #expect(two.success && two.resultCode == "SUCCESS" && two.reason == "button")
-            #expect(two.info[Alert.CompletionKeys.pressedButton.name] == .uint16(2))
-            #expect(try await f.property(Alert.resultCode, path: second) == .string("SUCCESS"))
+            #expect(two.success && two.resultCode == .success && two.reason == .button)
+            #expect(two.pressedButton == 2)
+            #expect(try await second.read(.resultCode) == .success)
 
             // The last one times out on its own after its 3 s.
             let started = ContinuousClock.now
             let three = try await AlertsFixture.completion(of: third, in: completions)
             let waited = ContinuousClock.now - started
-            #expect(three.success && three.reason == "timeout")
+            #expect(three.success && three.reason == .timeout)
             #expect(waited > .milliseconds(2500) && waited < .milliseconds(4500))
-            #expect(try await f.property(Manager.current) == .objectPath(.root))
-            #expect(try await f.property(Manager.queueLength) == .uint32(0))
+            #expect(try await f.alerts.read(.current) == nil)
+            #expect(try await f.alerts.read(.queueLength) == 0)
         }
     }
 
@@ -60,40 +58,33 @@ import Testing
     /// timeout started anew); STEAL_FOCUS reports it and ends the alert asking for focus.
     @Test func buttonActionsFollowSDL() async throws {
         try await AlertsFixture.with { f in
-            try await f.setProperty(Manager.buttonTimeout, .double(3))
+            try await f.alerts.write(.buttonTimeout, 3)
             let completions = try await f.completions()
-            let presses = try await f.client.subscribe(MatchRule(sender: AlertsFixture.busName, interface: AlertsFixture.alertInterface,
-                                                                 member: Alert.buttonPressed.name))
-            let alert = try await f.present([Keys.text.name: .string("Traffic ahead"), Keys.softButtons.name: .vardicts([
-                [Button.id.name: .uint16(1), Button.text.name: .string("OK")],
-                [Button.id.name: .uint16(2), Button.text.name: .string("Details"), Button.systemAction.name: .string("KEEP_CONTEXT")],
-                [Button.id.name: .uint16(3), Button.text.name: .string("Open app"), Button.systemAction.name: .string("STEAL_FOCUS")],
-            ])])
+            let alert = try await f.present(.text("Traffic ahead") {
+                $0.softButtons = [.labelled(1, "OK"), .labelled(2, "Details", .keepContext), .labelled(3, "Open app", .stealFocus)]
+            })
+            let presses = Arrivals(try await alert.buttonPresses())
             try await Task.sleep(for: .seconds(2))
-            try await f.call(Alert.pressButton, path: alert, [.uint16(2)])
-            let kept = try #require(await presses.next(timeout: .seconds(5)))
-            #expect(kept.path == alert && kept.body == [.uint16(2)])
+            try await alert.pressButton(2)
+            #expect(await presses.next(within: .seconds(5)) == 2)
             // Past the first 3 s the alert is still up: the press started its timeout anew.
             try await Task.sleep(for: .milliseconds(1800))
-            #expect(try await f.property(Alert.state, path: alert) == .string("presenting"))
+            #expect(try await alert.read(.state) == .presenting)
 
-            try await f.call(Alert.pressButton, path: alert, [.uint16(3)])
-            #expect(await presses.next(timeout: .seconds(5))?.body == [.uint16(3)])
+            try await alert.pressButton(3)
+            #expect(await presses.next(within: .seconds(5)) == 3)
             let end = try await AlertsFixture.completion(of: alert, in: completions)
-            #expect(end.success && end.reason == "button")
-            #expect(end.info[Alert.CompletionKeys.pressedButton.name] == .uint16(3))
-            #expect(end.info[Alert.CompletionKeys.focusRequested.name] == .boolean(true))
+            #expect(end.success && end.reason == .button)
+            #expect(end.pressedButton == 3 && end.focusRequested)
 
             // KEEP_CONTEXT alone: the alert ends by its (restarted) timeout.
-            let second = try await f.present([Keys.text.name: .string("Again"), Keys.softButtons.name: .vardicts([
-                [Button.id.name: .uint16(2), Button.text.name: .string("Details"), Button.systemAction.name: .string("KEEP_CONTEXT")],
-            ])])
+            let second = try await f.present(.text("Again") { $0.softButtons = [.labelled(2, "Details", .keepContext)] })
             try await Task.sleep(for: .seconds(1))
-            try await f.call(Alert.pressButton, path: second, [.uint16(2)])
+            try await second.pressButton(2)
             let pressedAt = ContinuousClock.now
             let timedOut = try await AlertsFixture.completion(of: second, in: completions)
             let after = ContinuousClock.now - pressedAt
-            #expect(timedOut.reason == "timeout" && timedOut.info[Alert.CompletionKeys.focusRequested.name] == nil)
+            #expect(timedOut.reason == .timeout && !timedOut.focusRequested)
             #expect(after > .milliseconds(2500) && after < .milliseconds(4500), "ended \(after) after the press")
         }
     }
@@ -101,33 +92,33 @@ import Testing
     @Test func higherPriorityPreempts() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            let low = try await f.present([Keys.text.name: .string("low")])
-            let high = try await f.present([Keys.text.name: .string("high"), Keys.priority.name: .string("EMERGENCY")])
+            let low = try await f.present(.text("low"))
+            let high = try await f.present(.text("high") { $0.priority = .emergency })
             let preempted = try await AlertsFixture.completion(of: low, in: completions)
-            #expect(!preempted.success && preempted.resultCode == "ABORTED" && preempted.reason == "preempted")
-            #expect(try await f.property(Manager.current) == .objectPath(high))
+            #expect(!preempted.success && preempted.resultCode == .aborted && preempted.reason == .preempted)
+            #expect(try await f.alerts.read(.current) == high.path)
         }
     }
 
     @Test func cancelWhileQueuedAndWhilePresented() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            let presented = try await f.present([Keys.text.name: .string("one")])
-            let queued = try await f.present([Keys.text.name: .string("two")])
-            let third = try await f.present([Keys.text.name: .string("three")])
-            try await f.call(Alert.cancel, path: queued)
+            let presented = try await f.present(.text("one"))
+            let queued = try await f.present(.text("two"))
+            let third = try await f.present(.text("three"))
+            try await queued.cancel()
             let removed = try await AlertsFixture.completion(of: queued, in: completions)
-            #expect(!removed.success && removed.resultCode == "ABORTED" && removed.reason == "cancelled")
-            #expect(try await f.property(Manager.queueLength) == .uint32(1))
-            try await f.call(Alert.cancel, path: presented)
+            #expect(!removed.success && removed.resultCode == .aborted && removed.reason == .cancelled)
+            #expect(try await f.alerts.read(.queueLength) == 1)
+            try await presented.cancel()
             let dismissed = try await AlertsFixture.completion(of: presented, in: completions)
-            #expect(dismissed.resultCode == "ABORTED" && dismissed.reason == "cancelled")
-            #expect(try await f.property(Manager.current) == .objectPath(third))
-            await expectDBusError(EarshotErrorName.rejected.name) { try await f.call(Alert.cancel, path: presented) }
+            #expect(dismissed.resultCode == .aborted && dismissed.reason == .cancelled)
+            #expect(try await f.alerts.read(.current) == third.path)
+            await expectDBusError(EarshotErrorName.rejected.name) { try await presented.cancel() }
             // Cancel is the owner's.
             let stranger = try await f.bus.connect()
             defer { stranger.close() }
-            await expectDBusError(EarshotErrorName.disallowed.name) { try await f.call(Alert.cancel, path: third, on: stranger) }
+            await expectDBusError(EarshotErrorName.disallowed.name) { try await f.alerts(on: stranger).alert(at: third.path).cancel() }
         }
     }
 
@@ -135,19 +126,19 @@ import Testing
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
             let owner = try await f.bus.connect()
-            let bound = try await f.present([Keys.text.name: .string("bound")], on: owner)
-            let free = try await f.present([Keys.text.name: .string("free"), Keys.outliveOwner.name: .boolean(true)], on: owner)
+            let bound = try await f.present(.text("bound"), on: owner)
+            let free = try await f.present(.text("free") { $0.outliveOwner = true }, on: owner)
             owner.close()
             let ended = try await AlertsFixture.completion(of: bound, in: completions)
-            #expect(ended.resultCode == "ABORTED" && ended.reason == "owner-vanished")
-            #expect(try await f.property(Manager.current) == .objectPath(free))
+            #expect(ended.resultCode == .aborted && ended.reason == .ownerVanished)
+            #expect(try await f.alerts.read(.current) == free.path)
         }
     }
 
     @Test func layoutsForZeroToThreeLines() async throws {
         try await AlertsFixture.with { f in
-            let texts: [String: DBusValue] = [Keys.text.name: .string("Fuel low"), Keys.secondaryText.name: .string("12 km left"),
-                                              Keys.tertiaryText.name: .string("Station in 3 km")]
+            var texts = Alert(text: "Fuel low", secondaryText: "12 km left")
+            texts.tertiaryText = "Station in 3 km"
             let expected: [UInt32: [String]] = [
                 3: ["Fuel low", "12 km left", "Station in 3 km"],
                 2: ["Fuel low", "12 km left - Station in 3 km"],
@@ -155,44 +146,44 @@ import Testing
                 0: [],
             ]
             for lines in [UInt32(3), 2, 1, 0] {
-                try await f.setProperty(Manager.displayLines, .uint32(lines))
+                try await f.alerts.write(.displayLines, lines)
                 let alert = try await f.present(texts)
-                #expect(try await f.property(Alert.lines, path: alert) == .strings(expected[lines]!), "DisplayLines \(lines)")
-                try await f.call(Alert.cancel, path: alert)
+                #expect(try await f.alerts.alert(at: alert.path).read(.lines) == expected[lines]!, "DisplayLines \(lines)")
+                try await alert.cancel()
             }
-            let capabilities = try await f.property(Manager.capabilities)?.stringKeyedValue
-            #expect(capabilities?[Manager.CapabilityKeys.displayLines.name] == .uint32(0))
-            #expect(capabilities?[Manager.CapabilityKeys.maxSoftButtons.name] == .uint32(4))
-            await expectDBusError(EarshotErrorName.invalidData.name) { try await f.setProperty(Manager.displayLines, .uint32(4)) }
-            try await f.setProperty(Manager.defaultTimeout, .double(42))
-            #expect(try await f.property(Manager.defaultTimeout) == .double(10))
+            let capabilities = try await f.alerts.read(.capabilities)
+            #expect(capabilities[AlertsContract.Manager.CapabilityKeys.displayLines.name] == .uint32(0))
+            #expect(capabilities[AlertsContract.Manager.CapabilityKeys.maxSoftButtons.name] == .uint32(4))
+            await expectDBusError(EarshotErrorName.invalidData.name) { try await f.alerts.write(.displayLines, 4) }
+            try await f.alerts.write(.defaultTimeout, 42)
+            #expect(try await f.alerts.read(.defaultTimeout) == 10)
         }
     }
 
     @Test func missingFilesGiveWarningsOrFileNotFound() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            let withIcon = try await f.present([Keys.text.name: .string("icon"), Keys.icon.name: .string("/nonexistent/icon.png"),
-                                                Keys.timeout.name: .double(3)])
-            try await f.call(Alert.dismiss, path: withIcon)
+            let withIcon = try await f.present(.text("icon") { $0.icon = "/nonexistent/icon.png"; $0.timeout = 3 })
+            try await withIcon.dismiss()
             let iconDone = try await AlertsFixture.completion(of: withIcon, in: completions)
-            #expect(iconDone.success && iconDone.resultCode == "WARNINGS")
+            #expect(iconDone.success && iconDone.resultCode == .warnings)
             #expect(iconDone.warnings.contains { $0.hasPrefix("Icon:") })
 
-            let audio = DBusValue.array(.structure([.string, .string]), [.structure([.string("FILE"), .string("/nonexistent/a.wav")])])
-            let noText = try await f.present([Keys.audio.name: audio])
+            let audio: [SpeechChunk] = [.file("/nonexistent/a.wav")]
+            let noText = try await f.present(Alert(audio: audio))
             let failed = try await AlertsFixture.completion(of: noText, in: completions)
-            #expect(!failed.success && failed.resultCode == "FILE_NOT_FOUND")
-            #expect(try await f.property(Alert.resultCode, path: noText) == .string("FILE_NOT_FOUND"))
+            #expect(!failed.success && failed.resultCode == .fileNotFound)
+            #expect(try await noText.read(.resultCode) == .fileNotFound)
 
-            let withText = try await f.present([Keys.text.name: .string("text"), Keys.audio.name: audio])
-            try await f.call(Alert.dismiss, path: withText)
+            let withText = try await f.present(Alert(text: "text", audio: audio))
+            try await withText.dismiss()
             let skipped = try await AlertsFixture.completion(of: withText, in: completions)
-            #expect(skipped.success && skipped.resultCode == "WARNINGS")
+            #expect(skipped.success && skipped.resultCode == .warnings)
             #expect(skipped.warnings.contains { $0.contains("/nonexistent/a.wav") })
         }
     }
 
+    /// Requests the client refuses to send, sent raw.
     @Test func badInputGetsNamedErrors() async throws {
         try await AlertsFixture.with { f in
             let cases: [(String, [String: DBusValue])] = [
@@ -211,12 +202,10 @@ import Testing
                 (EarshotErrorName.invalidData.name, [Keys.audio.name: .array(.structure([.string, .string]), [.structure([.string("MORSE"), .string("...")])])]),
             ]
             for (name, alert) in cases {
-                await expectDBusError(name) { _ = try await f.present(alert) }
+                await expectDBusError(name) { try await f.present(raw: alert) }
             }
-            let length = try await f.property(Manager.queueLength)
-            let current = try await f.property(Manager.current)
-            #expect(length == .uint32(0))
-            #expect(current == .objectPath(.root))
+            let (length, current) = (try await f.alerts.read(.queueLength), try await f.alerts.read(.current))
+            #expect(length == 0 && current == nil)
         }
     }
 }

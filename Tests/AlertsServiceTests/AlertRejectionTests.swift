@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -9,13 +11,6 @@ import Testing
 /// (nothing else changing in between). One at a time: each times its requests to within
 /// 100 ms, which a machine busy with the others' services and speech can make it miss.
 @Suite(.serialized) struct AlertRejectionTests {
-    private typealias Manager = AlertsContract.Manager
-    private typealias Keys = AlertsContract.Manager.Keys
-    private typealias Button = AlertsContract.Manager.SoftButtonKeys
-    private typealias Alert = AlertsContract.Alert
-    private typealias Capture = CaptureContract.Manager
-    private typealias PassThru = CaptureContract.PassThru
-
     static let tolerance: Double = 50
 
     static func sleep(untilUs target: UInt64) async throws {
@@ -26,23 +21,23 @@ import Testing
     /// Presents `alert`, expecting a rejection for `reason`, then checks the rule; returns
     /// the try-again time.
     @discardableResult
-    static func ruleHolds(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
-                          reason: String, completions: SignalSubscription) async throws -> UInt32 {
+    static func ruleHolds(_ f: AlertsFixture, _ alert: Alert, on connection: DBusConnection,
+                          reason: AlertEndReason, completions: SignalSubscription) async throws -> UInt32 {
         try await timedRuleHolds(f, alert, on: connection, reason: reason, completions: completions).ms
     }
 
     /// `ruleHolds`, also returning when the refusal's reply came (µs): the try-again time
     /// counts from a moment before it.
-    static func timedRuleHolds(_ f: AlertsFixture, _ alert: [String: DBusValue], on connection: DBusConnection,
-                               reason: String, completions: SignalSubscription) async throws -> (ms: UInt32, sentUs: UInt64, repliedUs: UInt64) {
+    static func timedRuleHolds(_ f: AlertsFixture, _ alert: Alert, on connection: DBusConnection,
+                               reason: AlertEndReason, completions: SignalSubscription) async throws -> (ms: UInt32, sentUs: UInt64, repliedUs: UInt64) {
         let sentUs = monotonicMicroseconds()
         let refused = try await f.present(alert, on: connection)
         let repliedUs = monotonicMicroseconds()
         let rejection = try await AlertsFixture.completion(of: refused, in: completions)
-        let tryAgain = try #require(rejection.tryAgainMs)
-        #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == reason,
-                "\(rejection.resultCode) \(rejection.reason ?? "")")
-        #expect(try await f.property(Alert.tryAgainTimeMs, path: refused) == .uint32(tryAgain))
+        let tryAgain = try #require(rejection.tryAgainTimeMs)
+        #expect(!rejection.success && rejection.resultCode == .rejected && rejection.reason == reason,
+                "\(rejection.resultCode) \(rejection.reason?.rawValue ?? "")")
+        #expect(try await refused.read(.tryAgainTimeMs) == tryAgain)
         // Timed from before the request (the service decided after it): still refused.
         let earlyUs = sentUs + (UInt64(tryAgain) - min(UInt64(tryAgain), 100)) * 1000
         try await sleep(untilUs: earlyUs)
@@ -55,11 +50,11 @@ import Testing
             Issue.record("100 ms early: accepted (\(timing))")
             return (tryAgain, sentUs, repliedUs)
         }
-        #expect(again.resultCode == "REJECTED" && again.reason == reason, "100 ms early: \(again.resultCode) \(again.reason ?? "") (\(timing))")
+        #expect(again.resultCode == .rejected && again.reason == reason, "100 ms early: \(again.resultCode) \(again.reason?.rawValue ?? "") (\(timing))")
         // Timed from its reply (the service decided before it): accepted.
         try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
-        #expect(try await f.property(Alert.state, path: accepted) != .string("finished"), "at TryAgainTimeMs (\(tryAgain) ms)")
+        #expect(try await accepted.read(.state) != .finished, "at TryAgainTimeMs (\(tryAgain) ms)")
         return (tryAgain, sentUs, repliedUs)
     }
 
@@ -68,20 +63,21 @@ import Testing
         var clients: [DBusConnection] = []
         for _ in 0..<6 { clients.append(try await f.bus.connect()) }
         for index in 0..<16 {
-            _ = try await f.present([Keys.text.name: .string("waiting \(index)")], on: clients[index / 3])
+            _ = try await f.present(.text("waiting \(index)"), on: clients[index / 3])
         }
-        #expect(try await f.property(Manager.queueLength) == .uint32(16))
+        #expect(try await f.alerts.read(.queueLength) == 16)
         return clients
     }
 
     /// Waits until `alert` says when it ends (its audio rendered), and returns that (µs).
-    static func endOf(_ alert: ObjectPath, _ f: AlertsFixture) async throws -> UInt64 {
+    static func endOf(_ alert: AlertControl) async throws -> UInt64 {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if let end = try await f.property(Alert.endsAtMonotonicUs, path: alert)?.uint64Value, end > 0 { return end }
+            let end = try await alert.read(.endsAtMonotonicUs)
+            if end > 0 { return end }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw HarnessError("\(alert) never said when it ends")
+        throw HarnessError("\(alert.path) never said when it ends")
     }
 
     @Test func fullQueueBehindAPlainAlert() async throws {
@@ -89,12 +85,12 @@ import Testing
             let completions = try await f.completions()
             let owner = try await f.bus.connect()
             defer { owner.close() }
-            let current = try await f.present([Keys.text.name: .string("current"), Keys.timeout.name: .double(4)], on: owner)
-            let end = try await Self.endOf(current, f)
+            let current = try await f.present(.text("current") { $0.timeout = 4 }, on: owner)
+            let end = try await Self.endOf(current)
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
             let before = monotonicMicroseconds()
-            let tryAgain = try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
+            let tryAgain = try await Self.ruleHolds(f, .text("one too many"), on: clients[5], reason: .queueFull,
                                                     completions: completions)
             #expect(abs(Double(tryAgain) - Double(end - before) / 1000) <= Self.tolerance)
         }
@@ -103,19 +99,19 @@ import Testing
     @Test func fullQueueBehindASpeak() async throws {
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
-            let speech = try await f.speak([("TEXT", "Turn left at the next junction, then keep right for three hundred metres and follow the signs.")])
-            let end = try await Self.endOf(speech, f)
+            let speech = try await f.speak([.text("Turn left at the next junction, then keep right for three hundred metres and follow the signs.")])
+            let end = try await Self.endOf(speech)
             #expect(end > monotonicMicroseconds() + 2_000_000, "a speech of some seconds")
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, .text("one too many"), on: clients[5], reason: .queueFull, completions: completions)
         }
     }
 
     /// Asked the moment a Speak is accepted, before its audio is rendered or its end is
     /// published: the refusal waits for the end and is exact.
     @Test func fullQueueJustAfterASpeakIsAccepted() async throws {
-        try await Self.refusalJustAfterSpeak([("TEXT", "Turn left at the next junction, then keep right for three hundred metres.")],
+        try await Self.refusalJustAfterSpeak([.text("Turn left at the next junction, then keep right for three hundred metres.")],
                                              lastingMoreThanUs: 2_000_000, endUnknownAtFirst: true)
     }
 
@@ -124,33 +120,33 @@ import Testing
     @Test func fullQueueJustAfterALongSpeakIsAccepted() async throws {
         // Paced as a device plays, so that rendering runs ahead of playback and waits.
         try await Self.refusalJustAfterSpeak([
-            ("TEXT", "Turn left."),
-            ("TEXT", "Then keep right for three hundred metres, and after the bridge keep left for the motorway towards the north."),
-            ("TEXT", "Then straight on."),
+            .text("Turn left."),
+            .text("Then keep right for three hundred metres, and after the bridge keep left for the motorway towards the north."),
+            .text("Then straight on."),
         ], lastingMoreThanUs: 6_000_000, arguments: ["--output-pace", "realtime"])
     }
 
     /// With 16 alerts waiting, an EMERGENCY Speak of `chunks` preempts the current alert;
     /// one more alert asked for at once is refused with a try-again time that is never
     /// early and at most 250 ms late against the speech's end.
-    static func refusalJustAfterSpeak(_ chunks: [(String, String)], lastingMoreThanUs: UInt64, endUnknownAtFirst: Bool = false,
+    static func refusalJustAfterSpeak(_ chunks: [SpeechChunk], lastingMoreThanUs: UInt64, endUnknownAtFirst: Bool = false,
                                       arguments: [String] = []) async throws {
         try await AlertsFixture.with(arguments: arguments) { f in
             let completions = try await f.completions()
             let owner = try await f.bus.connect()
             defer { owner.close() }
-            _ = try await f.present([Keys.text.name: .string("current"), Keys.timeout.name: .double(10)], on: owner)
+            _ = try await f.present(.text("current") { $0.timeout = 10 }, on: owner)
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
             // It preempts the current alert; the 16 stay waiting.
-            let speech = try await f.speak(chunks, [Keys.priority.name: .string("EMERGENCY")], on: owner)
+            let speech = try await f.speak(chunks, SpeechOptions(priority: .emergency), on: owner)
             if endUnknownAtFirst {
-                #expect(try await f.property(Alert.endsAtMonotonicUs, path: speech) == .uint64(0), "asked before the end is known")
+                #expect(try await speech.read(.endsAtMonotonicUs) == 0, "asked before the end is known")
             }
-            let told = try await Self.timedRuleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full",
+            let told = try await Self.timedRuleHolds(f, .text("one too many"), on: clients[5], reason: .queueFull,
                                                      completions: completions)
             let before = told.sentUs
-            let end = try await Self.endOf(speech, f)
+            let end = try await Self.endOf(speech)
             #expect(end > before + lastingMoreThanUs, "a speech of more than \(lastingMoreThanUs / 1000) ms: \((end - before) / 1000) ms")
             // Counted from the decision, which waited for the end to be known and came before
             // the reply: a retry at the time it names is never late, nor earlier than the
@@ -166,26 +162,27 @@ import Testing
         try await AlertsFixture.with { f in
             let completions = try await f.completions()
             let presentedUs = monotonicMicroseconds()
-            let long = try await f.present([Keys.text.name: .string("Road works"), Keys.timeout.name: .double(3), Keys.audio.name: .array(.structure([.string, .string]), [
-                .structure([.string("TEXT"), .string("Road works ahead for the next five kilometres. Expect delays and keep to the right lane.")]),
-            ])])
-            let end = try await Self.endOf(long, f)
+            let long = try await f.present(.text("Road works") {
+                $0.timeout = 3
+                $0.audio = [.text("Road works ahead for the next five kilometres. Expect delays and keep to the right lane.")]
+            })
+            let end = try await Self.endOf(long)
             #expect(end > presentedUs + 3_500_000, "the audio outlasts the 3 s timeout")
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, .text("one too many"), on: clients[5], reason: .queueFull, completions: completions)
         }
     }
 
     @Test func fullQueueBehindAnAlertWithButtons() async throws {
         try await AlertsFixture.with { f in
-            try await f.setProperty(Manager.buttonTimeout, .double(4))
+            try await f.alerts.write(.buttonTimeout, 4)
             let completions = try await f.completions()
-            let asking = try await f.present([Keys.text.name: .string("Reroute?"), Keys.softButtons.name: .vardicts([[Button.id.name: .uint16(1), Button.text.name: .string("Yes")]])])
-            _ = try await Self.endOf(asking, f)
+            let asking = try await f.present(.text("Reroute?") { $0.softButtons = [.labelled(1, "Yes")] })
+            _ = try await Self.endOf(asking)
             let clients = try await Self.fillQueue(f)
             defer { clients.forEach { $0.close() } }
-            try await Self.ruleHolds(f, [Keys.text.name: .string("one too many")], on: clients[5], reason: "queue-full", completions: completions)
+            try await Self.ruleHolds(f, .text("one too many"), on: clients[5], reason: .queueFull, completions: completions)
         }
     }
 
@@ -205,21 +202,16 @@ import Testing
         }
     }
 
-    /// A 16 kHz 16-bit pass-thru of `maxMs` (and `extra` keys) started by `recorder`.
-    static func passThru(maxMs: UInt32, _ extra: [String: DBusValue] = [:], on recorder: DBusConnection) async throws -> ObjectPath {
-        let request: [String: DBusValue] = [Capture.Keys.samplingRate.name: .uint32(16000), Capture.Keys.bitsPerSample.name: .uint32(16),
-                                            Capture.Keys.audioType.name: .string("PCM"), Capture.Keys.maxDuration.name: .uint32(maxMs)]
-        let reply = try await recorder.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
-                                            interface: Capture.interface.name, member: Capture.performAudioPassThru.name,
-                                            [.vardict(request.merging(extra) { $1 })])
-        return try #require(reply.first?.objectPathValue)
+    /// A 16 kHz 16-bit pass-thru of `maxMs` started by `recorder`, with `prompt` spoken first.
+    static func passThru(maxMs: UInt32, prompt: [SpeechChunk] = [], on recorder: DBusConnection) async throws -> PassThru {
+        var request = AudioPassThruRequest(maxDurationMs: maxMs)
+        request.initialPrompt = prompt
+        return try await CaptureProxy(connection: recorder).perform(request)
     }
 
     /// The capture service's `EndsAtMonotonicUs` (0: nothing records, or not known yet).
     static func captureEndsAt(_ f: AlertsFixture) async throws -> UInt64 {
-        try await f.client.call(destination: CaptureContract.busName, path: "/org/earshot/Capture1",
-                                interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                [.string(Capture.interface.name), .string(Capture.endsAtMonotonicUs.name)]).first?.variantValue?.uint64Value ?? 0
+        try await CaptureProxy(connection: f.client).read(.endsAtMonotonicUs)
     }
 
     /// While a pass-thru's prompt is spoken, capture-active counts the prompt too: the
@@ -227,9 +219,9 @@ import Testing
     @Test func aPromptingPassThruCountsThePrompt() async throws {
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
-            let passThru = try await Self.passThru(maxMs: 1500, [Capture.Keys.initialPrompt.name: .array(.structure([.string, .string]), [
-                .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
-            ])], on: recorder)
+            let passThru = try await Self.passThru(maxMs: 1500, prompt: [.text("Please say the name of your destination after the tone.")],
+                                                   on: recorder)
+            let control = CaptureProxy(connection: f.client).passThru(at: passThru.path)
             // Wait until capture knows when the prompt ends, while it still prompts.
             var endsAt: UInt64 = 0
             let deadline = ContinuousClock.now + .seconds(10)
@@ -237,18 +229,13 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
                 endsAt = try await Self.captureEndsAt(f)
             }
-            #expect(try await f.client.call(destination: CaptureContract.busName, path: passThru, interface: "org.freedesktop.DBus.Properties",
-                                             member: "Get", [.string(PassThru.interface.name), .string(PassThru.state.name)]).first?.variantValue
-                    == .string("prompting"))
+            #expect(try await control.read(.state) == .prompting)
             #expect(endsAt > monotonicMicroseconds() + 1_500_000, "the prompt and then 1.5 s")
-            try await Self.ruleHolds(f, [Keys.text.name: .string("during the prompt"), Keys.priority.name: .string("VOICECOM")], on: f.client,
-                                     reason: "capture-active", completions: completions)
+            try await Self.ruleHolds(f, .text("during the prompt") { $0.priority = .voicecom }, on: f.client,
+                                     reason: .captureActive, completions: completions)
             // Once recording, the pass-thru knows its end exactly: the one told while it
             // prompted was not early, and late by at most 50 ms.
-            let exact = try #require(try await f.client.call(destination: CaptureContract.busName, path: passThru,
-                                                             interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                             [.string(PassThru.interface.name), .string(PassThru.endsAtMonotonicUs.name)])
-                .first?.variantValue?.uint64Value)
+            let exact = try await control.read(.endsAtMonotonicUs)
             #expect(exact <= endsAt && endsAt - exact <= 50_000, "told \(endsAt) µs, exact \(exact) µs")
         }
     }
@@ -260,16 +247,11 @@ import Testing
     func aPassThruJustAcceptedCountsFromTheFirstMoment(prompted: Bool) async throws {
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
-            let prompt: [String: DBusValue] = prompted ? [Capture.Keys.initialPrompt.name: .array(.structure([.string, .string]), [
-                .structure([.string("TEXT"), .string("Please say the name of your destination after the tone.")]),
-            ])] : [:]
-            let passThru = try await Self.passThru(maxMs: 1500, prompt, on: recorder)
-            let finished = try await recorder.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name,
-                                                                  member: PassThru.finished.name, path: passThru))
-            let told = try await Self.timedRuleHolds(f, [Keys.text.name: .string("right away"), Keys.priority.name: .string("VOICECOM")],
-                                                     on: f.client, reason: "capture-active", completions: completions)
-            let end = try #require(await finished.next(timeout: .seconds(15)))
-            let endedUs = try #require(end.body.last?.stringKeyedValue?[PassThru.FinishedKeys.monotonicUs.name]?.uint64Value)
+            let prompt: [SpeechChunk] = prompted ? [.text("Please say the name of your destination after the tone.")] : []
+            let passThru = try await Self.passThru(maxMs: 1500, prompt: prompt, on: recorder)
+            let told = try await Self.timedRuleHolds(f, .text("right away") { $0.priority = .voicecom },
+                                                     on: f.client, reason: .captureActive, completions: completions)
+            let endedUs = try #require(try await passThru.result.monotonicUs)
             // The service decided between the request and its reply.
             let latestUs = told.repliedUs + UInt64(told.ms) * 1000
             let earliestUs = told.sentUs + UInt64(told.ms) * 1000
@@ -285,14 +267,12 @@ import Testing
         try await Self.withCapture { f, recorder in
             let completions = try await f.completions()
             let passThru = try await Self.passThru(maxMs: 3000, on: recorder)
-            let finished = try await recorder.subscribe(MatchRule(sender: CaptureContract.busName, interface: PassThru.interface.name,
-                                                                  member: PassThru.finished.name, path: passThru))
             try await Task.sleep(for: .milliseconds(500))
-            let emergency = try await f.present([Keys.text.name: .string("emergency"), Keys.priority.name: .string("EMERGENCY")])
-            #expect(try await f.property(Alert.state, path: emergency) == .string("presenting"))
-            try await f.call(Alert.cancel, path: emergency)
+            let emergency = try await f.present(.text("emergency") { $0.priority = .emergency })
+            #expect(try await emergency.read(.state) == .presenting)
+            try await emergency.cancel()
 
-            let alert: [String: DBusValue] = [Keys.text.name: .string("during capture"), Keys.priority.name: .string("VOICECOM")]
+            let alert = Alert.text("during capture") { $0.priority = .voicecom }
             // The capture service says when the pass-thru ends by its MaxDuration.
             let endsAt = try await Self.captureEndsAt(f)
             #expect(endsAt > monotonicMicroseconds())
@@ -300,8 +280,8 @@ import Testing
             let refused = try await f.present(alert)
             let refusedAtUs = monotonicMicroseconds()
             let rejection = try await AlertsFixture.completion(of: refused, in: completions)
-            let tryAgain = try #require(rejection.tryAgainMs)
-            #expect(!rejection.success && rejection.resultCode == "REJECTED" && rejection.reason == "capture-active")
+            let tryAgain = try #require(rejection.tryAgainTimeMs)
+            #expect(!rejection.success && rejection.resultCode == .rejected && rejection.reason == .captureActive)
             // Exact: from the moment the service decided (between the request and its reply)
             // to that end.
             let soonestMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
@@ -311,13 +291,12 @@ import Testing
             // The rule: 100 ms before that time the same request is refused again; at it, accepted.
             try await Self.sleep(untilUs: sentUs + (UInt64(tryAgain) - 100) * 1000)
             let early = try await f.present(alert)
-            #expect(try await AlertsFixture.completion(of: early, in: completions).reason == "capture-active")
+            #expect(try await AlertsFixture.completion(of: early, in: completions).reason == .captureActive)
             try await Self.sleep(untilUs: refusedAtUs + UInt64(tryAgain) * 1000)
             let accepted = try await f.present(alert)
-            #expect(try await f.property(Alert.state, path: accepted) == .string("presenting"))
+            #expect(try await accepted.read(.state) == .presenting)
             // And the published end was the pass-thru's true end, by its own clock.
-            let end = try #require(await finished.next(timeout: .seconds(10)))
-            let endedUs = try #require(end.body.last?.stringKeyedValue?[PassThru.FinishedKeys.monotonicUs.name]?.uint64Value)
+            let endedUs = try #require(try await passThru.result.monotonicUs)
             #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from EndsAtMonotonicUs")
         }
     }

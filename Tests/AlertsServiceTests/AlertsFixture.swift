@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -5,11 +6,10 @@ import EarshotTestHarness
 import Foundation
 import Testing
 
-/// A private bus, a file-backed ALSA speaker `spk` and the real earshot-alerts.
+/// A private bus, a file-backed ALSA speaker `spk` and the real earshot-alerts, spoken to
+/// through EarshotClient.
 struct AlertsFixture {
     static let busName = AlertsContract.busName
-    static let path: ObjectPath = "/org/earshot/Alerts1"
-    static let alertInterface = AlertsContract.Alert.interface.name
     static let outputRate = 22050
 
     let bus: PrivateBus
@@ -45,71 +45,69 @@ struct AlertsFixture {
         return devices
     }
 
-    /// Subscribes to every alert's `Completed` (broadcast).
+    /// The presenter through EarshotClient, on the fixture's connection or `connection`.
+    var alerts: AlertsProxy { AlertsProxy(connection: client) }
+    func alerts(on connection: DBusConnection?) -> AlertsProxy { AlertsProxy(connection: connection ?? client) }
+
+    /// Subscribes to every alert's `Completed` (broadcast): a test that follows alerts from
+    /// a connection other than their owners'.
     func completions(on connection: DBusConnection? = nil) async throws -> SignalSubscription {
-        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: Self.alertInterface, member: AlertsContract.Alert.completed.name))
+        try await (connection ?? client).subscribe(MatchRule(sender: Self.busName, interface: AlertsContract.Alert.interface.name,
+                                                             member: AlertsContract.Alert.completed.name))
     }
 
-    func present(_ alert: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: AlertsContract.Manager.presentAlert.name, [.vardict(alert)])
-        return try #require(reply.first?.objectPathValue)
+    /// Presents `alert` from `connection` (the fixture's by default) and returns its object.
+    func present(_ alert: Alert, on connection: DBusConnection? = nil) async throws -> AlertControl {
+        try await alerts(on: connection).submit(alert)
     }
 
-    func speak(_ chunks: [(String, String)], _ options: [String: DBusValue] = [:], on connection: DBusConnection? = nil) async throws -> ObjectPath {
-        let value = DBusValue.array(.structure([.string, .string]), chunks.map { .structure([.string($0.0), .string($0.1)]) })
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.busName,
-                                                          member: AlertsContract.Manager.speak.name, [value, .vardict(options)])
-        return try #require(reply.first?.objectPathValue)
+    /// `PresentAlert` with a request the client refuses to send (wrong types, unknown keys,
+    /// values out of range): what the service says to it.
+    func present(raw alert: [String: DBusValue]) async throws {
+        _ = try await client.call(destination: Self.busName, path: ObjectPath(declared: AlertsContract.managerPath),
+                                  interface: AlertsContract.Manager.interface.name, member: AlertsContract.Manager.presentAlert.name,
+                                  [.vardict(alert)])
     }
 
-    /// Calls one of an alert's methods (`AlertsContract.Alert`).
-    func call(_ method: MethodDeclaration, path: ObjectPath, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws {
-        _ = try await (connection ?? client).call(destination: Self.busName, path: path, interface: Self.alertInterface,
-                                                  member: method.name, arguments)
+    /// Speaks `chunks` from `connection` (the fixture's by default) and returns its object.
+    func speak(_ chunks: [SpeechChunk], _ options: SpeechOptions = SpeechOptions(), on connection: DBusConnection? = nil) async throws -> AlertControl {
+        try await alerts(on: connection).startSpeaking(chunks, options: options).control
     }
 
-    /// A property of the manager (`AlertsContract.Manager`) or, at an alert's path, of that alert (`AlertsContract.Alert`).
-    func property(_ property: PropertyDeclaration, path: ObjectPath = path, interface: String? = nil) async throws -> DBusValue? {
-        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties", member: "Get",
-                              [.string(interface ?? (path == Self.path ? Self.busName : Self.alertInterface)), .string(property.name)])
-            .first?.variantValue
-    }
-
-    /// Sets a property of the manager (`AlertsContract.Manager`).
-    func setProperty(_ property: PropertyDeclaration, _ value: DBusValue) async throws {
-        _ = try await client.call(destination: Self.busName, path: Self.path, interface: "org.freedesktop.DBus.Properties",
-                                  member: "Set", [.string(Self.busName), .string(property.name), .variant(value)])
-    }
-
-    /// How an alert completed: the signal as EarshotClient reads it (so these tests also
-    /// prove the client's reading), and its raw info.
-    struct Completion {
-        var result: AlertResult
-        var info: [String: DBusValue]
-        var success: Bool { result.success }
-        var resultCode: String { result.resultCode.rawValue }
-        var reason: String? { result.reason?.rawValue }
-        var tryAgainMs: UInt32? { result.tryAgainTimeMs }
-        var warnings: [String] { result.warnings }
-    }
-
-    /// Waits for `path`'s `Completed`.
-    static func completion(of path: ObjectPath, in subscription: SignalSubscription, timeout: Duration = .seconds(20)) async throws -> Completion {
+    /// Waits for `alert`'s `Completed`, as EarshotClient reads it (so these tests also prove
+    /// the client's reading).
+    static func completion(of alert: AlertControl, in subscription: SignalSubscription, timeout: Duration = .seconds(20)) async throws -> AlertResult {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
-            guard signal.path == path else { continue }
-            let result = try #require(AlertResult(completed: signal.body), "Completed \(signal.body) is not as declared")
-            return Completion(result: result, info: signal.body[2].stringKeyedValue ?? [:])
+            guard signal.path == alert.path else { continue }
+            return try #require(AlertResult(completed: signal.body), "Completed \(signal.body) is not as declared")
         }
-        throw HarnessError("no Completed from \(path) within \(timeout)")
+        throw HarnessError("no Completed from \(alert.path) within \(timeout)")
     }
 
     /// The speaker's samples so far (mono S16_LE).
     func speakerSamples() throws -> [Int16] {
         let data = (try? Data(contentsOf: speaker)) ?? Data()
         return data.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self)) }
+    }
+}
+
+extension Alert {
+    /// An alert of `text` with the fields `configure` sets.
+    static func text(_ text: String, _ configure: (inout Alert) -> Void = { _ in }) -> Alert {
+        var alert = Alert(text: text)
+        configure(&alert)
+        return alert
+    }
+}
+
+extension Alert.SoftButton {
+    /// A button `id` labelled `text`, with `action`.
+    static func labelled(_ id: UInt16, _ text: String, _ action: SystemAction = .defaultAction) -> Alert.SoftButton {
+        var button = Alert.SoftButton(id: id, text: text)
+        button.systemAction = action
+        return button
     }
 }
 

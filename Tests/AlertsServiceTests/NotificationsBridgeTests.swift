@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -6,15 +7,12 @@ import Testing
 
 /// `--display notifications` against python-dbusmock's notification daemon on the bus.
 @Suite struct NotificationsBridgeTests {
-    private typealias Keys = AlertsContract.Manager.Keys
-    private typealias Button = AlertsContract.Manager.SoftButtonKeys
-    private typealias Alert = AlertsContract.Alert
-
     static let notifications = "org.freedesktop.Notifications"
     static let mockPath: ObjectPath = "/org/freedesktop/Notifications"
     static let python = "/usr/bin/python3"
 
-    /// The calls the mock has received: (method, arguments).
+    /// The calls the mock has received: (method, arguments). (The mock is no Earshot service:
+    /// it is spoken to raw.)
     static func calls(_ f: AlertsFixture) async throws -> [(String, [DBusValue])] {
         let reply = try await f.client.call(destination: notifications, path: mockPath, interface: "org.freedesktop.DBus.Mock",
                                             member: "GetCalls")
@@ -50,9 +48,8 @@ import Testing
         }) { f in
             defer { mock?.stop() }
             let completions = try await f.completions()
-            let call = try await f.present([Keys.text.name: .string("Call from Ann"), Keys.secondaryText.name: .string("mobile"),
-                                            Keys.softButtons.name: .vardicts([[Button.id.name: .uint16(1), Button.text.name: .string("Answer")],
-                                                                        [Button.id.name: .uint16(2), Button.text.name: .string("Decline")]])])
+            let call = try await f.present(Alert(text: "Call from Ann", secondaryText: "mobile",
+                                                 softButtons: [.labelled(1, "Answer"), .labelled(2, "Decline")]))
             let notify = try #require(try await Self.waitForCalls(f, "Notify", count: 1).first)
             #expect(notify[3] == .string("Call from Ann"))
             #expect(notify[4] == .string("mobile"))
@@ -61,18 +58,18 @@ import Testing
             // The mock numbers notifications from 1.
             try await Self.emit(f, "ActionInvoked", "us", [.uint32(1), .string("2")])
             let pressed = try await AlertsFixture.completion(of: call, in: completions)
-            #expect(pressed.success && pressed.reason == "button" && pressed.info[Alert.CompletionKeys.pressedButton.name] == .uint16(2))
+            #expect(pressed.success && pressed.reason == .button && pressed.pressedButton == 2)
             // The finished alert's notification is closed.
             let closed = try await Self.waitForCalls(f, "CloseNotification", count: 1)
             // The mock declares the id as i where the specification says u.
             #expect(closed.first?.first?.integerValue == 1)
 
-            let info = try await f.present([Keys.text.name: .string("Traffic ahead"), Keys.timeout.name: .double(8)])
+            let info = try await f.present(.text("Traffic ahead") { $0.timeout = 8 })
             let second = try await Self.waitForCalls(f, "Notify", count: 2)
             #expect(second[1][7] == .int32(8000))
             try await Self.emit(f, "NotificationClosed", "uu", [.uint32(2), .uint32(2)])
             let dismissed = try await AlertsFixture.completion(of: info, in: completions)
-            #expect(dismissed.success && dismissed.reason == "dismissed")
+            #expect(dismissed.success && dismissed.reason == .dismissed)
         }
         await mock?.shutdown()
     }
