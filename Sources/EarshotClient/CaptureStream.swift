@@ -93,6 +93,12 @@ public struct PassThruControl: Sendable {
     public func retry() async throws {
         _ = try await calls.call(path, Members.interface, Members.retry)
     }
+
+    /// The owner ends it with SUCCESS, keeping what was heard (`End`; anyone else is
+    /// refused with Disallowed).
+    public func end() async throws {
+        _ = try await calls.call(path, Members.interface, Members.end)
+    }
 }
 
 extension CaptureProxy {

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -6,35 +7,44 @@ import EarshotTestSupport
 import Foundation
 import Testing
 
-@Suite struct CaptureEndingTests {
+@Suite(.timeLimit(.minutes(2))) struct CaptureEndingTests {
     /// A long pass-thru, paced in real time so there is time to end it.
-    static let long = CaptureFixture.request(maxMs: 20_000, [RequestKeys.chunkMs.name: .uint32(50)])
+    static let long = CaptureFixture.request(maxMs: 20_000) { $0.chunkMs = 50 }
+
+    /// The owner's End and the user's Done, Cancel and Retry, each by the client's method.
+    static func act(_ action: PassThruEndReason, on passThru: PassThru) async throws {
+        switch action {
+        case .end: try await passThru.end()
+        case .done: try await passThru.done()
+        case .cancel: try await passThru.cancel()
+        default: try await passThru.retry()
+        }
+    }
 
     @Test(arguments: [
-        (PassThru.end, "SUCCESS", true, "end"), (PassThru.done, "SUCCESS", true, "done"),
-        (PassThru.cancel, "ABORTED", false, "cancel"), (PassThru.retry, "RETRY", true, "retry"),
+        (PassThruEndReason.end, ResultCode.success, true), (.done, .success, true), (.cancel, .aborted, false), (.retry, .retry, true),
     ])
-    func userActionsEndWithTheirResult(member: MethodDeclaration, code: String, success: Bool, reason: String) async throws {
+    func userActionsEndWithTheirResult(action: PassThruEndReason, code: ResultCode, success: Bool) async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
             var framesWhileRecording: [UInt64] = []
-            var framesAtTheEnd: DBusValue?
-            let recording = try await capture.record(Self.long) { path in
+            var framesAtTheEnd: UInt64?
+            let recording = try await capture.record(Self.long) { passThru in
                 try await Task.sleep(for: .milliseconds(300))
                 // FramesCaptured is read as it is now: it grows while recording.
                 for _ in 0..<2 {
-                    framesWhileRecording.append(try #require(try await capture.property(PassThru.framesCaptured, path: path)?.uint64Value))
+                    framesWhileRecording.append(try await passThru.read(.framesCaptured))
                     try await Task.sleep(for: .milliseconds(120))
                 }
-                _ = try await capture.call(member, path: path)
-                await expectDBusError(EarshotErrorName.rejected.name) { _ = try await capture.call(member, path: path) }
-                #expect(try await capture.property(PassThru.resultCode, path: path) == .string(code))
-                #expect(try await capture.property(PassThru.state, path: path) == .string("finished"))
-                framesAtTheEnd = try await capture.property(PassThru.framesCaptured, path: path)
+                try await Self.act(action, on: passThru)
+                await expectDBusError(EarshotErrorName.rejected.name) { try await Self.act(action, on: passThru) }
+                #expect(try await passThru.read(.resultCode) == code)
+                #expect(try await passThru.read(.state) == .finished)
+                framesAtTheEnd = try await passThru.read(.framesCaptured)
             }
-            #expect(recording.resultCode == code && recording.success == success && recording.reason == reason)
+            #expect(recording.result.resultCode == code && recording.result.success == success && recording.result.reason == action)
             #expect(recording.chunks.map(\.sequence) == Array(0..<UInt64(recording.chunks.count)))
-            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(UInt64(recording.bytes.count / 2)))
-            #expect(framesAtTheEnd == recording.info[FinishedKeys.framesCaptured])
+            #expect(recording.result.framesCaptured == UInt64(recording.bytes.count / 2))
+            #expect(framesAtTheEnd == recording.result.framesCaptured)
             #expect(framesWhileRecording.count == 2 && framesWhileRecording[0] > 0 && framesWhileRecording[1] > framesWhileRecording[0],
                     "\(framesWhileRecording)")
         }
@@ -44,15 +54,15 @@ import Testing
         // One-second chunks (so one-second ALSA periods): ended 1.5 s in, the pass-thru
         // still delivers the half second the device captured after the first chunk.
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            let request = CaptureFixture.request(maxMs: 20_000, [RequestKeys.chunkMs.name: .uint32(1000)])
+            let request = CaptureFixture.request(maxMs: 20_000) { $0.chunkMs = 1000 }
             let started = ContinuousClock.now
             var endedAt = started
-            let recording = try await capture.record(request) { path in
+            let recording = try await capture.record(request) { passThru in
                 try await Task.sleep(for: .milliseconds(1500))
-                _ = try await capture.call(PassThru.done, path: path)
+                try await passThru.done()
                 endedAt = ContinuousClock.now
             }
-            #expect(recording.resultCode == "SUCCESS" && recording.reason == "done")
+            #expect(recording.result.resultCode == .success && recording.result.reason == .done)
             // Whole chunks, then what was heard since the last: two chunks, unless a loaded
             // machine delayed Done past the second second.
             #expect(recording.chunks.count >= 2 && (recording.chunks.last?.data.count ?? 0) > 0)
@@ -62,43 +72,39 @@ import Testing
             // wait included), at most all the time until Done returned.
             let upper = Int((endedAt - started) / .milliseconds(1)) * 16
             #expect(frames >= 1400 * 16 && frames <= upper, "\(frames) frames")
-            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(UInt64(frames)))
+            #expect(recording.result.framesCaptured == UInt64(frames))
             #expect(recording.bytes == Array(CaptureFixture.pattern(frames * 2)))
         }
     }
 
     @Test func endAudioPassThruEndsTheCallersOwn() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            await expectDBusError(EarshotErrorName.rejected.name) {
-                _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path, interface: CaptureFixture.manager)
-            }
-            let recording = try await capture.record(Self.long) { path in
+            await expectDBusError(EarshotErrorName.rejected.name) { try await capture.capture.endActive() }
+            let recording = try await capture.record(Self.long) { passThru in
                 let other = try await capture.bus.connect()
                 defer { other.close() }
                 // Not the owner: neither EndAudioPassThru nor End.
-                await expectDBusError(EarshotErrorName.rejected.name) {
-                    _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path,
-                                               interface: CaptureFixture.manager, on: other)
+                await expectDBusError(EarshotErrorName.rejected.name) { try await capture.capture(on: other).endActive() }
+                await expectDBusError(EarshotErrorName.disallowed.name) {
+                    try await capture.capture(on: other).passThru(at: passThru.path).end()
                 }
-                await expectDBusError(EarshotErrorName.disallowed.name) { _ = try await capture.call(PassThru.end, path: path, on: other) }
-                _ = try await capture.call(CaptureManager.endAudioPassThru, path: CaptureFixture.path, interface: CaptureFixture.manager)
+                try await capture.capture.endActive()
             }
-            #expect(recording.resultCode == "SUCCESS" && recording.reason == "end")
+            #expect(recording.result.resultCode == .success && recording.result.reason == .end)
         }
     }
 
     @Test func aSecondRequestIsRejectedWithTheTimeLeft() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
-            let first = try await capture.perform(Self.long)
+            let first = try await capture.start(Self.long)
             let other = try await capture.bus.connect()
             defer { other.close() }
-            let error = await expectDBusError(EarshotErrorName.rejected.name) { _ = try await capture.perform(Self.long, on: other) }
+            let error = await expectDBusError(EarshotErrorName.rejected.name) { _ = try await capture.start(Self.long, on: other) }
             #expect(error?.message.contains("ms remaining") == true, "\(String(describing: error))")
             let remaining = error?.message.split(separator: " ").compactMap { Int($0) }.last ?? -1
             #expect(remaining > 15_000 && remaining <= 20_000, "\(String(describing: error))")
-            let active = try await capture.property(CaptureManager.active, path: CaptureFixture.path, interface: CaptureFixture.manager)
-            #expect(active == .objectPath(first))
-            _ = try await capture.call(PassThru.cancel, path: first)
+            #expect(try await capture.capture.active() == first.path)
+            try await first.cancel()
         }
     }
 
@@ -106,15 +112,15 @@ import Testing
         try await CaptureFixture.with(input: CaptureFixture.pattern(1_000_000), pace: "realtime") { capture in
             let watcher = try await CaptureFixture.subscribe(capture.client)
             let owner = try await capture.bus.connect()
-            let path = try await capture.perform(Self.long, on: owner)
+            let passThru = try await capture.start(Self.long, on: owner)
             try await Task.sleep(for: .milliseconds(200))
             owner.close()
-            let recording = try await CaptureFixture.collect(watcher, path: path, timeout: .seconds(5))
-            #expect(recording.resultCode == "ABORTED" && !recording.success && recording.reason == "owner-vanished")
+            let recording = try await CaptureFixture.collect(watcher, path: passThru.path, timeout: .seconds(5))
+            #expect(recording.result.resultCode == .aborted && !recording.result.success && recording.result.reason == .ownerVanished)
             #expect(recording.chunks.isEmpty)  // the chunks went to the owner only
             // The device is free again at once.
             let next = try await capture.record(CaptureFixture.request(maxMs: 200))
-            #expect(next.resultCode == "SUCCESS")
+            #expect(next.result.resultCode == .success)
         }
     }
 
@@ -122,12 +128,11 @@ import Testing
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000), pace: "realtime") { capture in
             let watcher = try await CaptureFixture.subscribe(capture.client)
             let owner = try await capture.bus.connect()
-            let request = CaptureFixture.request(maxMs: 600, [RequestKeys.outliveOwner.name: .boolean(true)])
-            let path = try await capture.perform(request, on: owner)
+            let passThru = try await capture.start(CaptureFixture.request(maxMs: 600) { $0.outliveOwner = true }, on: owner)
             owner.close()
-            let recording = try await CaptureFixture.collect(watcher, path: path, timeout: .seconds(5))
-            #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
-            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(9600))
+            let recording = try await CaptureFixture.collect(watcher, path: passThru.path, timeout: .seconds(5))
+            #expect(recording.result.resultCode == .success && recording.result.reason == .timeout)
+            #expect(recording.result.framesCaptured == 9600)
         }
     }
 
@@ -139,14 +144,11 @@ import Testing
             let states = try await capture.client.subscribe(MatchRule(sender: CaptureFixture.busName,
                                                                       interface: "org.freedesktop.DBus.Properties",
                                                                       member: "PropertiesChanged"))
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
-                RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
-                                                       [.structure([.string("TEXT"), .string("Speak after the tone")])]),
-            ]))
-            #expect(recording.resultCode == "SUCCESS" && recording.success && recording.reason == "timeout")
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300) { $0.initialPrompt = [.text("Speak after the tone")] })
+            #expect(recording.result.resultCode == .success && recording.result.success && recording.result.reason == .timeout)
             var seen: [String] = []
             while let signal = await states.next(timeout: .milliseconds(300)) {
-                if let state = signal.body.dropFirst().first?.stringKeyedValue?[PassThru.state]?.stringValue { seen.append(state) }
+                if let state = signal.body.dropFirst().first?.stringKeyedValue?[PassThruMembers.state]?.stringValue { seen.append(state) }
             }
             #expect(seen.first == "recording" && seen.last == "finished", "State went \(seen)")
             #expect(alerts.logText.contains("speech only, 1 audio chunk(s)"))
@@ -160,23 +162,20 @@ import Testing
             let snoop = try await capture.bus.connect()
             defer { snoop.close() }
             let everything = try await snoop.subscribe(MatchRule())
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 500, [RequestKeys.chunkMs.name: .uint32(10)]))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 500) { $0.chunkMs = 10 })
             #expect(recording.chunks.count == 50)
             var seen: [String] = []
             while let signal = await everything.next(timeout: .milliseconds(500)) { seen.append(signal.member ?? "") }
-            #expect(seen.contains(PassThru.finished.name))
-            #expect(!seen.contains(PassThru.audioPassThru.name))
+            #expect(seen.contains(PassThruMembers.finished.name))
+            #expect(!seen.contains(PassThruMembers.audioPassThru.name))
         }
     }
 
     @Test func aPromptWithoutTheAlertServiceEndsWithWarnings() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(100_000)) { capture in
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [
-                RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
-                                                       [.structure([.string("TEXT"), .string("Speak after the tone")])]),
-            ]))
-            #expect(recording.resultCode == "WARNINGS" && recording.success && recording.reason == "timeout")
-            #expect(recording.info[FinishedKeys.framesCaptured] == .uint64(4800))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300) { $0.initialPrompt = [.text("Speak after the tone")] })
+            #expect(recording.result.resultCode == .warnings && recording.result.success && recording.result.reason == .timeout)
+            #expect(recording.result.framesCaptured == 4800)
         }
     }
 
@@ -204,18 +203,18 @@ import Testing
             ])])
             try await alerts.requestName(AlertsContract.busName)
             let prompt = DBusValue.array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak now")])])
-            let recording = try await capture.record(CaptureFixture.request(maxMs: 300, [RequestKeys.initialPrompt.name: prompt])) { path in
-                #expect(try await capture.property(PassThru.state, path: path) == .string("prompting"))
+            let recording = try await capture.record(CaptureFixture.request(maxMs: 300) { $0.initialPrompt = [.text("Speak now")] }) { passThru in
+                #expect(try await passThru.state() == .prompting)
                 // It stays prompting until the stand-in completes the prompt (400 ms).
                 let deadline = ContinuousClock.now + .seconds(20)
-                var state = try await capture.property(PassThru.state, path: path)
-                while state == .string("prompting"), ContinuousClock.now < deadline {
+                var state = try await passThru.state()
+                while state == .prompting, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(20))
-                    state = try await capture.property(PassThru.state, path: path)
+                    state = try await passThru.state()
                 }
-                #expect(state == .string("recording") || state == .string("finished"))
+                #expect(state == .recording || state == .finished)
             }
-            #expect(recording.resultCode == "SUCCESS")
+            #expect(recording.result.resultCode == .success)
             #expect(spoken.withLock { $0.first?.first } == prompt)
         }
     }

@@ -1,15 +1,16 @@
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
+import Synchronization
 import Testing
 
 /// The capture service's declarations, as the contract spells them.
 typealias CaptureManager = CaptureContract.Manager
 typealias RequestKeys = CaptureContract.Manager.Keys
-typealias PassThru = CaptureContract.PassThru
-typealias FinishedKeys = CaptureContract.PassThru.FinishedKeys
+typealias PassThruMembers = CaptureContract.PassThru
 
 /// A private bus, a file-backed ALSA microphone `mic` and the real earshot-capture.
 struct CaptureFixture {
@@ -17,7 +18,7 @@ struct CaptureFixture {
     static let path = ObjectPath(declared: CaptureContract.managerPath)
     /// The manager's interface (at `path`) and each pass-thru's.
     static let manager = CaptureManager.interface.name
-    static let passThru = PassThru.interface.name
+    static let passThru = PassThruMembers.interface.name
 
     let bus: PrivateBus
     let service: ServiceProcess
@@ -45,76 +46,95 @@ struct CaptureFixture {
         bus.directory.appendingPathComponent("microphone.raw")
     }
 
+    /// The capture service through EarshotClient, on the fixture's connection or `connection`.
+    var capture: CaptureProxy { CaptureProxy(connection: client) }
+    func capture(on connection: DBusConnection?) -> CaptureProxy { CaptureProxy(connection: connection ?? client) }
+
+    /// A PCM request of `maxMs`, with what `configure` sets.
     static func request(rate: UInt32 = 16000, bits: UInt32 = 16, maxMs: UInt32 = 1000,
-                        _ extra: [String: DBusValue] = [:]) -> [String: DBusValue] {
+                        _ configure: (inout AudioPassThruRequest) -> Void = { _ in }) -> AudioPassThruRequest {
+        var request = AudioPassThruRequest(samplingRate: rate, bitsPerSample: bits, maxDurationMs: maxMs)
+        configure(&request)
+        return request
+    }
+
+    /// The wire form of a PCM request of `maxMs` with `extra` keys: for requests the client
+    /// refuses to send or cannot spell (wrong types, SDL's rate names, values out of range).
+    static func rawRequest(maxMs: UInt32 = 1000, _ extra: [String: DBusValue] = [:]) -> [String: DBusValue] {
         var request: [String: DBusValue] = [
-            RequestKeys.samplingRate.name: .uint32(rate), RequestKeys.bitsPerSample.name: .uint32(bits),
+            RequestKeys.samplingRate.name: .uint32(16000), RequestKeys.bitsPerSample.name: .uint32(16),
             RequestKeys.audioType.name: .string("PCM"), RequestKeys.maxDuration.name: .uint32(maxMs),
         ]
         request.merge(extra) { _, new in new }
         return request
     }
 
-    func perform(_ request: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> ObjectPath {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.manager,
-                                                          member: CaptureManager.performAudioPassThru.name, [.vardict(request)])
+    /// Starts a pass-thru from `connection` (the fixture's by default) without following it.
+    func start(_ request: AudioPassThruRequest, on connection: DBusConnection? = nil) async throws -> PassThruControl {
+        try await capture(on: connection).start(request)
+    }
+
+    /// `PerformAudioPassThru` with a request the client refuses to send, sent raw.
+    @discardableResult
+    func start(raw request: [String: DBusValue]) async throws -> ObjectPath {
+        let reply = try await client.call(destination: Self.busName, path: Self.path, interface: Self.manager,
+                                          member: CaptureManager.performAudioPassThru.name, [.vardict(request)])
         return try #require(reply.first?.objectPathValue)
     }
 
-    func call(_ method: MethodDeclaration, path: ObjectPath, interface: String = passThru,
-              on connection: DBusConnection? = nil) async throws -> [DBusValue] {
-        try await (connection ?? client).call(destination: Self.busName, path: path, interface: interface, member: method.name)
-    }
-
-    func property(_ property: PropertyDeclaration, path: ObjectPath, interface: String = passThru) async throws -> DBusValue? {
-        try await client.call(destination: Self.busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                              member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
-    }
-
-    /// Everything a pass-thru sent its owner, and how it ended.
+    /// Everything a pass-thru sent its owner, and how it ended, as EarshotClient reads it
+    /// (so these tests also prove the client's reading).
     struct Recording {
-        var chunks: [(data: [UInt8], sequence: UInt64, monotonicUs: UInt64)] = []
-        var resultCode = ""
-        var success = false
-        var info: [String: DBusValue] = [:]
+        var chunks: [AudioChunk] = []
+        var result: PassThruResult
         var bytes: [UInt8] { chunks.flatMap(\.data) }
-        var reason: String?
     }
 
-    /// Subscribes to the pass-thru signals a client sees (unicast chunks, broadcast Finished).
+    /// Subscribes to the pass-thru signals a client sees (unicast chunks, broadcast Finished):
+    /// for a watcher that is not the owner.
     static func subscribe(_ connection: DBusConnection) async throws -> SignalSubscription {
         try await connection.subscribe(MatchRule(sender: busName, interface: passThru))
     }
 
-    /// Collects `path`'s chunks until its `Finished`.
+    /// Collects `path`'s chunks until its `Finished`, as a watcher that is not the owner.
     static func collect(_ subscription: SignalSubscription, path: ObjectPath, timeout: Duration = .seconds(30)) async throws -> Recording {
-        var recording = Recording()
+        var chunks: [AudioChunk] = []
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
-            // Read as EarshotClient reads them, so that these tests also prove the client's reading.
-            if signal.member == PassThru.audioPassThru.name {
-                let chunk = try #require(AudioChunk(audioPassThru: signal.body), "AudioPassThru \(signal.body.map(\.type)) is not as declared")
-                recording.chunks.append((chunk.data, chunk.sequence, chunk.monotonicUs))
-            } else if signal.member == PassThru.finished.name {
+            if signal.member == PassThruMembers.audioPassThru.name {
+                chunks.append(try #require(AudioChunk(audioPassThru: signal.body), "AudioPassThru \(signal.body.map(\.type)) is not as declared"))
+            } else if signal.member == PassThruMembers.finished.name {
                 let result = try #require(PassThruResult(finished: signal.body), "Finished \(signal.body) is not as declared")
-                recording.resultCode = result.resultCode.rawValue
-                recording.success = result.success
-                recording.reason = result.reason.rawValue
-                recording.info = signal.body[2].stringKeyedValue ?? [:]
-                return recording
+                return Recording(chunks: chunks, result: result)
             }
         }
         throw HarnessError("no Finished from \(path) within \(timeout)")
     }
 
-    /// Performs a pass-thru and collects it to the end.
-    func record(_ request: [String: DBusValue], while action: (ObjectPath) async throws -> Void = { _ in }) async throws -> Recording {
-        let subscription = try await Self.subscribe(client)
-        let path = try await perform(request)
-        try await action(path)
-        return try await Self.collect(subscription, path: path)
+    /// Performs a pass-thru through the client, runs `action` on it, and collects it to the
+    /// end (each suite's time limit stops a pass-thru that never finishes).
+    func record(_ request: AudioPassThruRequest, while action: (PassThru) async throws -> Void = { _ in }) async throws -> Recording {
+        let passThru = try await capture.perform(request)
+        try await action(passThru)
+        var chunks: [AudioChunk] = []
+        for await chunk in passThru { chunks.append(chunk) }
+        return Recording(chunks: chunks, result: try await passThru.result)
+    }
+
+    /// The pipe of `passThru`'s PCM (`OpenStream`), read by the test itself.
+    static func openStream(_ passThru: PassThru) async throws -> StreamPipe {
+        StreamPipe(try #require(try await passThru.openStream().take()))
+    }
+
+    /// A pipe's read end, closed by `close()` or when dropped.
+    final class StreamPipe: Sendable {
+        private let descriptor: Mutex<Int32?>
+        init(_ descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+        var rawValue: Int32? { descriptor.withLock { $0 } }
+        func close() { descriptor.withLock { fd in if let open = fd { Glibc.close(open) }; fd = nil } }
+        deinit { close() }
     }
 
     /// Reads the stream `fd` into `bytes` until they are at least `count` long, or to EOF.

@@ -1,12 +1,15 @@
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Testing
 
 /// `OutputPath`: a script that starts a pass-thru with `busctl` (which leaves at once) gets
 /// the audio as a WAV file, created with the caller's permissions.
-@Suite(.serialized) struct CaptureOutputFileTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct CaptureOutputFileTests {
     static let user = "earshot-wav-writer"
 
     /// `busctl call … PerformAudioPassThru` with `OutputPath`, run by `prefix` (another
@@ -43,13 +46,14 @@ import Testing
         let input = CaptureFixture.pattern(65536)
         try await CaptureFixture.with(input: input) { fixture in
             let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: PassThru.finished.name))
+                                                                        member: PassThruMembers.finished.name))
             let output = fixture.bus.directory.appendingPathComponent("take.wav")
             let path = try await Self.busctl(fixture, output: output, maxMs: 1000)
             let end = try #require(await finished.next(timeout: .seconds(10)))
             #expect(end.path == path)
-            #expect(end.body.first == .string("SUCCESS"))
-            let frames = try #require(end.body[2].stringKeyedValue?[FinishedKeys.framesCaptured]?.uint64Value)
+            let result = try #require(PassThruResult(finished: end.body))
+            #expect(result.resultCode == .success)
+            let frames = result.framesCaptured
             let wave = try Self.read(output)
             #expect(wave.rate == 16000 && wave.channels == 1 && wave.bits == 16)
             #expect(UInt64(wave.samples.count) == frames * 2)
@@ -60,24 +64,22 @@ import Testing
 
     @Test func anEndedPassThruLeavesACompleteFileAndABadPathIsRefused() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(65536), pace: "realtime") { fixture in
-            let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: PassThru.finished.name))
             let output = fixture.bus.directory.appendingPathComponent("cut.wav")
-            let path = try await fixture.perform(CaptureFixture.request(maxMs: 10000, [RequestKeys.outputPath.name: .string(output.path)]))
+            let passThru = try await fixture.capture.perform(CaptureFixture.request(maxMs: 10000) { $0.outputPath = output.path })
             try await Task.sleep(for: .milliseconds(700))
-            _ = try await fixture.call(PassThru.cancel, path: path)
-            let end = try #require(await finished.next(timeout: .seconds(10)))
-            #expect(end.body.first != .string("SUCCESS"))
+            try await passThru.cancel()
+            #expect(try await passThru.result.resultCode != .success)
             let wave = try Self.read(output)  // sizes written, whatever the end
             #expect(wave.samples.count > 8000 && wave.samples.count < 64000, "\(wave.samples.count) bytes")
 
             for bad in ["relative.wav", "/tmp/", fixture.bus.directory.appendingPathComponent("missing/dir/take.wav").path] {
-                await #expect(throws: DBusError.self) {
-                    _ = try await fixture.perform(CaptureFixture.request([RequestKeys.outputPath.name: .string(bad)]))
+                // Sent raw, so that the service's own check answers.
+                await expectDBusError(EarshotErrorName.invalidData.name) {
+                    try await fixture.start(raw: CaptureFixture.rawRequest([RequestKeys.outputPath.name: .string(bad)]))
                 }
             }
             // A refused request starts nothing: the next one is accepted.
-            _ = try await fixture.perform(CaptureFixture.request(maxMs: 100))
+            _ = try await fixture.start(CaptureFixture.request(maxMs: 100))
         }
     }
 
@@ -104,7 +106,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: refused.path))
 
             let finished = try await fixture.client.subscribe(MatchRule(sender: CaptureFixture.busName, interface: CaptureFixture.passThru,
-                                                                        member: PassThru.finished.name))
+                                                                        member: PassThruMembers.finished.name))
             let allowed = theirs.appendingPathComponent("take.wav")
             _ = try await Self.busctl(fixture, output: allowed, maxMs: 500, prefix: prefix)
             #expect(await finished.next(timeout: .seconds(10)) != nil)

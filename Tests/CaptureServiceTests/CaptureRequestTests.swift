@@ -1,10 +1,11 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import Foundation
 import Testing
 
-@Suite struct CaptureRequestTests {
+@Suite(.timeLimit(.minutes(2))) struct CaptureRequestTests {
     static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
     static let invalidData = EarshotErrorName.invalidData.name
 
@@ -58,25 +59,26 @@ import Testing
         ("unknown key", ["Colour": .string("red")], invalidArgs, "Colour: unknown key"),
     ]
 
+    /// Requests the client refuses to send, sent raw.
     @Test func everyKeyIsChecked() async throws {
         try await CaptureFixture.with(input: CaptureFixture.pattern(1000)) { capture in
             for (what, change, name, message) in Self.cases {
                 let error = await #expect(throws: DBusError.self, "\(what)") {
-                    _ = try await capture.perform(CaptureFixture.request(change))
+                    try await capture.start(raw: CaptureFixture.rawRequest(change))
                 }
                 #expect(error?.name == name, "\(what): \(String(describing: error))")
                 #expect(error?.message.hasPrefix(message) == true, "\(what): \(String(describing: error?.message))")
             }
             for key in [RequestKeys.samplingRate, RequestKeys.bitsPerSample, RequestKeys.audioType, RequestKeys.maxDuration] {
-                var request = CaptureFixture.request()
+                var request = CaptureFixture.rawRequest()
                 request[key.name] = nil
-                let error = await #expect(throws: DBusError.self) { _ = try await capture.perform(request) }
+                let error = await #expect(throws: DBusError.self) { try await capture.start(raw: request) }
                 #expect(error?.name == Self.invalidArgs)
                 #expect(error?.message.hasPrefix("\(key.name): required key is missing") == true)
             }
             // Nothing was started by any of them.
-            let active = try await capture.property(CaptureManager.active, path: CaptureFixture.path, interface: CaptureFixture.manager)
-            #expect(active == .objectPath("/"))
+            let active = try await capture.capture.active()
+            #expect(active == nil)
         }
     }
 
@@ -85,11 +87,10 @@ import Testing
         // accepts every width, so refuse through channels: the service captures mono, and
         // this device only does stereo.
         try await CaptureFixture.with(input: CaptureFixture.pattern(1000), channels: 2) { capture in
-            let error = await #expect(throws: DBusError.self) { _ = try await capture.perform(CaptureFixture.request()) }
+            let error = await #expect(throws: EarshotError.self) { _ = try await capture.start(CaptureFixture.request()) }
             #expect(error?.name == EarshotErrorName.unsupportedResource.name, "\(String(describing: error))")
-            let capabilities = try await capture.property(CaptureManager.capabilities, path: CaptureFixture.path,
-                                                          interface: CaptureFixture.manager)
-            #expect(capabilities?.arrayValue?.isEmpty == false)
+            let capabilities = try await capture.capture.capabilities()
+            #expect(!capabilities.isEmpty)
         }
     }
 }

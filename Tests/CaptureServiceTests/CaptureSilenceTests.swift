@@ -1,10 +1,11 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
 import Testing
 
-@Suite struct CaptureSilenceTests {
+@Suite(.timeLimit(.minutes(2))) struct CaptureSilenceTests {
     static func speech(_ text: String) throws -> [UInt8] {
         try SpokenAudio.pcm(text)
     }
@@ -24,9 +25,11 @@ import Testing
         return out
     }
 
-    static func request(maxMs: UInt32) -> [String: DBusValue] {
-        CaptureFixture.request(rate: 22050, bits: 16, maxMs: maxMs,
-                               [RequestKeys.endOnSilenceMs.name: .uint32(800), RequestKeys.chunkMs.name: .uint32(20)])
+    static func request(maxMs: UInt32) -> AudioPassThruRequest {
+        CaptureFixture.request(rate: 22050, bits: 16, maxMs: maxMs) {
+            $0.endOnSilenceMs = 800
+            $0.chunkMs = 20
+        }
     }
 
     @Test func speechThenSilenceEndsEarly() async throws {
@@ -35,8 +38,8 @@ import Testing
         let input = Self.withRoomNoise([UInt8](repeating: 0, count: 22050) + speech + [UInt8](repeating: 0, count: 22050 * 2 * 20))
         try await CaptureFixture.with(input: input) { capture in
             let recording = try await capture.record(Self.request(maxMs: 15_000))
-            #expect(recording.resultCode == "SUCCESS" && recording.reason == "silence", "\(recording.info)")
-            let duration = Int(recording.info[FinishedKeys.durationMs]?.uint32Value ?? 0)
+            #expect(recording.result.resultCode == .success && recording.result.reason == .silence, "\(recording.result)")
+            let duration = Int(recording.result.durationMs)
             // Half a second of room, the speech, then about the 800 ms of silence.
             #expect(duration > 500 + speechMs && duration < 500 + speechMs + 1500, "\(duration) ms for \(speechMs) ms of speech")
         }
@@ -46,8 +49,8 @@ import Testing
         let input = Self.withRoomNoise([UInt8](repeating: 0, count: 22050 * 2 * 5))
         try await CaptureFixture.with(input: input) { capture in
             let recording = try await capture.record(Self.request(maxMs: 3000))
-            #expect(recording.resultCode == "SUCCESS" && recording.reason == "timeout")
-            #expect(recording.info[FinishedKeys.durationMs] == .uint32(3000))
+            #expect(recording.result.resultCode == .success && recording.result.reason == .timeout)
+            #expect(recording.result.durationMs == 3000)
         }
     }
 }

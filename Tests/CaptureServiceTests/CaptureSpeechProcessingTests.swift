@@ -1,5 +1,6 @@
 import ContractCore
 import EarshotCabinSound
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -11,7 +12,7 @@ import Testing
 /// cabin's echo path, road noise. Figures are measured on what the owner received against
 /// the parts the file was made of (the microphone plays the file from its first sample, so
 /// the recording's sample i is the file's sample i).
-@Suite struct CaptureSpeechProcessingTests {
+@Suite(.timeLimit(.minutes(2))) struct CaptureSpeechProcessingTests {
     typealias S = CabinSound
     static let rate = S.rate
     static let driverText = "turn left at the next intersection and call home"
@@ -26,8 +27,8 @@ import Testing
         return (prompt, try S.speech(driverText, voice: "en-us+f3"))
     }
 
-    static func request(durationMs: Int, _ extra: [String: DBusValue]) -> [String: DBusValue] {
-        CaptureFixture.request(rate: UInt32(rate), bits: 16, maxMs: UInt32(durationMs), extra)
+    static func request(durationMs: Int, _ configure: (inout AudioPassThruRequest) -> Void = { _ in }) -> AudioPassThruRequest {
+        CaptureFixture.request(rate: UInt32(rate), bits: 16, maxMs: UInt32(durationMs), configure)
     }
 
     /// Road noise at 5 dB SNR: with `NoiseSuppression high` the SNR improves by at least
@@ -38,11 +39,9 @@ import Testing
         let count = microphone.count
         try await CaptureFixture.with(input: S.pcm16(microphone)) { capture in
             #expect(try !capture.service.maps("libwebrtc_audio_processing"), "WebRTC's module mapped before any processing")
-            let recording = try await capture.record(Self.request(durationMs: count * 1000 / Self.rate, [
-                RequestKeys.noiseSuppression.name: .string("high"),
-            ]))
+            let recording = try await capture.record(Self.request(durationMs: count * 1000 / Self.rate) { $0.noiseSuppression = .high })
             #expect(try capture.service.maps("libwebrtc_audio_processing"), "the processing is not WebRTC's module")
-            #expect(recording.resultCode == "SUCCESS", "\(recording.info)")
+            #expect(recording.result.resultCode == .success, "\(recording.result)")
             let output = S.samples(pcm16: recording.bytes)
             try #require(output.count == count, "\(output.count) samples of \(count)")
             let quiet = Self.rate ..< start - Self.rate / 10
@@ -59,17 +58,15 @@ import Testing
     /// for), at other rates, and on a stereo input.
     @Test(arguments: ["installed", "missing", "stereo"])
     func capabilitiesSayWhatProcessingIsAvailable(_ setting: String) async throws {
-        typealias Keys = CaptureContract.Manager.CapabilityKeys
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-no-plugin-\(UUID().uuidString)").path
         try await CaptureFixture.with(input: S.pcm16(S.brownNoise(count: Self.rate, rms: 0.05)), channels: setting == "stereo" ? 2 : nil,
                                       environment: setting == "missing" ? ["EARSHOT_PLUGIN_DIR": empty] : [:]) { capture in
-            let entries = try #require(try await capture.property(CaptureContract.Manager.capabilities, path: CaptureFixture.path,
-                                                                  interface: CaptureFixture.manager)?.arrayValue?.compactMap(\.stringKeyedValue))
+            let entries = try await capture.capture.capabilities()
             #expect(!entries.isEmpty)
             var processed: Set<UInt32> = []
             for entry in entries {
-                let rate = try #require(entry[Keys.samplingRate.name]?.uint32Value)
-                let levels = entry[Keys.noiseSuppression.name]?.stringArrayValue, bargeIn = entry[Keys.bargeIn.name]?.boolValue
+                let rate = entry.samplingRate
+                let levels = entry.noiseSuppression, bargeIn = entry.bargeIn
                 if setting == "installed", [8000, 16000, 44100, 48000].contains(rate) {
                     #expect(levels == ["off", "moderate", "high"] && bargeIn == true, "\(rate) Hz: \(String(describing: levels)), \(String(describing: bargeIn))")
                     processed.insert(rate)
@@ -79,8 +76,8 @@ import Testing
             }
             if setting == "installed" { #expect(processed.contains(16000), "16000 Hz among \(entries.count) entries") }
             if setting == "missing" {
-                let error = await #expect(throws: DBusError.self) {
-                    _ = try await capture.perform(Self.request(durationMs: 500, [RequestKeys.noiseSuppression.name: .string("high")]))
+                let error = await #expect(throws: EarshotError.self) {
+                    _ = try await capture.start(Self.request(durationMs: 500) { $0.noiseSuppression = .high })
                 }
                 #expect(error?.name == EarshotErrorName.unsupportedResource.name && error?.message.contains(empty) == true,
                         "\(String(describing: error))")
@@ -93,10 +90,19 @@ import Testing
     @Test(arguments: [false, true])
     func processingOffGivesTheMicrophoneExactly(explicitly: Bool) async throws {
         let microphone = S.sum(S.brownNoise(count: Self.rate, rms: 0.05), S.music(seconds: 1))
-        let extra: [String: DBusValue] = explicitly
-            ? [RequestKeys.noiseSuppression.name: .string("off"), RequestKeys.bargeIn.name: .boolean(false)] : [:]
         try await CaptureFixture.with(input: S.pcm16(microphone)) { capture in
-            let recording = try await capture.record(Self.request(durationMs: 1000, extra))
+            let recording: CaptureFixture.Recording
+            if explicitly {
+                // The client leaves keys at their defaults out: set explicitly, they are sent raw.
+                let watcher = try await CaptureFixture.subscribe(capture.client)
+                let path = try await capture.start(raw: CaptureFixture.rawRequest(maxMs: 1000, [
+                    RequestKeys.samplingRate.name: .uint32(UInt32(Self.rate)),
+                    RequestKeys.noiseSuppression.name: .string("off"), RequestKeys.bargeIn.name: .boolean(false),
+                ]))
+                recording = try await CaptureFixture.collect(watcher, path: path)
+            } else {
+                recording = try await capture.record(Self.request(durationMs: 1000))
+            }
             #expect(recording.bytes == S.pcm16(microphone))
             // Nothing of the processing was loaded.
             #expect(try !capture.service.maps("libwebrtc_audio_processing"), "WebRTC's module mapped without processing")
@@ -120,14 +126,13 @@ import Testing
         let microphone = S.sum(echo, driver, S.brownNoise(count: count, rms: 0.001))
         // Read in real time, as a microphone is: the prompt is rendered while it plays.
         try await CaptureFixture.with(input: S.pcm16(microphone), pace: "realtime") { capture in
-            let recording = try await capture.record(Self.request(durationMs: count * 1000 / Self.rate, [
-                RequestKeys.bargeIn.name: .boolean(true),
-                RequestKeys.initialPrompt.name: .array(.structure([.string, .string]),
-                                                       [.structure([.string("TEXT"), .string(Self.promptText)])]),
-            ]))
+            let recording = try await capture.record(Self.request(durationMs: count * 1000 / Self.rate) {
+                $0.bargeIn = true
+                $0.initialPrompt = [.text(Self.promptText)]
+            })
             // No alert service on this bus: the prompt is not spoken (WARNINGS), but it
             // is rendered for the canceller and the microphone holds its echo.
-            #expect(recording.resultCode == "WARNINGS", "\(recording.resultCode) \(recording.info)")
+            #expect(recording.result.resultCode == .warnings, "\(recording.result)")
             let output = S.samples(pcm16: recording.bytes)
             try #require(output.count == count, "recording from the prompt's start: \(output.count) samples of \(count)")
             let promptOnly = 2 * Self.rate + lead ..< talkStart
