@@ -196,6 +196,54 @@ int earshot_c_echo_bytes(earshot_c_client *client, const unsigned char *data, in
     return length;
 }
 
+/* MARK: Property reads */
+
+long long earshot_c_get_uint32(earshot_c_client *client, const char *destination, const char *path,
+                               const char *interface, const char *property) {
+    DBusMessage *call, *reply;
+    DBusMessageIter iter, variant;
+    DBusError failure;
+    dbus_uint32_t value;
+
+    if (client == NULL) return -1;
+    client->error[0] = '\0';
+    if (client->connection == NULL) {
+        set_error(client, "the connection is closed");
+        return -1;
+    }
+    call = dbus_message_new_method_call(destination, path, DBUS_INTERFACE_PROPERTIES, "Get");
+    if (call == NULL || !dbus_message_append_args(call, DBUS_TYPE_STRING, &interface, DBUS_TYPE_STRING, &property,
+                                                  DBUS_TYPE_INVALID)) {
+        if (call != NULL) dbus_message_unref(call);
+        set_error(client, "out of memory building Get");
+        return -1;
+    }
+    dbus_error_init(&failure);
+    reply = dbus_connection_send_with_reply_and_block(client->connection, call, CALL_TIMEOUT_MS, &failure);
+    dbus_message_unref(call);
+    if (reply == NULL) {
+        set_error(client, "Get %s failed: %s: %s", property,
+                  dbus_error_is_set(&failure) ? failure.name : "org.freedesktop.DBus.Error.Failed",
+                  dbus_error_is_set(&failure) ? failure.message : "no reply");
+        dbus_error_free(&failure);
+        return -1;
+    }
+    if (!dbus_message_iter_init(reply, &iter) || dbus_message_iter_get_arg_type(&iter) != DBUS_TYPE_VARIANT) {
+        set_error(client, "Get %s replied without a variant", property);
+        dbus_message_unref(reply);
+        return -1;
+    }
+    dbus_message_iter_recurse(&iter, &variant);
+    if (dbus_message_iter_get_arg_type(&variant) != DBUS_TYPE_UINT32) {
+        set_error(client, "Get %s replied with type '%c', expected 'u'", property, dbus_message_iter_get_arg_type(&variant));
+        dbus_message_unref(reply);
+        return -1;
+    }
+    dbus_message_iter_get_basic(&variant, &value);
+    dbus_message_unref(reply);
+    return (long long)value;
+}
+
 /* MARK: Unicast signal throughput */
 
 struct signal_run {

@@ -29,6 +29,12 @@ final class CEchoPeer {
         earshot_c_receive_signals(handle, count, size)
     }
 
+    /// Reads a `u` property (Properties.Get), as a typed client's read does: the value or -1.
+    @inline(__always)
+    func uint32Property(_ destination: String, _ path: String, _ interface: String, _ property: String) -> Int64 {
+        earshot_c_get_uint32(handle, destination, path, interface, property)
+    }
+
     var lastError: String { String(cString: earshot_c_last_error(handle)) }
 
     func close() {

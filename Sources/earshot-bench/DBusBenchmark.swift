@@ -139,7 +139,7 @@ struct DBusBenchmark {
             defer { c.close() }
             progress("clients: swift \(swift.uniqueName), swift waiting in tasks \(tasks.uniqueName), C \(c.uniqueName); "
                      + "server pid \(server.pid)")
-            return try await measure(SwiftClients(callerThread: swift, taskWait: tasks), c: c)
+            return try await measure(SwiftClients(callerThread: swift, taskWait: tasks), c: c, bus: bus)
         } catch {
             let log = server.logText
             if !log.isEmpty {
@@ -166,7 +166,10 @@ struct DBusBenchmark {
         case ioThread
     }
 
-    private func measure(_ swift: SwiftClients, c: CEchoPeer) async throws -> BenchmarkResults {
+    private func measure(_ swift: SwiftClients, c: CEchoPeer, bus: PrivateBus) async throws -> BenchmarkResults {
+        let small = plan.payloads[0]
+        let clientCall = try await measureClientCall(bus: bus, swift: swift.callerThread, c: c, calls: small.perRound * plan.rounds,
+                                                     warmup: small.warmup)
         var roundTrips: [RoundTripResult] = []
         for payload in plan.payloads {
             roundTrips.append(try await measureRoundTrips(payload, swift: swift, c: c))
@@ -177,6 +180,7 @@ struct DBusBenchmark {
             processors: ProcessInfo.processInfo.activeProcessorCount,
             iterationsScale: plan.scale,
             mallocTunables: ProcessInfo.processInfo.environment["GLIBC_TUNABLES"],
+            clientCall: clientCall,
             roundTrips: roundTrips,
             signals: signals)
     }

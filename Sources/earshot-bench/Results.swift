@@ -96,6 +96,9 @@ struct BenchmarkResults: BenchmarkReport {
     /// settings from the harness, `AllocatorTunables`): at 1 MiB the allocator's trimming
     /// and refaulting is much of every client's time.
     let mallocTunables: String?
+    /// A typed EarshotClient call and the same call from C: the default path as applications
+    /// have it, judged by the same goal.
+    let clientCall: ClientCallResult
     let roundTrips: [RoundTripResult]
     let signals: SignalResult
 
@@ -103,13 +106,16 @@ struct BenchmarkResults: BenchmarkReport {
     var worstRoundTrip: RoundTripResult? { judgedRoundTrips.max { $0.p50Ratio < $1.p50Ratio } }
     var worstIOThreadRoundTrip: RoundTripResult? { judgedRoundTrips.max { $0.ioThreadP50Ratio < $1.ioThreadP50Ratio } }
     var roundTripGoalMet: Bool { !judgedRoundTrips.isEmpty && judgedRoundTrips.allSatisfy { $0.p50Ratio <= Self.roundTripGoal } }
+    var clientCallGoalMet: Bool { clientCall.p50Ratio <= Self.roundTripGoal }
     var signalGoalMet: Bool { signals.ratio >= Self.signalGoal }
 
     private enum CodingKeys: String, CodingKey {
-        case libdbusVersion, processors, iterationsScale, mallocTunables, roundTrips, signals, goals
+        case libdbusVersion, processors, iterationsScale, mallocTunables, clientCall, roundTrips, signals, goals
     }
 
     private struct Goals: Encodable {
+        let clientCallP50Ratio: Double
+        let clientCallMet: Bool
         let roundTripP50RatioMax: Double
         let roundTripJudgedAt: [String]
         let roundTripP50Ratios: [String: Double]
@@ -127,9 +133,12 @@ struct BenchmarkResults: BenchmarkReport {
         try container.encode(processors, forKey: .processors)
         try container.encode(iterationsScale, forKey: .iterationsScale)
         try container.encode(mallocTunables, forKey: .mallocTunables)
+        try container.encode(clientCall, forKey: .clientCall)
         try container.encode(roundTrips, forKey: .roundTrips)
         try container.encode(signals, forKey: .signals)
         try container.encode(Goals(
+            clientCallP50Ratio: clientCall.p50Ratio,
+            clientCallMet: clientCallGoalMet,
             roundTripP50RatioMax: Self.roundTripGoal,
             roundTripJudgedAt: judgedRoundTrips.map(\.payload),
             roundTripP50Ratios: Dictionary(uniqueKeysWithValues: roundTrips.map { ($0.payload, $0.p50Ratio) }),
@@ -145,7 +154,15 @@ struct BenchmarkResults: BenchmarkReport {
 
     func table() -> String {
         var lines: [String] = []
-        lines.append("D-Bus round-trips, EchoBytes on a private bus (p50 / p99 µs); default: calls awaited from a task on the "
+        lines.append("EarshotClient call against the same call from C, on a real service (p50 / p99 µs; CPU µs per call)")
+        let clientWidths = [-42, 11, 11, 9, 9, 13, 11, 8]
+        lines.append(row(["call", "client p50", "client p99", "C p50", "C p99", "p50 client/C", "client CPU", "C CPU"], widths: clientWidths))
+        lines.append(row([clientCall.call, fixed(clientCall.client.p50Microseconds, 1), fixed(clientCall.client.p99Microseconds, 1),
+                          fixed(clientCall.c.p50Microseconds, 1), fixed(clientCall.c.p99Microseconds, 1), fixed(clientCall.p50Ratio, 2),
+                          fixed(clientCall.clientCPUMicroseconds, 1), fixed(clientCall.cCPUMicroseconds, 1)], widths: clientWidths))
+        lines.append("(samples per client: \(clientCall.client.samples))")
+        lines.append("")
+        lines.append("D-Bus round-trips through the binding, EchoBytes on a private bus (p50 / p99 µs); default: calls awaited from a task on the "
                      + "cooperative pool (every EarshotClient call: the caller's thread waits for the reply, up to 2 ms); "
                      + "task: the same with the task suspended until the I/O thread reads the reply (callerWait: .zero); "
                      + "I/O thread: the same calls on the connection's I/O thread (withTaskExecutorPreference)")
@@ -185,7 +202,9 @@ struct BenchmarkResults: BenchmarkReport {
         let worst = worstRoundTrip.map { "worst \(fixed($0.p50Ratio, 3)) at \($0.payload)" } ?? "no data"
         let judged = judgedRoundTrips.map(\.payload).joined(separator: " and ")
         let ioWorst = worstIOThreadRoundTrip.map { "on the I/O thread: worst \(fixed($0.ioThreadP50Ratio, 3)) at \($0.payload)" } ?? ""
-        lines.append("Goals: round-trip p50 ratio default/C ≤ \(fixed(Self.roundTripGoal, 2)) at \(judged) (\(worst); \(ioWorst)): "
+        lines.append("Goals: client call p50 ratio client/C ≤ \(fixed(Self.roundTripGoal, 2)) (\(fixed(clientCall.p50Ratio, 3))): "
+                     + "\(clientCallGoalMet ? "MET" : "NOT MET"); "
+                     + "binding round-trip p50 ratio default/C ≤ \(fixed(Self.roundTripGoal, 2)) at \(judged) (\(worst); \(ioWorst)): "
                      + "\(roundTripGoalMet ? "MET" : "NOT MET"); "
                      + "signal throughput ratio ≥ \(fixed(Self.signalGoal, 2)) (\(fixed(signals.ratio, 3))): \(signalGoalMet ? "MET" : "NOT MET")")
         lines.append("(libdbus \(libdbusVersion), \(processors) CPUs, iterations scale \(iterationsScale), "

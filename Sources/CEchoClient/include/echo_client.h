@@ -52,6 +52,14 @@ int earshot_c_echo_bytes(earshot_c_client *client, const unsigned char *data, in
  */
 long earshot_c_receive_signals(earshot_c_client *client, unsigned count, unsigned size);
 
+/*
+ * Reads a `u` property with org.freedesktop.DBus.Properties.Get, blocking until the reply
+ * (25 s timeout): the call a typed client's property read makes, for any service.
+ * Returns the value, or -1 on failure or another type (see earshot_c_last_error).
+ */
+long long earshot_c_get_uint32(earshot_c_client *client, const char *destination, const char *path,
+                               const char *interface, const char *property);
+
 #ifdef __cplusplus
 }
 #endif
