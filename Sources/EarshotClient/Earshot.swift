@@ -153,7 +153,9 @@ struct ServiceCalls: Sendable {
     /// the service appears on the bus, then from its `PropertiesChanged` (called in the task
     /// that reads the signals, so a change is seen as soon as the signal is read); nil while
     /// the service is not on the bus. Until the connection closes or `cancel()`.
-    func follow(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration,
+    /// `startingService`: the first value is read by a call even when the service is not on
+    /// the bus, so that the bus starts it if it is activatable (nil when that fails).
+    func follow(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration, startingService: Bool = false,
                 _ onChange: @escaping @Sendable (DBusValue?) -> Void) async throws(EarshotError) -> PropertyFollowing {
         let changes: SignalSubscription
         let owners: AsyncStream<String?>
@@ -172,12 +174,16 @@ struct ServiceCalls: Sendable {
             }
         }
         let reading = Task {
+            var first = true
             for await owner in owners {
-                if owner == nil {
+                if owner == nil && !(first && startingService) {
                     onChange(nil)
                 } else if let value = try? await self.property(path, interface, property) {
                     onChange(value)
+                } else if owner == nil {
+                    onChange(nil)
                 }
+                first = false
             }
         }
         return PropertyFollowing(subscription: changes, tasks: [following, reading])

@@ -91,8 +91,10 @@ extension EarshotObject {
     }
 
     /// A property's value now and after every change (nil while the service is not on the bus).
-    public func observe<Value>(_ property: ObjectProperty<Self, Value>) async throws -> AsyncStream<Value?> {
-        try await propertyAccess.observe(property)
+    /// `startingService`: the first value is read by a call even when the service is not on
+    /// the bus, which starts it when it is activatable (as any call to it would).
+    public func observe<Value>(_ property: ObjectProperty<Self, Value>, startingService: Bool = false) async throws -> AsyncStream<Value?> {
+        try await propertyAccess.observe(property, startingService: startingService)
     }
 
     /// Sets a writable property (a read-only one is refused with `PropertyReadOnly`).
@@ -134,9 +136,9 @@ public struct PropertyAccess: Sendable {
 
     /// Its value now (read when the service is on the bus) and after every change; nil while
     /// the service is not on the bus. Until the sequence is dropped or the connection closes.
-    func observe<Object, Value>(_ property: ObjectProperty<Object, Value>) async throws(EarshotError) -> AsyncStream<Value?> {
+    func observe<Object, Value>(_ property: ObjectProperty<Object, Value>, startingService: Bool = false) async throws(EarshotError) -> AsyncStream<Value?> {
         let (values, continuation) = AsyncStream<Value?>.makeStream()
-        let following = try await calls.follow(path, property.interface, property.declaration) { value in
+        let following = try await calls.follow(path, property.interface, property.declaration, startingService: startingService) { value in
             continuation.yield(value.flatMap(property.decode))
         }
         continuation.onTermination = { _ in following.cancel() }

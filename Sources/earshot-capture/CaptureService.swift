@@ -1,5 +1,6 @@
 import CaptureCore
 import EarshotALSA
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotService
@@ -75,34 +76,33 @@ final class CaptureService: Sendable {
     /// `--device`. Call once, at start.
     func followInput() async {
         guard settings.followSession else { return }
-        let changes: SignalSubscription
-        let owners: AsyncStream<String?>
+        let session = SessionProxy(connection: connection, timeout: .milliseconds(500))
+        let routes: AsyncStream<[String: DBusValue]?>
+        let channels: AsyncStream<UInt32?>
         do {
-            changes = try await connection.subscribe(MatchRule(sender: SessionClient.busName, interface: "org.freedesktop.DBus.Properties",
-                                                               member: "PropertiesChanged", path: ObjectPath(declared: SessionContract.managerPath)))
-            owners = try await connection.watchNameOwner(SessionClient.busName)
+            // The route's first reading asks the session, and so starts it when it is
+            // activatable (the services start one another on demand).
+            routes = try await session.observe(.route, startingService: true)
+            channels = try await session.observe(.channels)
         } catch {
             logger.warning("cannot follow the audio session's input: \(error)")
             return
         }
-        Task { [weak self] in
-            for await message in changes {
-                let changed = message.body.dropFirst().first?.stringKeyedValue?.keys
-                guard let self, changed?.contains(where: { $0 == SessionContract.Manager.route.name || $0 == SessionContract.Manager.channels.name }) == true else { continue }
-                await self.describeInput()
-            }
-        }
-        // The first reading asks the session (and so starts it when it is activatable: the
-        // services start one another on demand). A session that leaves is not asked again
-        // until it is back: asking would start it anew through the bus, ahead of systemd's
-        // own restart of a unit that failed.
+        // A session that leaves (nil) is not asked again until it is back: asking would
+        // start it anew through the bus, ahead of systemd's own restart of a unit that failed.
         Task { [weak self] in
             var first = true
-            for await owner in owners {
+            for await route in routes {
                 guard let self else { return }
-                if !first { self.sessionLeft.withLock { $0 = owner == nil } }
-                await self.describeInput(askingSession: first || owner != nil)
+                if !first { self.sessionLeft.withLock { $0 = route == nil } }
+                await self.describeInput(askingSession: first || route != nil)
                 first = false
+            }
+        }
+        Task { [weak self] in
+            for await count in channels where count != nil {
+                guard let self else { return }
+                await self.describeInput()
             }
         }
     }
