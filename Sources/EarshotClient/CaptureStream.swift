@@ -51,13 +51,7 @@ extension PassThru {
     public func retry() async throws { try await PassThruControl(path: path, calls: calls).retry() }
 
     /// A pipe with its PCM from now to the end (owner only).
-    public func openStream() async throws -> PCMStream {
-        let reply = try await calls.call(path, Members.interface, Members.openStream)
-        guard let fd = reply.first?.unixFDValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.openStream.name) replied \(reply)")
-        }
-        return PCMStream(fd: fd)
-    }
+    public func openStream() async throws -> PCMStream { try await PassThruControl(path: path, calls: calls).openStream() }
 
     /// `prompting`, `recording` or `finished`.
     public func state() async throws -> PassThruState { try await read(.state) }
@@ -92,6 +86,16 @@ public struct PassThruControl: Sendable {
     /// The user asks to record again: RETRY.
     public func retry() async throws {
         _ = try await calls.call(path, Members.interface, Members.retry)
+    }
+
+    /// A pipe with its PCM from now to the end (`OpenStream`; owner only): for a pass-thru
+    /// started with `start`, its audio taken from the pipe.
+    public func openStream() async throws -> PCMStream {
+        let reply = try await calls.call(path, Members.interface, Members.openStream)
+        guard let fd = reply.first?.unixFDValue else {
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(Members.openStream.name) replied \(reply)")
+        }
+        return PCMStream(fd: fd)
     }
 
     /// The owner ends it with SUCCESS, keeping what was heard (`End`; anyone else is

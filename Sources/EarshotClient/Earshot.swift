@@ -82,6 +82,7 @@ struct ServiceCalls: Sendable {
 
     func call(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ method: MethodDeclaration, _ arguments: [DBusValue] = [],
               timeout: Duration? = nil) async throws(EarshotError) -> [DBusValue] {
+        ClientReach.note(interface, method.name)
         do {
             return try await connection.call(destination: busName, path: path, interface: interface.name, member: method.name,
                                              arguments, timeout: timeout ?? self.timeout)
@@ -191,6 +192,7 @@ struct ServiceCalls: Sendable {
 
     /// Subscribes to `signal` of `interface` from this service (unicast ones with `addMatch` false).
     func subscribe(_ interface: InterfaceDeclaration, _ signal: SignalDeclaration, addMatch: Bool = true) async throws(EarshotError) -> SignalSubscription {
+        ClientReach.note(interface, signal.name)
         do {
             return try await connection.subscribe(MatchRule(sender: addMatch ? busName : nil, interface: interface.name,
                                                             member: signal.name), addMatch: addMatch)

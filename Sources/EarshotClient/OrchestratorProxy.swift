@@ -144,6 +144,7 @@ public struct OrchestratorProxy: Sendable {
         let values = request.values
         try RequestCheck.check(values, against: Manager.requestKeys)
         // One subscription for the jobs' PropertiesChanged and Finished keeps them in order.
+        ClientReach.note(Members.interface, Members.finished.name)
         let signals: SignalSubscription
         do {
             signals = try await calls.connection.subscribe(MatchRule(sender: calls.busName, pathNamespace: path))

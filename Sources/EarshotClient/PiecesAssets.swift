@@ -90,6 +90,7 @@ extension PiecesProxy {
     /// sequence ends when the connection closes. Subscribed before it returns.
     public func changes() async throws -> AsyncStream<PieceChange> {
         // One subscription to the interface keeps drops and deletions in their order.
+        ClientReach.note(Manager.interface, Manager.pieceDropped.name, Manager.pieceDeleted.name, Manager.changesMissed.name)
         let signals: SignalSubscription
         do {
             signals = try await calls.connection.subscribe(MatchRule(sender: calls.busName, interface: Manager.interface.name))

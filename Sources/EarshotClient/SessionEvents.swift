@@ -61,6 +61,8 @@ extension SessionProxy {
     /// connection's activations: they are unicast). Subscribed before it returns; ends
     /// when the connection closes.
     public func events() async throws -> AsyncStream<SessionEvent> {
+        ClientReach.note(Manager.interface, Manager.routeChanged.name, Manager.interruption.name, Manager.mediaServicesReset.name,
+                         Manager.reapplied.name)
         let signals: SignalSubscription
         do {
             signals = try await calls.connection.subscribe(MatchRule(sender: calls.busName, interface: Manager.interface.name))

@@ -7,6 +7,7 @@ extension ServiceCalls {
     /// the sequence is dropped or the connection closes.
     func signals<Element: Sendable>(_ interface: InterfaceDeclaration, _ signal: SignalDeclaration, path: ObjectPath? = nil,
                                     _ decode: @escaping @Sendable ([DBusValue]) -> Element?) async throws(EarshotError) -> AsyncStream<Element> {
+        ClientReach.note(interface, signal.name)
         let subscription: SignalSubscription
         do {
             subscription = try await connection.subscribe(MatchRule(sender: busName, interface: interface.name, member: signal.name,
