@@ -321,7 +321,7 @@ let package = Package(
         .testTarget(name: "LoadTests", dependencies: [
             "EarshotContract", "CDBus", "EarshotDBus", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "FaultTests", dependencies: [
-            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
+            "EarshotClient", "EarshotContract", "ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: [
             "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport", "CFileAccess"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [

@@ -8,10 +8,10 @@ public final class Arrivals<Element: Sendable>: Sendable {
     private let received = Locked<(elements: [Element], ended: Bool)>(([], false))
     private let draining: Task<Void, Never>
 
-    public init(_ stream: AsyncStream<Element>) {
+    public init<Elements: AsyncSequence & Sendable>(_ elements: Elements) where Elements.Element == Element, Elements.Failure == Never {
         let received = received
         draining = Task {
-            for await element in stream { received.withLock { $0.elements.append(element) } }
+            for await element in elements { received.withLock { $0.elements.append(element) } }
             received.withLock { $0.ended = true }
         }
     }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotMedia
@@ -8,71 +9,39 @@ import Foundation
 import Glibc
 import Testing
 
-/// The interfaces the tests call, as the contract declares them (their members, properties
-/// and keys).
-typealias Capture = CaptureContract.Manager
-typealias PassThru = CaptureContract.PassThru
-typealias Alerts = AlertsContract.Manager
-typealias Alert = AlertsContract.Alert
-typealias Pieces = PiecesContract.Manager
-typealias PieceKeys = PiecesContract.Manager.PieceKeys
+/// The keys and members the tests name, as the contract declares them.
+typealias PassThruMembers = CaptureContract.PassThru
 typealias Session = SessionContract.Manager
-typealias Orchestrator = OrchestratorContract.Manager
-typealias Job = OrchestratorContract.Job
 
-/// The services' names, and calls on a `ServiceStack` made from any connection (a test's
-/// own client dies with the bus it was on).
+/// The services' names (a test's own client dies with the bus it was on: the stack's
+/// services are called from whichever connection is alive).
 enum Service {
     static let capture = CaptureContract.busName
-    static let alerts = AlertsContract.busName
-    static let pieces = PiecesContract.busName
-    static let session = SessionContract.busName
-    static let orchestrator = OrchestratorContract.busName
-    static let passThru = PassThru.interface.name
-    static let alert = Alert.interface.name
-    static let job = Job.interface.name
-
-    /// The manager object of `busName` (`/org/earshot/Pieces1`).
-    static func manager(_ busName: String) -> ObjectPath {
-        try! ObjectPath("/" + busName.replacingOccurrences(of: ".", with: "/"))
-    }
+    static let passThru = PassThruMembers.interface.name
 }
 
 extension DBusConnection {
-    /// A method of `busName`'s manager (or of `path` with `interface`).
-    func call(_ busName: String, _ method: MethodDeclaration, _ arguments: [DBusValue] = [], path: ObjectPath? = nil,
-              interface: String? = nil, timeout: Duration = .seconds(60)) async throws -> [DBusValue] {
-        try await call(destination: busName, path: path ?? Service.manager(busName), interface: interface ?? busName,
-                       member: method.name, arguments, timeout: timeout)
-    }
-
-    /// A property of `busName`'s manager (or of `path` with `interface`).
-    func property(_ busName: String, _ property: PropertyDeclaration, path: ObjectPath? = nil,
-                  interface: String? = nil) async throws -> DBusValue? {
-        try await call(destination: busName, path: path ?? Service.manager(busName), interface: "org.freedesktop.DBus.Properties",
-                       member: "Get", [.string(interface ?? busName), .string(property.name)]).first?.variantValue
-    }
+    /// Earshot's services through EarshotClient on this connection; the piece store's
+    /// calls may take two minutes (long drops on a slow disk).
+    var earshot: Earshot { Earshot(connection: self) }
+    var pieces: PiecesProxy { PiecesProxy(connection: self, timeout: .seconds(120)) }
 
     /// `Drop`, returning the new piece's id.
-    func drop(_ piece: [String: DBusValue]) async throws -> String {
-        let reply = try await call(Service.pieces, Pieces.drop, [.vardict(piece)], timeout: .seconds(120))
-        return try #require(reply.first?.stringValue)
-    }
+    func drop(_ piece: PieceDrop) async throws -> String { try await pieces.drop(piece) }
 
     /// The bytes of a piece's mix stem in `format`.
-    func mixStem(_ id: String, format: String = "wave") async throws -> [UInt8] {
-        try readAll(try await call(Service.pieces, Pieces.openMixStem, [.string(id), .string(format)]).first)
+    func mixStem(_ id: String, format: PieceAudioFormat = .wave) async throws -> [UInt8] {
+        try readAll(.unixFD(try await pieces.openMixStem(id, format: format)))
     }
 
     /// `Count` of the piece store.
-    func pieceCount() async throws -> UInt32? {
-        try await property(Service.pieces, Pieces.count)?.uint32Value
-    }
+    func pieceCount() async throws -> UInt32 { try await pieces.count() }
 
     /// The ids `List` gives for everything.
     func pieceIDs() async throws -> [String] {
-        let reply = try await call(Service.pieces, Pieces.list, [.vardict([Pieces.QueryKeys.limit.name: .uint32(500)])])
-        return try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?[Pieces.StoredKeys.id.name]?.stringValue }
+        var everything = PieceQuery()
+        everything.limit = 500
+        return try await pieces.list(everything).pieces.map(\.id)
     }
 }
 

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -56,14 +57,13 @@ import Testing
             let (service, store) = try await launchStore(on: disk, in: stack)
             let client = stack.client
             var stored = Stored()
-            var refusal: (error: DBusError, stem: [UInt8])?
+            var refusal: (error: EarshotError, stem: [UInt8])?
             for index in 0..<20 {
                 let stem = TestAudio.wav(seconds: 3, frequency: 200 + Double(index) * 25)  // 529 KB each
                 do {
-                    let id = try await client.drop([PieceKeys.title.name: .string("Piece \(index)"),
-                                                    PieceKeys.mixStem.path.name: .string(try stemFile(stem, "stem-\(index)", in: stack))])
+                    let id = try await client.drop(PieceDrop(title: "Piece \(index)", mixStemPath: try stemFile(stem, "stem-\(index)", in: stack)))
                     stored.pieces.append((id, stem))
-                } catch let error as DBusError {
+                } catch let error as EarshotError {
                     refusal = (error, stem)
                     break
                 }
@@ -77,17 +77,15 @@ import Testing
             // Larger than what is free: the write itself fails (ENOSPC), refused alike.
             let large = TestAudio.wav(seconds: 15, frequency: 100)
             let error = await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.drop([PieceKeys.title.name: .string("Too large"),
-                                           PieceKeys.mixStem.path.name: .string(try stemFile(large, "large", in: stack))])
+                _ = try await client.drop(PieceDrop(title: "Too large", mixStemPath: try stemFile(large, "large", in: stack)))
             }
             #expect(error?.message.contains(String(cString: strerror(ENOSPC))) == true, "\(String(describing: error))")
             try await expectHolds(stored, store, client)
 
             // Deleting a piece makes room: the refused one fits now.
-            _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
+            try await client.pieces.delete(stored.pieces[0].id)
             stored.pieces.removeFirst()
-            let id = try await client.drop([PieceKeys.title.name: .string("Fits now"),
-                                            PieceKeys.mixStem.path.name: .string(try stemFile(refused.stem, "refused", in: stack))])
+            let id = try await client.drop(PieceDrop(title: "Fits now", mixStemPath: try stemFile(refused.stem, "refused", in: stack)))
             stored.pieces.append((id, refused.stem))
             try await expectHolds(stored, store, client)
             #expect(service.isRunning)
@@ -105,27 +103,25 @@ import Testing
             var stored = Stored()
             for index in 0..<2 {
                 let stem = TestAudio.wav(seconds: 1, frequency: 600 + Double(index) * 50)
-                let id = try await client.drop([PieceKeys.title.name: .string("Kept \(index)"),
-                                                PieceKeys.mixStem.path.name: .string(try stemFile(stem, "kept-\(index)", in: stack))])
+                let id = try await client.drop(PieceDrop(title: "Kept \(index)", mixStemPath: try stemFile(stem, "kept-\(index)", in: stack)))
                 stored.pieces.append((id, stem))
             }
             // Something else takes the last byte: even SQLite's log cannot grow.
             let filler = try disk.fill("filler")
             let refused = await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
+                try await client.pieces.delete(stored.pieces[0].id)
             }
             #expect(refused?.message.contains("database") == true, "\(String(describing: refused))")
             let tiny = TestAudio.wav(seconds: 0.1, frequency: 880)
             await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.drop([PieceKeys.title.name: .string("No room"),
-                                           PieceKeys.mixStem.path.name: .string(try stemFile(tiny, "tiny", in: stack))])
+                _ = try await client.drop(PieceDrop(title: "No room", mixStemPath: try stemFile(tiny, "tiny", in: stack)))
             }
             // The rolled-back deletion changed nothing.
             try await expectHolds(stored, store, client)
 
             // Room again: the same deletion goes through.
             unlink(filler.path)
-            _ = try await client.call(Service.pieces, Pieces.delete, [.string(stored.pieces[0].id)])
+            try await client.pieces.delete(stored.pieces[0].id)
             stored.pieces.removeFirst()
             try await expectHolds(stored, store, client)
             #expect(service.isRunning)
@@ -142,14 +138,13 @@ import Testing
             let client = stack.client
             // Noise: FLAC cannot shrink it, so its FLAC is as large as the WAV (2.6 MB).
             let stem = TestAudio.wav(seconds: 15, noise: true)
-            let id = try await client.drop([PieceKeys.title.name: .string("Noise"),
-                                            PieceKeys.mixStem.path.name: .string(try stemFile(stem, "noise", in: stack))])
+            let id = try await client.drop(PieceDrop(title: "Noise", mixStemPath: try stemFile(stem, "noise", in: stack)))
             let stored = Stored(pieces: [(id, stem)])
 
             // 1.5 MiB free: no room for the FLAC.
             let filler = try disk.fill("filler", leaving: (3 << 20) / 2)
             let flac = await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.mixStem(id, format: "flac")
+                _ = try await client.mixStem(id, format: .flac)
             }
             #expect(flac?.message.contains("out of space") == true, "\(String(describing: flac))")
             try await expectHolds(stored, store, client)
@@ -157,19 +152,19 @@ import Testing
             // The same through a path.
             let exported = stack.file("noise.flac")
             await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.call(Service.pieces, Pieces.exportMixStem, [.string(id), .string("flac"), .string(exported.path)])
+                try await client.pieces.exportMixStem(id, format: .flac, to: exported.path)
             }
             #expect(!FileManager.default.fileExists(atPath: exported.path))
             try await expectHolds(stored, store, client)
 
             // A transcode that fits (AAC: about 250 KB) is made and kept.
-            let aac = try await client.mixStem(id, format: "aacM4A")
+            let aac = try await client.mixStem(id, format: .aacM4A)
             #expect(Array(aac.dropFirst(4).prefix(4)) == Array("ftyp".utf8))
             #expect(store.objects == stored.hashes.union([TestAudio.sha256(aac)]))
 
             // Room again: the FLAC is made.
             unlink(filler.path)
-            let made = try await client.mixStem(id, format: "flac")
+            let made = try await client.mixStem(id, format: .flac)
             #expect(Array(made.prefix(4)) == Array("fLaC".utf8))
             #expect(store.objects == stored.hashes.union([TestAudio.sha256(aac), TestAudio.sha256(made)]))
             #expect(store.staged.isEmpty)
@@ -186,22 +181,20 @@ import Testing
             let data = stack.file("limited-pieces")
             let executable = ServiceProcess.productsDirectory.appendingPathComponent("earshot-pieces").path
             let service = try await ServiceProcess("/usr/bin/prlimit", arguments: ["--fsize=\(1 << 20)", executable, "--data-dir", data.path],
-                                                   bus: stack.bus, busName: Service.pieces)
+                                                   bus: stack.bus, busName: PiecesContract.busName)
             defer { service.stop() }
             let store = StoreDirectory(url: data)
             let client = stack.client
             let large = TestAudio.wav(seconds: 12, frequency: 150)  // 2.1 MB, past the limit
             let error = await expectDBusError(EarshotErrorName.noSpace.name) {
-                _ = try await client.drop([PieceKeys.title.name: .string("Past the limit"),
-                                           PieceKeys.mixStem.path.name: .string(try stemFile(large, "limited-large", in: stack))])
+                _ = try await client.drop(PieceDrop(title: "Past the limit", mixStemPath: try stemFile(large, "limited-large", in: stack)))
             }
             #expect(error?.message.contains(String(cString: strerror(EFBIG))) == true, "\(String(describing: error))")
             #expect(service.isRunning, "\(service.logText.suffix(1000))")
             try await expectHolds(Stored(), store, client)
 
             let small = TestAudio.wav(seconds: 2, frequency: 700)  // 353 KB
-            let id = try await client.drop([PieceKeys.title.name: .string("Within the limit"),
-                                            PieceKeys.mixStem.path.name: .string(try stemFile(small, "limited-small", in: stack))])
+            let id = try await client.drop(PieceDrop(title: "Within the limit", mixStemPath: try stemFile(small, "limited-small", in: stack)))
             try await expectHolds(Stored(pieces: [(id, small)]), store, client)
             await service.shutdown()
         }

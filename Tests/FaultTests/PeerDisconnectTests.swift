@@ -1,6 +1,8 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -8,28 +10,29 @@ import Testing
 /// A client sends a call that takes a while and leaves the bus before the reply. The
 /// service finishes the work (nobody is left to answer), stays up and answers the next
 /// client; the store holds the whole piece, nothing staged or orphaned.
-@Suite struct PeerDisconnectTests {
+@Suite(.timeLimit(.minutes(3))) struct PeerDisconnectTests {
     @Test func dropWhoseCallerLeavesMidStream() async throws {
         try await ServiceStack.with(["earshot-pieces"]) { stack in
             let store = StoreDirectory(url: stack.file("pieces"))
-            let dropped = try await stack.client.subscribe(MatchRule(sender: Service.pieces, interface: Service.pieces,
-                                                                     member: Pieces.pieceDropped.name))
+            let changes = Arrivals(try await stack.client.pieces.changes())
             let stem = TestAudio.wav(seconds: 20, frequency: 523)  // 3.5 MB
             let source = try SlowSource()
             let caller = try await stack.bus.connect()
             let call = Task {
-                try await caller.drop([PieceKeys.title.name: .string("Caller gone"), PieceKeys.mixStem.fd.name: .unixFD(source.reader)])
+                try await caller.drop(PieceDrop(title: "Caller gone", mixStem: .descriptor(source.reader)))
             }
             // Half the stem is in: the service is staging it.
             source.write(Array(stem.prefix(stem.count / 2)))
             #expect(await eventually { store.largestStagedSize >= stem.count / 4 }, "the service never started staging")
             caller.close()
-            await #expect(throws: DBusError.self) { _ = try await call.value }
+            await #expect(throws: EarshotError.self) { _ = try await call.value }
 
             source.write(Array(stem.dropFirst(stem.count / 2)))
             source.finish()
-            let signal = try #require(await dropped.next(timeout: .seconds(30)), "no PieceDropped")
-            let id = try #require(signal.body.first?.stringValue)
+            guard case .dropped(let id, _) = await changes.next(within: .seconds(30)) else {
+                Issue.record("the piece was not announced as dropped")
+                return
+            }
 
             // The next client is answered; the piece is whole; nothing else is on disk.
             #expect(try await stack.client.pieceIDs() == [id])
@@ -46,21 +49,20 @@ import Testing
             let stem = TestAudio.wav(seconds: 60, frequency: 392)  // 10.6 MB: seconds of AAC encoding
             let stemFile = stack.file("long.wav")
             try Data(stem).write(to: stemFile)
-            let id = try await stack.client.drop([PieceKeys.title.name: .string("Long"),
-                                                  PieceKeys.mixStem.path.name: .string(stemFile.path)])
+            let id = try await stack.client.drop(PieceDrop(title: "Long", mixStemPath: stemFile.path))
 
             let caller = try await stack.bus.connect()
             let exported = stack.file("export.m4a")
             let call = Task {
-                try await caller.call(Service.pieces, Pieces.exportMixStem, [.string(id), .string("aacM4A"), .string(exported.path)])
+                try await caller.pieces.exportMixStem(id, format: .aacM4A, to: exported.path)
             }
             #expect(await eventually { store.staged.contains { $0.hasSuffix(".m4a") } }, "the transcode never started")
             caller.close()
-            await #expect(throws: DBusError.self) { _ = try await call.value }
+            await #expect(throws: EarshotError.self) { _ = try await call.value }
 
             // The transcode is finished, kept, and delivered where the caller wanted it.
             #expect(await eventually(timeout: .seconds(60)) { store.objects.count == 2 && store.staged.isEmpty })
-            let aac = try await stack.client.mixStem(id, format: "aacM4A")
+            let aac = try await stack.client.mixStem(id, format: .aacM4A)
             #expect(Array(aac.dropFirst(4).prefix(4)) == Array("ftyp".utf8))
             #expect(await eventually { (try? Data(contentsOf: exported)).map { [UInt8]($0) == aac } ?? false },
                     "the export is not the stored transcode")
@@ -77,8 +79,7 @@ import Testing
                 let caller = try await stack.bus.connect()
                 let category = categories[round % categories.count]
                 let call = Task {
-                    try await caller.call(Service.session, Session.setDesiredState,
-                                          [.vardict([Session.Keys.category.name: .string(category)])])
+                    try await caller.earshot.session.setDesiredState(DesiredSessionState(category: category))
                 }
                 // Leave at once, or after the call has had a few milliseconds.
                 if round % 2 == 1 { try await Task.sleep(for: .milliseconds(round % 7)) }
@@ -95,7 +96,7 @@ import Testing
                 return (configuration?["category"] as? String, names.filter { $0.hasSuffix(".tmp") })
             }
             func held() async -> String? {
-                let desired = try? await stack.client.property(Service.session, Session.desiredState)?.stringKeyedValue
+                let desired = try? await stack.client.earshot.session.read(.desiredState)
                 return desired?[Session.Keys.category.name]?.stringValue
             }
             // Settled: consistent, and no call logged as set for a while.
@@ -117,8 +118,7 @@ import Testing
             #expect(categories.contains(holding ?? ""), "no call got through")
 
             // The next client is answered, and what it set is held and saved.
-            _ = try await stack.client.call(Service.session, Session.setDesiredState,
-                                            [.vardict([Session.Keys.category.name: .string("record")])])
+            try await stack.client.earshot.session.setDesiredState(DesiredSessionState(category: "record"))
             #expect(await eventually { saved().category == "record" && saved().leftovers.isEmpty })
             let final = await held()
             #expect(final == "record")
