@@ -323,7 +323,7 @@ let package = Package(
         .testTarget(name: "FaultTests", dependencies: [
             "EarshotClient", "EarshotContract", "ContractCore", "EarshotDBus", "EarshotMedia", "EarshotTestHarness", "EarshotTestSupport"]),
         .testTarget(name: "PolicyTests", dependencies: [
-            "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport", "CFileAccess"]),
+            "EarshotClient", "EarshotContract", "ContractCore", "EarshotDBus", "EarshotTestHarness", "EarshotTestSupport", "CFileAccess"]),
         .testTarget(name: "EarshotDBusTests", dependencies: [
             "ContractCore", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "EarshotTestSupport",
         ], exclude: ["Fixtures"]),

@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -112,7 +113,7 @@ import Testing
             #expect(ended.succeeded, "alice EndAudioPassThru: \(ended)")
             let job = try await alice.recordPiece(title: "Alice's idea")
             let jobPath = try #require(job.firstString, "alice RecordPiece: \(job)")
-            let cancelled = try await alice.call(orchestrator, jobPath, Job.interface.name, Job.cancel)
+            let cancelled = try await alice.call(orchestrator, jobPath, JobMembers.interface.name, JobMembers.cancel)
             #expect(cancelled.succeeded, "alice cancelling her job: \(cancelled)")
             let deleted = try await alice.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.delete, signature: "s", [.string(id)])
             #expect(deleted.succeeded, "alice Delete: \(deleted)")

@@ -1,4 +1,5 @@
 import CFileAccess
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -66,8 +67,7 @@ import Testing
 
             // Alerts below EMERGENCY wait for the end of a recording pass-thru (capture-active).
             let take = try #require(aliceTake.firstString, "\(aliceTake)")
-            try await fixture.waitFor(CaptureContract.PassThru.resultCode, of: take, CaptureContract.PassThru.interface.name,
-                                      on: capture, toBe: "SUCCESS")
+            try await fixture.waitFor(try fixture.passThru(take), .resultCode, toBe: .success)
 
             // An alert's FILE chunk plays when its caller may read the file, and is
             // FILE_NOT_FOUND for anyone else.
@@ -82,9 +82,9 @@ import Testing
                 return try #require(reply.firstString, "\(reply)")
             }
             let played = try await alert(alice)
-            try await fixture.waitFor(Alert.resultCode, of: played, Alert.interface.name, on: alerts, toBe: "SUCCESS")
+            try await fixture.waitFor(try fixture.alert(played), .resultCode, toBe: .success)
             let unread = try await alert(bob)
-            try await fixture.waitFor(Alert.resultCode, of: unread, Alert.interface.name, on: alerts, toBe: "FILE_NOT_FOUND")
+            try await fixture.waitFor(try fixture.alert(unread), .resultCode, toBe: .fileNotFound)
 
             // Only regular files: a FIFO would hold the helper forever.
             let fifo = home.appendingPathComponent("fifo.wav")

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -11,9 +12,9 @@ import Testing
 /// alice, cannot end, cancel or delete what is hers (`org.earshot.Error.Disallowed`, and
 /// nothing changes); alice can, and so can root.
 @Suite(.serialized) struct OwnershipTests {
-    static let passThru = PassThru.interface.name
-    static let alert = Alert.interface.name
-    static let job = Job.interface.name
+    static let passThru = PassThruMembers.interface.name
+    static let alert = AlertMembers.interface.name
+    static let job = JobMembers.interface.name
 
     @Test func aPassThruAnswersOnlyItsOwner() async throws {
         try await PolicyStack.with { fixture in
@@ -21,35 +22,36 @@ import Testing
             let bob = try await fixture.agent(PolicyStack.bob)
             let capture = PolicyStack.capture
             // Each way of ending, by alice, after bob has tried them all.
-            let endings = [(PassThru.end, "SUCCESS"), (PassThru.done, "SUCCESS"), (PassThru.cancel, "ABORTED"), (PassThru.retry, "RETRY")]
+            let endings: [(MethodDeclaration, ResultCode)] = [(PassThruMembers.end, .success), (PassThruMembers.done, .success), (PassThruMembers.cancel, .aborted),
+                                                           (PassThruMembers.retry, .retry)]
             for (ending, resultCode) in endings {
                 let started = try await alice.performAudioPassThru()
                 let path = try #require(started.firstString, "\(started)")
-                try await fixture.waitFor(PassThru.state, of: path, Self.passThru, on: capture, toBe: "recording")
-                let owner = try await fixture.property(PassThru.owner, of: path, Self.passThru, on: capture)
-                #expect(owner?.stringValue == alice.uniqueName)
+                try await fixture.waitFor(try fixture.passThru(path), .state, toBe: .recording)
+                let owner = try await fixture.passThru(path).read(.owner)
+                #expect(owner == alice.uniqueName)
 
-                for member in [PassThru.end, PassThru.done, PassThru.cancel, PassThru.retry, PassThru.openStream] {
+                for member in [PassThruMembers.end, PassThruMembers.done, PassThruMembers.cancel, PassThruMembers.retry, PassThruMembers.openStream] {
                     let reply = try await bob.call(capture, path, Self.passThru, member)
                     #expect(reply.errorName == PolicyStack.disallowed, "bob \(member.name) on alice's pass-thru: \(reply)")
                 }
                 // EndAudioPassThru ends the caller's own pass-thru; bob has none.
                 let endOwn = try await bob.call(capture, PolicyStack.path(of: capture), capture, Capture.endAudioPassThru)
                 #expect(endOwn.errorName == EarshotErrorName.rejected.name, "bob EndAudioPassThru: \(endOwn)")
-                let state = try await fixture.property(PassThru.state, of: path, Self.passThru, on: capture)
-                #expect(state?.stringValue == "recording", "after bob's attempts")
+                let state = try await fixture.passThru(path).read(.state)
+                #expect(state == .recording, "after bob's attempts")
 
-                if ending == PassThru.end {
+                if ending == PassThruMembers.end {
                     // The agent reads what the pipe first gives: the microphone's audio.
-                    let stream = try await alice.call(capture, path, Self.passThru, PassThru.openStream)
+                    let stream = try await alice.call(capture, path, Self.passThru, PassThruMembers.openStream)
                     let bytes: Double = if case .number(let count)? = stream.values.first?["fdBytes"] { count } else { 0 }
                     #expect(bytes > 0, "alice OpenStream: \(stream)")
                 }
                 let reply = try await alice.call(capture, path, Self.passThru, ending)
                 #expect(reply.succeeded, "alice \(ending.name): \(reply)")
-                try await fixture.waitFor(PassThru.state, of: path, Self.passThru, on: capture, toBe: "finished")
-                let code = try await fixture.property(PassThru.resultCode, of: path, Self.passThru, on: capture)
-                #expect(code?.stringValue == resultCode, "alice \(ending.name)")
+                try await fixture.waitFor(try fixture.passThru(path), .state, toBe: .finished)
+                let code = try await fixture.passThru(path).read(.resultCode)
+                #expect(code == resultCode, "alice \(ending.name)")
             }
         }
     }
@@ -62,26 +64,25 @@ import Testing
 
             let started = try await alice.recordPiece(title: "Alice's idea")
             let path = try #require(started.firstString, "\(started)")
-            try await fixture.waitFor(Job.state, of: path, Self.job, on: orchestrator, toBe: "recording")
-            let refused = try await bob.call(orchestrator, path, Self.job, Job.cancel)
+            try await fixture.waitFor(try fixture.job(path), .state, toBe: .recording)
+            let refused = try await bob.call(orchestrator, path, Self.job, JobMembers.cancel)
             #expect(refused.errorName == PolicyStack.disallowed, "bob Cancel on alice's job: \(refused)")
-            let state = try await fixture.property(Job.state, of: path, Self.job, on: orchestrator)
-            #expect(state?.stringValue == "recording", "after bob's attempt")
-            let cancelled = try await alice.call(orchestrator, path, Self.job, Job.cancel)
+            let state = try await fixture.job(path).read(.state)
+            #expect(state == .recording, "after bob's attempt")
+            let cancelled = try await alice.call(orchestrator, path, Self.job, JobMembers.cancel)
             #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
-            try await fixture.waitFor(Job.state, of: path, Self.job, on: orchestrator, toBe: "finished")
-            let code = try await fixture.property(Job.resultCode, of: path, Self.job, on: orchestrator)
-            #expect(code?.stringValue == "ABORTED")
+            try await fixture.waitFor(try fixture.job(path), .state, toBe: .finished)
+            let code = try await fixture.job(path).read(.resultCode)
+            #expect(code == .aborted)
 
             // On the system bus uid 0 may cancel anyone's job.
             let second = try await alice.recordPiece(title: "Alice's second idea")
             let secondPath = try #require(second.firstString, "\(second)")
-            try await fixture.waitFor(Job.state, of: secondPath, Self.job, on: orchestrator, toBe: "recording")
-            _ = try await fixture.stack.client.call(destination: orchestrator, path: try ObjectPath(secondPath), interface: Self.job,
-                                                    member: Job.cancel.name)
-            try await fixture.waitFor(Job.state, of: secondPath, Self.job, on: orchestrator, toBe: "finished")
-            let secondCode = try await fixture.property(Job.resultCode, of: secondPath, Self.job, on: orchestrator)
-            #expect(secondCode?.stringValue == "ABORTED")
+            try await fixture.waitFor(try fixture.job(secondPath), .state, toBe: .recording)
+            try await fixture.job(secondPath).cancel()
+            try await fixture.waitFor(try fixture.job(secondPath), .state, toBe: .finished)
+            let secondCode = try await fixture.job(secondPath).read(.resultCode)
+            #expect(secondCode == .aborted)
         }
     }
 
@@ -93,33 +94,32 @@ import Testing
 
             let presented = try await alice.presentAlertWithButton("Alice's alert")
             let path = try #require(presented.firstString, "\(presented)")
-            try await fixture.waitFor(Alert.state, of: path, Self.alert, on: alerts, toBe: "presenting")
-            let owner = try await fixture.property(Alert.owner, of: path, Self.alert, on: alerts)
-            #expect(owner?.stringValue == alice.uniqueName)
-            let attempts = [(Alert.cancel, try await bob.call(alerts, path, Self.alert, Alert.cancel)),
-                            (Alert.dismiss, try await bob.call(alerts, path, Self.alert, Alert.dismiss)),
-                            (Alert.pressButton, try await bob.call(alerts, path, Self.alert, Alert.pressButton, signature: "q",
+            try await fixture.waitFor(try fixture.alert(path), .state, toBe: .presenting)
+            let owner = try await fixture.alert(path).read(.owner)
+            #expect(owner == alice.uniqueName)
+            let attempts = [(AlertMembers.cancel, try await bob.call(alerts, path, Self.alert, AlertMembers.cancel)),
+                            (AlertMembers.dismiss, try await bob.call(alerts, path, Self.alert, AlertMembers.dismiss)),
+                            (AlertMembers.pressButton, try await bob.call(alerts, path, Self.alert, AlertMembers.pressButton, signature: "q",
                                                                    [.integer(1)]))]
             for (member, reply) in attempts {
                 #expect(reply.errorName == PolicyStack.disallowed, "bob \(member.name) on alice's alert: \(reply)")
             }
-            let state = try await fixture.property(Alert.state, of: path, Self.alert, on: alerts)
-            #expect(state?.stringValue == "presenting", "after bob's attempts")
-            let cancelled = try await alice.call(alerts, path, Self.alert, Alert.cancel)
+            let state = try await fixture.alert(path).read(.state)
+            #expect(state == .presenting, "after bob's attempts")
+            let cancelled = try await alice.call(alerts, path, Self.alert, AlertMembers.cancel)
             #expect(cancelled.succeeded, "alice Cancel: \(cancelled)")
-            try await fixture.waitFor(Alert.state, of: path, Self.alert, on: alerts, toBe: "finished")
-            let code = try await fixture.property(Alert.resultCode, of: path, Self.alert, on: alerts)
-            #expect(code?.stringValue == "ABORTED")
+            try await fixture.waitFor(try fixture.alert(path), .state, toBe: .finished)
+            let code = try await fixture.alert(path).read(.resultCode)
+            #expect(code == .aborted)
 
             // On the system bus uid 0 may cancel anyone's alert.
             let second = try await alice.presentAlertWithButton("Alice's second alert")
             let secondPath = try #require(second.firstString, "\(second)")
-            try await fixture.waitFor(Alert.state, of: secondPath, Self.alert, on: alerts, toBe: "presenting")
-            _ = try await fixture.stack.client.call(destination: alerts, path: try ObjectPath(secondPath), interface: Self.alert,
-                                                    member: Alert.cancel.name)
-            try await fixture.waitFor(Alert.state, of: secondPath, Self.alert, on: alerts, toBe: "finished")
-            let secondCode = try await fixture.property(Alert.resultCode, of: secondPath, Self.alert, on: alerts)
-            #expect(secondCode?.stringValue == "ABORTED")
+            try await fixture.waitFor(try fixture.alert(secondPath), .state, toBe: .presenting)
+            try await fixture.alert(secondPath).cancel()
+            try await fixture.waitFor(try fixture.alert(secondPath), .state, toBe: .finished)
+            let secondCode = try await fixture.alert(secondPath).read(.resultCode)
+            #expect(secondCode == .aborted)
         }
     }
 
@@ -155,8 +155,7 @@ import Testing
             // Alice may not delete bob's piece either; root may.
             let refusedToo = try await delete(bobID, as: alice)
             #expect(refusedToo.errorName == PolicyStack.disallowed, "alice Delete on bob's piece: \(refusedToo)")
-            _ = try await fixture.stack.client.call(destination: pieces, path: try ObjectPath(manager), interface: pieces,
-                                                    member: Pieces.delete.name, [.string(bobID)])
+            try await fixture.earshot.pieces.delete(bobID)
             let bobGone = try await get(bobID, as: bob)
             #expect(bobGone.errorName == EarshotErrorName.pieceNotFound.name, "\(bobGone)")
         }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -9,13 +10,13 @@ import Testing
 /// The interfaces the tests call, as the contract declares them (their members, properties
 /// and keys).
 typealias Capture = CaptureContract.Manager
-typealias PassThru = CaptureContract.PassThru
+typealias PassThruMembers = CaptureContract.PassThru
 typealias Alerts = AlertsContract.Manager
-typealias Alert = AlertsContract.Alert
+typealias AlertMembers = AlertsContract.Alert
 typealias Pieces = PiecesContract.Manager
 typealias Session = SessionContract.Manager
 typealias Orchestrator = OrchestratorContract.Manager
-typealias Job = OrchestratorContract.Job
+typealias JobMembers = OrchestratorContract.Job
 
 /// Every Earshot service on a system bus configured like a head unit's: Debian's
 /// system.conf baseline followed by the project's policy (`dbus/org.earshot.conf`), the
@@ -104,25 +105,26 @@ final class PolicyStack: Sendable {
         for agent in agents.withLock({ $0 }) { await agent.shutdown() }
     }
 
-    /// The root connection's view of a property.
-    func property(_ property: PropertyDeclaration, of path: String, _ interface: String, on service: String) async throws -> DBusValue? {
-        try await stack.client.call(destination: service, path: try ObjectPath(path), interface: "org.freedesktop.DBus.Properties",
-                                    member: "Get", [.string(interface), .string(property.name)]).first?.variantValue
-    }
+    /// Earshot through EarshotClient on the root connection, and the objects the agents
+    /// made, by the paths they were told.
+    var earshot: Earshot { Earshot(connection: stack.client) }
+    func passThru(_ path: String) throws -> PassThruControl { earshot.capture.passThru(at: try ObjectPath(path)) }
+    func job(_ path: String) throws -> JobControl { earshot.orchestrator.job(at: try ObjectPath(path)) }
+    func alert(_ path: String) throws -> AlertControl { earshot.alerts.alert(at: try ObjectPath(path)) }
 
-    /// Waits until the string property `property` of `path` is `value`; fails after `timeout`.
-    func waitFor(_ property: PropertyDeclaration, of path: String, _ interface: String, on service: String, toBe value: String,
-                 timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let name = property.name
+    /// Waits until `property` of `object` is `value`, as root reads it; fails after `timeout`.
+    func waitFor<Object: EarshotObject, Value: Equatable & Sendable>(_ object: Object, _ property: ObjectProperty<Object, Value>,
+                                                                     toBe value: Value, timeout: Duration = .seconds(15),
+                                                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let deadline = ContinuousClock.now + timeout
-        var last: DBusValue?
+        var last: Value?
         while ContinuousClock.now < deadline {
-            last = try await self.property(property, of: path, interface, on: service)
-            if last?.stringValue == value { return }
+            last = try await object.read(property)
+            if last == value { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        Issue.record("\(path) \(name) is \(String(describing: last)), not \(value), after \(timeout)", sourceLocation: sourceLocation)
-        throw HarnessError("\(path) \(name) did not become \(value)")
+        Issue.record("\(property.declaration.name) is \(String(describing: last)), not \(value), after \(timeout)", sourceLocation: sourceLocation)
+        throw HarnessError("\(property.declaration.name) did not become \(value)")
     }
 
     /// A one-second 16 kHz mono 16-bit WAV file (a 440 Hz tone) owned by `user`, readable
