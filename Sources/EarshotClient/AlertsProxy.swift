@@ -199,6 +199,16 @@ public struct AlertsProxy: Sendable {
         return AlertControl(path: path, calls: calls)
     }
 
+    /// Speaks `chunks` without display and without following it (no subscription): for a
+    /// caller that reads its outcome from its object's properties, or not at all.
+    public func submit(speaking chunks: [SpeechChunk], options: SpeechOptions = SpeechOptions()) async throws -> AlertControl {
+        let values = options.values
+        try RequestCheck.check(values, against: AlertsContract.Manager.speechKeys)
+        let path = try await calls.object(ObjectPath(declared: AlertsContract.managerPath), AlertsContract.Manager.interface,
+                                          AlertsContract.Manager.speak, [SpeechChunk.value(chunks), .vardict(values)])
+        return AlertControl(path: path, calls: calls)
+    }
+
     /// Calls `method`, which replies with an alert object, and waits for its `Completed`.
     private func completed(_ method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> AlertResult {
         try await started(method, arguments).result

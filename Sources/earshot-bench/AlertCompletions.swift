@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -25,10 +26,13 @@ final class AlertCompletions: Sendable {
         reader = Task {
             for await signal in subscription {
                 let now = monotonicNanoseconds()
-                guard let path = signal.path, signal.body.count == 3, let code = signal.body[1].stringValue else { continue }
-                let reason = signal.body[2].stringKeyedValue?[AlertsContract.Alert.CompletionKeys.reason]?.stringValue ?? ""
+                // Read as EarshotClient reads a completion.
+                guard let path = signal.path, let result = AlertResult(completed: signal.body) else { continue }
                 seen.withLock { known in
-                    if known[path] == nil { known[path] = Completion(resultCode: code, reason: reason, arrivedNanoseconds: now) }
+                    if known[path] == nil {
+                        known[path] = Completion(resultCode: result.resultCode.rawValue, reason: result.reason?.rawValue ?? "",
+                                                 arrivedNanoseconds: now)
+                    }
                 }
             }
         }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Dispatch
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -112,9 +114,7 @@ struct AlertsBenchmark: Sendable {
     let sentence: String
 
     static let busName = AlertsContract.busName
-    static let managerPath = ObjectPath(declared: AlertsContract.managerPath)
     static let alertInterface = AlertsContract.Alert.interface.name
-    static let properties = "org.freedesktop.DBus.Properties"
     static let espeak = "/usr/bin/espeak-ng"
     static let outputPace = "realtime"
     static let outputRate: UInt32 = 22050
@@ -177,19 +177,18 @@ struct AlertsBenchmark: Sendable {
         var missing = 0, espeakFailures = 0
         var codes: [String: Int] = [:]
         var audioBytes: UInt64 = 0
-        let chunks = Self.chunks([("TEXT", sentence)])
+        let chunks: [SpeechChunk] = [.text(sentence)]
         progress("\(speechWarmup) + \(speechRuns) Speak alerts, each followed by one espeak-ng command run")
         for run in 0..<(speechWarmup + speechRuns) {
             try Task.checkCancellation()
             let measured = run >= speechWarmup
             let caller = try await bus.connect()
             let start = monotonicNanoseconds()
-            let reply = try await caller.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                              member: AlertsContract.Manager.speak.name, [chunks, .vardict([:])])
+            let path = try await AlertsProxy(connection: caller).submit(speaking: chunks).path
             let replied = monotonicNanoseconds()
-            guard let path = reply.first?.objectPathValue, let id = path.rawValue.split(separator: "/").last.map(String.init) else {
+            guard let id = path.rawValue.split(separator: "/").last.map(String.init) else {
                 caller.close()
-                throw BenchmarkError("Speak replied \(reply)")
+                throw BenchmarkError("Speak gave the alert \(path)")
             }
             let completion = try await completions.wait(for: path, timeout: .seconds(60))
             caller.close()

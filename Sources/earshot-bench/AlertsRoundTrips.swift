@@ -1,3 +1,5 @@
+import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -6,25 +8,17 @@ import Foundation
 /// The `PresentAlert` round-trip phases of `earshot-bench alerts`.
 extension AlertsBenchmark {
     /// The alert every round-trip call presents.
-    ///
-    /// Sent raw rather than through EarshotClient's `AlertsProxy.show`, which subscribes to
-    /// `Completed` (an AddMatch round trip to the bus) before every `PresentAlert`: the
-    /// round trip measured is the `PresentAlert` call alone.
-    var alert: DBusValue {
-        typealias Keys = AlertsContract.Manager.Keys
-        return .vardict([Keys.text.name: .string(sentence), Keys.audio.name: Self.chunks([("TEXT", sentence)]),
-                         Keys.priority.name: .string(priority)])
+    var alert: Alert {
+        var alert = Alert(text: sentence, audio: [.text(sentence)])
+        alert.priority = Alert.Priority(rawValue: priority) ?? .normal
+        return alert
     }
 
-    static func chunks(_ chunks: [(String, String)]) -> DBusValue {
-        .array(.structure([.string, .string]), chunks.map { .structure([.string($0.0), .string($0.1)]) })
-    }
-
+    /// One `PresentAlert` through EarshotClient, as an application presents one it acts on
+    /// by its object (`submit`: no subscription to `Completed` first, which `show` makes;
+    /// the observer connection sees every completion).
     func presentAlert(on connection: DBusConnection) async throws -> ObjectPath {
-        let reply = try await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                              member: AlertsContract.Manager.presentAlert.name, [alert])
-        guard let path = reply.first?.objectPathValue else { throw BenchmarkError("PresentAlert replied \(reply)") }
-        return path
+        try await AlertsProxy(connection: connection).submit(alert).path
     }
 
     /// Untimed calls from a connection of their own, which then leaves (ending its alerts).
@@ -49,10 +43,7 @@ extension AlertsBenchmark {
         defer { connections.forEach { $0.close() } }
         // One untimed call per connection that does not touch the queue: the route to the
         // service is known and the connection's thread is running.
-        for connection in connections {
-            _ = try await connection.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                          member: "Get", [.string(Self.busName), .string(AlertsContract.Manager.queueLength.name)])
-        }
+        for connection in connections { _ = try await AlertsProxy(connection: connection).read(.queueLength) }
 
         struct Sample: Sendable {
             let nanoseconds: UInt64
@@ -112,12 +103,8 @@ extension AlertsBenchmark {
         let deadline = ContinuousClock.now + timeout
         while true {
             try Task.checkCancellation()
-            let reply = try await manager.call(destination: Self.busName, path: Self.managerPath, interface: Self.properties,
-                                               member: "GetAll", [.string(Self.busName)])
-            let values = reply.first?.stringKeyedValue ?? [:]
-            if values[AlertsContract.Manager.queueLength]?.uint32Value == 0, values[AlertsContract.Manager.current]?.objectPathValue == .root {
-                return
-            }
+            let values = try await AlertsProxy(connection: manager).readAll()
+            if values[.queueLength] == 0, values[.current] == .some(nil) { return }
             guard ContinuousClock.now < deadline else {
                 throw BenchmarkError("the alert queue did not empty within \(timeout): \(values)")
             }

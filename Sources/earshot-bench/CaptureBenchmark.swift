@@ -164,8 +164,6 @@ struct CaptureBenchmark: Sendable {
     }
 
     static let busName = CaptureContract.busName
-    static let managerPath = ObjectPath(declared: CaptureContract.managerPath)
-    static let passThruInterface = CaptureContract.PassThru.interface.name
     static let arecord = "/usr/bin/arecord"
     /// Recorder warm-up before the measured pass-thru starts.
     static let recorderWarmUp: Duration = .seconds(1)
@@ -442,48 +440,25 @@ struct CaptureBenchmark: Sendable {
         let receivedUs: UInt64
     }
 
-    /// Subscribes, starts the pass-thru, collects its chunks until `Finished`, and checks them.
-    ///
-    /// Raw rather than through EarshotClient's `CaptureProxy.perform`: the latency measured
-    /// is each `AudioPassThru` signal's arrival on this connection, dated as the
-    /// subscription yields it, where the client would hand it on through a task and a
-    /// stream of its own first.
+    /// Starts the pass-thru through EarshotClient (`perform`, which subscribes to its chunks
+    /// and its `Finished` before it calls), collects its chunks as the client yields them,
+    /// dated then (the latency an application sees), until its result, and checks them.
     private func passThru(_ configuration: CaptureConfiguration, client: DBusConnection, service: ServiceProcess,
                           content: [UInt8], window: UsageWindow?) async throws -> ChunkLatencyResult {
-        // Subscribe first: the unicast chunks (already addressed to this connection, so no
-        // AddMatch), and the broadcast Finished.
-        let chunks = try await client.subscribe(MatchRule(interface: Self.passThruInterface, member: CaptureContract.PassThru.audioPassThru.name), addMatch: false)
-        let finished = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.passThruInterface, member: CaptureContract.PassThru.finished.name))
-        defer {
-            chunks.cancel()
-            finished.cancel()
-        }
+        var request = AudioPassThruRequest(samplingRate: configuration.samplingRate, bitsPerSample: 16,
+                                           maxDurationMs: UInt32(seconds * 1000))
+        request.chunkMs = configuration.chunkMs
         let expected = configuration.expectedChunks(seconds: seconds)
-        // The receiving loop runs before the call, so no chunk waits for it.
-        async let received = Self.receive(chunks, capacity: expected + 16, window: window)
-
-        typealias Keys = CaptureContract.Manager.Keys
-        let request: [String: DBusValue] = [
-            Keys.samplingRate.name: .uint32(configuration.samplingRate), Keys.bitsPerSample.name: .uint32(16),
-            Keys.audioType.name: .string("PCM"), Keys.maxDuration.name: .uint32(UInt32(seconds * 1000)),
-            Keys.chunkMs.name: .uint32(configuration.chunkMs),
-        ]
         let hostStart = HostSample.take()
-        let reply = try await client.call(destination: Self.busName, path: Self.managerPath, interface: Self.busName,
-                                          member: CaptureContract.Manager.performAudioPassThru.name, [.vardict(request)])
-        guard let path = reply.first?.objectPathValue else {
-            throw BenchmarkError("PerformAudioPassThru replied \(reply)")
-        }
-        let end = try await waitForFinished(finished, path: path, service: service,
-                                            timeout: .seconds(seconds + 30))
-        // Every chunk was routed before Finished (one sender, in order): end the chunk
-        // subscription, which delivers what it holds and then ends the loop.
-        chunks.cancel()
+        let passThru = try await Earshot(connection: client).capture.perform(request)
+        // The receiving loop starts at once: the first chunk comes a chunk's length later.
+        async let received = Self.receive(passThru, capacity: expected + 16, window: window)
+        let end = try await waitForResult(of: passThru, service: service, timeout: .seconds(seconds + 30))
         let hostBusy = HostSample.busyPercent(hostStart, HostSample.take())
+        // The client's chunk sequence ends with the result: every chunk came before it.
         let all = await received
         return ChunkLatencyResult(configuration: configuration, seconds: seconds, expectedChunks: expected,
-                                  chunks: all.filter { $0.path == path }, content: content, finished: end,
-                                  hostBusyPercent: hostBusy)
+                                  chunks: all, content: content, finished: FinishedSignal(end), hostBusyPercent: hostBusy)
     }
 
     /// A `Delivery` `stream` pass-thru: its audio read from `OpenStream`'s pipe (opened at
@@ -544,52 +519,20 @@ struct CaptureBenchmark: Sendable {
     }
 
     /// The receiving loop: the arrival time first, then everything else.
-    private static func receive(_ subscription: SignalSubscription, capacity: Int, window: UsageWindow?) async -> [ReceivedChunk] {
+    private static func receive(_ passThru: PassThru, capacity: Int, window: UsageWindow?) async -> [ReceivedChunk] {
         var chunks: [ReceivedChunk] = []
         chunks.reserveCapacity(capacity)
-        for await signal in subscription {
+        for await chunk in passThru {
             let now = monotonicMicroseconds()
-            guard signal.body.count == 3, case .bytes(let data) = signal.body[0],
-                  let sequence = signal.body[1].uint64Value, let monotonicUs = signal.body[2].uint64Value else {
-                progress("ignoring an AudioPassThru with body \(signal.signature)")
-                continue
-            }
-            chunks.append(ReceivedChunk(path: signal.path, data: data.array, sequence: sequence, monotonicUs: monotonicUs, receivedUs: now))
-            window?.chunkArrived(sequence: sequence)
+            chunks.append(ReceivedChunk(path: passThru.path, data: chunk.data, sequence: chunk.sequence, monotonicUs: chunk.monotonicUs,
+                                        receivedUs: now))
+            window?.chunkArrived(sequence: chunk.sequence)
         }
         return chunks
     }
 
-    /// Waits for `path`'s `Finished`, watching that the service is still running.
-    private func waitForFinished(_ subscription: SignalSubscription, path: ObjectPath, service: ServiceProcess,
-                                 timeout: Duration) async throws -> FinishedSignal {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            try Task.checkCancellation()
-            if let signal = await subscription.next(timeout: .seconds(1)) {
-                guard signal.path == path else { continue }
-                guard signal.body.count == 3, let code = signal.body[0].stringValue, let success = signal.body[1].boolValue,
-                      let info = signal.body[2].stringKeyedValue else {
-                    throw BenchmarkError("Finished with an unexpected body \(signal.signature)")
-                }
-                typealias Keys = CaptureContract.PassThru.FinishedKeys
-                return FinishedSignal(resultCode: code, success: success, reason: info[Keys.reason]?.stringValue ?? "",
-                                      framesCaptured: info[Keys.framesCaptured]?.uint64Value ?? 0,
-                                      durationMs: info[Keys.durationMs]?.uint32Value ?? 0)
-            }
-            try Task.checkCancellation()
-            guard service.isRunning else {
-                let status = await service.waitForExit(timeout: .zero)
-                throw BenchmarkError("earshot-capture exited (status \(status.map(String.init) ?? "?")) before \(path) finished")
-            }
-            guard ContinuousClock.now < deadline else {
-                throw BenchmarkError("no Finished from \(path) within \(timeout)")
-            }
-        }
-    }
-
     /// Waits for a pass-thru's result (its `Finished`, through EarshotClient), looking once a
-    /// second, as `waitForFinished` does, whether the service still runs and the time is up.
+    /// second whether the service still runs and the time is up.
     private func waitForResult(of passThru: PassThru, service: ServiceProcess, timeout: Duration) async throws -> PassThruResult {
         let path = passThru.path
         // The first of: the result (or the client's error), the service's exit, the timeout.
@@ -653,4 +596,12 @@ struct FinishedSignal: Encodable, Sendable {
     let reason: String
     let framesCaptured: UInt64
     let durationMs: UInt32
+
+    init(_ result: PassThruResult) {
+        resultCode = result.resultCode.rawValue
+        success = result.success
+        reason = result.reason.rawValue
+        framesCaptured = result.framesCaptured
+        durationMs = result.durationMs
+    }
 }

@@ -44,6 +44,7 @@ import Testing
         _ = try? await alerts.submit(Alert(text: "x"))
         _ = try? await alerts.speak([.text("x")])
         _ = try? await alerts.startSpeaking([.text("x")], options: SpeechOptions(playTone: true))
+        _ = try? await alerts.submit(speaking: [.text("x")])
         let alert = alerts.alert(at: path)
         try? await alert.pressButton(1)
         try? await alert.dismiss()
