@@ -291,7 +291,7 @@ let package = Package(
             "SessionCore",
         ]),
         .testTarget(name: "PiecesServiceTests", dependencies: [
-            "ContractCore", "EarshotContract", "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
+            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotMedia", "EarshotSync", "EarshotTestHarness", "EarshotTestSupport", "PostgresPieceStore",
             .product(name: "Logging", package: "swift-log"), .product(name: "PostgresNIO", package: "postgres-nio"),
         ]),
         // The install script, systemd units, activation files and policy.

@@ -6,7 +6,7 @@ private typealias PieceKeys = PiecesContract.Manager.PieceKeys
 /// A piece's metadata, after Allihoopa's model: what `Drop` takes besides its title,
 /// length and assets (and what `RecordPiece` passes on to it). Absent values take the
 /// contract's defaults; the rules are the store's (`Drop`'s errors).
-public struct PieceMetadata: Sendable {
+public struct PieceMetadata: Sendable, Equatable {
     public var description: String?
     public var tempo: Double?
     public var loopStartMicroseconds: UInt64?
@@ -44,6 +44,22 @@ public struct PieceMetadata: Sendable {
         values[PieceKeys.scale] = scale.map { .array(.boolean, $0.map(DBusValue.boolean)) }
         values[PieceKeys.root] = root.map(DBusValue.byte)
         values[PieceKeys.listed] = listed.map(DBusValue.boolean)
+    }
+
+    /// The metadata a stored piece reports (`Get`; `List` gives the summary's keys only).
+    init(reported values: [String: DBusValue]) {
+        func byte(_ key: OptionKey) -> UInt8? { if case .byte(let value)? = values[key] { value } else { nil } }
+        description = values[PieceKeys.description]?.stringValue
+        tempo = values[PieceKeys.tempo]?.doubleValue
+        loopStartMicroseconds = values[PieceKeys.loopStartMicroseconds]?.uint64Value
+        loopEndMicroseconds = values[PieceKeys.loopEndMicroseconds]?.uint64Value
+        timeSignatureUpper = byte(PieceKeys.timeSignatureUpper)
+        timeSignatureLower = byte(PieceKeys.timeSignatureLower)
+        basedOn = values[PieceKeys.basedOn]?.stringArrayValue ?? []
+        tonality = values[PieceKeys.tonality]?.stringValue.flatMap(PieceTonality.init(rawValue:))
+        scale = values[PieceKeys.scale]?.arrayValue?.compactMap(\.boolValue)
+        root = byte(PieceKeys.root)
+        listed = values[PieceKeys.listed]?.boolValue
     }
 }
 
@@ -113,6 +129,7 @@ public struct PieceDrop: Sendable {
 }
 
 /// A stored piece as `Get` and `List` describe it.
+@dynamicMemberLookup
 public struct Piece: Sendable, Equatable {
     public let id: String
     public let title: String
@@ -120,6 +137,15 @@ public struct Piece: Sendable, Equatable {
     public let createdAt: String
     public let tempo: Double?
     public let lengthMicroseconds: UInt64
+    /// What it was dropped with besides its title, length and assets, its fields also read
+    /// as the piece's (`piece.root`); `List` reports the summary's keys only.
+    public let metadata: PieceMetadata
+    /// The mix stem as the store measured it: its rate in Hz, channels, EBU R128 integrated
+    /// loudness and true peak in dBTP (`Get` only; nil in `List`'s pieces).
+    public let sampleRate: UInt32?
+    public let channels: UInt32?
+    public let loudnessLufs: Double?
+    public let truePeakDbtp: Double?
     /// Everything the service reported, by the contract's names.
     public let values: [String: DBusValue]
 
@@ -133,8 +159,16 @@ public struct Piece: Sendable, Equatable {
         createdAt = values[Stored.createdAt.name]?.stringValue ?? ""
         tempo = values[Keys.tempo.name]?.doubleValue
         lengthMicroseconds = values[Keys.lengthMicroseconds.name]?.uint64Value ?? 0
+        metadata = PieceMetadata(reported: values)
+        sampleRate = values[Stored.sampleRate]?.uint32Value
+        channels = values[Stored.channels]?.uint32Value
+        loudnessLufs = values[Stored.loudnessLufs]?.doubleValue
+        truePeakDbtp = values[Stored.truePeakDbtp]?.doubleValue
         self.values = values
     }
+
+    /// The metadata's fields, as `piece.root`.
+    public subscript<Value>(dynamicMember field: KeyPath<PieceMetadata, Value>) -> Value { metadata[keyPath: field] }
 }
 
 /// `org.earshot.Pieces1`.

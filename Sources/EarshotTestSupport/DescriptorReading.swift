@@ -14,3 +14,6 @@ public func readAll(_ value: DBusValue?) throws -> [UInt8] {
     }
     return bytes
 }
+
+/// Everything a descriptor gives (one EarshotClient handed over), to its end.
+public func readAll(_ fd: UnixFD) throws -> [UInt8] { try readAll(.unixFD(fd)) }

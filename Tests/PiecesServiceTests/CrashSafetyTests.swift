@@ -1,3 +1,4 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -24,11 +25,10 @@ import Testing
                 try Data(attachment).write(to: attachmentFile)
                 contents["Crash \(index)"] = stem
                 let caller = try await pieces.bus.connect()
-                let request: [String: DBusValue] = [PieceKeys.title.name: .string("Crash \(index)"),
-                                                    PieceKeys.mixStem.path.name: .string(stemFile.path),
-                                                    PieceKeys.attachment.path.name: .string(attachmentFile.path),
-                                                    PieceKeys.attachmentMimeType.name: .string("application/octet-stream")]
-                let drop = Task { try await pieces.drop(request, on: caller) }
+                let piece = PieceDrop.titled("Crash \(index)", stem: stemFile) {
+                    $0.attachment = (.path(attachmentFile.path), "application/octet-stream")
+                }
+                let drop = Task { try await pieces.drop(piece, on: caller) }
                 let kill = generator.next() % 3 != 0  // two drops in three see a kill
                 if kill {
                     try await Task.sleep(for: .microseconds(Int(generator.next() % 40_000)))
@@ -44,17 +44,16 @@ import Testing
             }
             #expect(killed > 20)
 
-            let listed = try await pieces.list([QueryKeys.limit.name: .uint32(500)])
+            let listed = try await pieces.list { $0.limit = 500 }
             // Every acknowledged drop survived.
             #expect(Set(expected.keys).isSubset(of: Set(listed.ids)))
             var named: Set<String> = []
             for id in listed.ids {
                 let piece = try await pieces.get(id)
-                let title = try #require(piece[PieceKeys.title.name]?.stringValue)
-                let stem = try readAll(try await pieces.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
-                #expect(stem == contents[title], "\(title) has a different mix stem")
-                let attachment = try readAll(try await pieces.call(Pieces.openAttachment, [.string(id)]).first)
-                #expect(piece[StoredKeys.size(PieceKeys.attachment.fd.name).name]?.uint64Value == UInt64(attachment.count))
+                let stem = try await pieces.mixStem(id)
+                #expect(stem == contents[piece.title], "\(piece.title) has a different mix stem")
+                let attachment = try readAll(try await pieces.pieces.openAttachment(id).fd)
+                #expect(piece.values[StoredKeys.size(PieceKeys.attachment.fd.name)]?.uint64Value == UInt64(attachment.count))
                 if let want = expected[id] {
                     #expect(TestMedia.sha256(stem) == want.stem)
                     #expect(TestMedia.sha256(attachment) == want.attachment)

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -11,17 +12,11 @@ import Testing
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 1)).write(to: wav)
-            // The keys of Drop's piece, as the contract names them.
+            // The keys of Drop's piece, as the contract names them (and the service's messages).
             let title = PieceKeys.title.name, length = PieceKeys.lengthMicroseconds.name, tempo = PieceKeys.tempo.name
-            let loopStart = PieceKeys.loopStartMicroseconds.name, loopEnd = PieceKeys.loopEndMicroseconds.name
-            let upper = PieceKeys.timeSignatureUpper.name, lower = PieceKeys.timeSignatureLower.name
-            let tonality = PieceKeys.tonality.name, scale = PieceKeys.scale.name, root = PieceKeys.root.name
+            let scale = PieceKeys.scale.name, root = PieceKeys.root.name
             let mixStem = PieceKeys.mixStem, coverImage = PieceKeys.coverImage, attachment = PieceKeys.attachment
-            let mimeType = PieceKeys.attachmentMimeType.name
-            let mix: [String: DBusValue] = [mixStem.path.name: .string(wav.path)]
-            func piece(_ fields: [String: DBusValue]) -> [String: DBusValue] {
-                [title: .string("t")].merging(mix) { _, new in new }.merging(fields) { _, new in new }
-            }
+            func piece(_ configure: (inout PieceDrop) -> Void) -> PieceDrop { .titled("t", stem: wav, configure) }
             let text = pieces.file("notes.txt")
             try Data("not audio".utf8).write(to: text)
             let wideCover = pieces.file("wide.png")
@@ -32,60 +27,64 @@ import Testing
             try Data(count: 30 * 1024 * 1024 + 1).write(to: big)
             let limit = pieces.file("limit.bin")
             try Data(count: 30 * 1024 * 1024).write(to: limit)
-            let existing = try await pieces.drop(piece([title: .string(String(repeating: "🎹", count: 50))]))
-            let major: DBusValue = .array(.boolean, [true, false, true, false, true, true, false, true, false, true, false, true].map { .boolean($0) })
+            let existing = try await pieces.drop(.titled(String(repeating: "🎹", count: 50), stem: wav))
 
-            let refused: [(EarshotErrorName, [String: DBusValue], String)] = [
-                (.titleTooShort, [title: .string("")], title),
-                (.titleTooLong, [title: .string(String(repeating: "🎹", count: 51))], title),
-                (.pieceTooShort, [length: .uint64(0)], length),
-                (.pieceTooLong, [length: .uint64(1_200_000_001)], length),
-                (.tempoTooLow, [tempo: .double(0.999)], tempo),
-                (.tempoTooHigh, [tempo: .double(1000)], tempo),
-                (.invalidLoopMarkers, [loopStart: .uint64(0), loopEnd: .uint64(1_000_001)], "LoopEnd"),
-                (.invalidLoopMarkers, [loopStart: .uint64(5), loopEnd: .uint64(5)], "LoopStart"),
-                (.invalidLoopMarkers, [loopStart: .uint64(9), loopEnd: .uint64(5)], "LoopStart"),
-                (.invalidLoopMarkers, [loopStart: .uint64(0)], "Loop"),
-                (.invalidTimeSignature, [upper: .byte(4), lower: .byte(5)], "4/5"),
-                (.invalidTimeSignature, [upper: .byte(17), lower: .byte(4)], "17/4"),
-                (.invalidTonality, [tonality: .string("tonal"), root: .byte(0)], scale),
-                (.invalidTonality, [tonality: .string("tonal"), scale: .array(.boolean, Array(repeating: .boolean(false), count: 12)),
-                                    root: .byte(0)], scale),
-                (.invalidTonality, [tonality: .string("tonal"), scale: major, root: .byte(1)], root),
-                (.basedOnNotFound, [PieceKeys.basedOn.name: .strings([existing, "no-such-piece"])], "no-such-piece"),
-                (.invalidAudio, [mixStem.path.name: .string(text.path)], mixStem.fd.name),
-                (.invalidCoverImage, [coverImage.path.name: .string(wideCover.path)], "642"),
-                (.invalidCoverImage, [coverImage.path.name: .string(text.path)], coverImage.fd.name),
-                (.attachmentTooLarge, [attachment.path.name: .string(big.path), mimeType: .string("application/zip")], attachment.fd.name),
-                (.invalidData, [length: .uint64(1_020_000)], "1%"),
+            // The client leaves these rules to the service: these are the service's answers.
+            let refused: [(EarshotErrorName, (inout PieceDrop) -> Void, String)] = [
+                (.titleTooShort, { $0.title = "" }, title),
+                (.titleTooLong, { $0.title = String(repeating: "🎹", count: 51) }, title),
+                (.pieceTooShort, { $0.lengthMicroseconds = 0 }, length),
+                (.pieceTooLong, { $0.lengthMicroseconds = 1_200_000_001 }, length),
+                (.tempoTooLow, { $0.tempo = 0.999 }, tempo),
+                (.tempoTooHigh, { $0.tempo = 1000 }, tempo),
+                (.invalidLoopMarkers, { $0.loopStartMicroseconds = 0; $0.loopEndMicroseconds = 1_000_001 }, "LoopEnd"),
+                (.invalidLoopMarkers, { $0.loopStartMicroseconds = 5; $0.loopEndMicroseconds = 5 }, "LoopStart"),
+                (.invalidLoopMarkers, { $0.loopStartMicroseconds = 9; $0.loopEndMicroseconds = 5 }, "LoopStart"),
+                (.invalidLoopMarkers, { $0.loopStartMicroseconds = 0 }, "Loop"),
+                (.invalidTimeSignature, { $0.timeSignature = (4, 5) }, "4/5"),
+                (.invalidTimeSignature, { $0.timeSignature = (17, 4) }, "17/4"),
+                (.invalidTonality, { $0.tonality = .tonal; $0.root = 0 }, scale),
+                (.invalidTonality, { $0.tonality = .tonal; $0.scale = Array(repeating: false, count: 12); $0.root = 0 }, scale),
+                (.invalidTonality, { $0.tonality = .tonal; $0.scale = PiecesFixture.major; $0.root = 1 }, root),
+                (.basedOnNotFound, { $0.basedOn = [existing, "no-such-piece"] }, "no-such-piece"),
+                (.invalidAudio, { $0.mixStem = .path(text.path) }, mixStem.fd.name),
+                (.invalidCoverImage, { $0.coverImage = .path(wideCover.path) }, "642"),
+                (.invalidCoverImage, { $0.coverImage = .path(text.path) }, coverImage.fd.name),
+                (.attachmentTooLarge, { $0.attachment = (.path(big.path), "application/zip") }, attachment.fd.name),
+                (.invalidData, { $0.lengthMicroseconds = 1_020_000 }, "1%"),
             ]
-            for (refusal, fields, mention) in refused {
-                let error = await expectDBusError(refusal.name) { try await pieces.drop(piece(fields)) }
+            for (refusal, configure, mention) in refused {
+                let error = await expectDBusError(refusal.name) { try await pieces.drop(piece(configure)) }
                 #expect(error?.message.contains(mention) == true, "\(refusal.shortName): \(error?.message ?? "")")
             }
+            // Pieces the client refuses to send or cannot spell, sent raw.
+            let mix: [String: DBusValue] = [title: .string("t"), mixStem.path.name: .string(wav.path)]
             let invalidArgs: [([String: DBusValue], String)] = [
                 ([title: .uint32(3)], title),
                 ([tempo: .string("fast")], tempo),
                 (["Colour": .string("blue")], "Colour"),
                 ([mixStem.fd.name: .string("x")], mixStem.fd.name),
-                ([mixStem.fd.name: try PiecesFixture.fd(wav), mixStem.path.name: .string(wav.path)], mixStem.fd.name),
-                ([mixStem.path.name: .string("relative.wav")], mixStem.path.name),
+                ([mixStem.fd.name: .unixFD(try PiecesFixture.fd(wav)), mixStem.path.name: .string(wav.path)], mixStem.fd.name),
             ]
             for (fields, key) in invalidArgs {
-                let error = await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") { try await pieces.drop(piece(fields)) }
+                let error = await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
+                    try await pieces.drop(raw: mix.merging(fields) { _, new in new })
+                }
                 #expect(error?.message.contains(key) == true, "\(error?.message ?? "")")
             }
-            await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
-                try await pieces.drop([title: .string("no audio")])
+            await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") { try await pieces.drop(raw: [title: .string("no audio")]) }
+            let relative = await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
+                try await pieces.drop(piece { $0.mixStem = .path("relative.wav") })
             }
+            #expect(relative?.message.contains(mixStem.path.name) == true, "\(relative?.message ?? "")")
 
             // The accepted boundaries.
-            try await pieces.drop(piece([tempo: .double(1), loopStart: .uint64(0), loopEnd: .uint64(1_000_000)]))
-            try await pieces.drop(piece([tempo: .double(999.999), upper: .byte(16), lower: .byte(16)]))
-            try await pieces.drop(piece([length: .uint64(1_009_000), coverImage.path.name: .string(jpeg.path)]))
-            try await pieces.drop(piece([attachment.path.name: .string(limit.path), mimeType: .string("application/zip")]))
+            try await pieces.drop(piece { $0.tempo = 1; $0.loopStartMicroseconds = 0; $0.loopEndMicroseconds = 1_000_000 })
+            try await pieces.drop(piece { $0.tempo = 999.999; $0.timeSignature = (16, 16) })
+            try await pieces.drop(piece { $0.lengthMicroseconds = 1_009_000; $0.coverImage = .path(jpeg.path) })
+            try await pieces.drop(piece { $0.attachment = (.path(limit.path), "application/zip") })
             // Refusals left nothing behind: only the accepted pieces' files are stored.
-            #expect(try await pieces.list([:]).total == 5)
+            #expect(try await pieces.list().total == 5)
             #expect(try await pieces.storedObjects().staged.isEmpty)
             #expect(try await pieces.storedObjects().objects.count == 3)  // the WAV, the JPEG and the 30 MiB attachment
         }
@@ -97,12 +96,9 @@ import Testing
             let exact = pieces.file("twenty.wav"), over = pieces.file("over.wav")
             try Data(TestMedia.longWav(frames: frames)).write(to: exact)
             try Data(TestMedia.longWav(frames: frames + 80)).write(to: over)
-            let id = try await pieces.drop([PieceKeys.title.name: .string("Long"), PieceKeys.mixStem.path.name: .string(exact.path),
-                                            PieceKeys.lengthMicroseconds.name: .uint64(1_200_000_000)])
-            #expect(try await pieces.get(id)[PieceKeys.lengthMicroseconds.name]?.uint64Value == 1_200_000_000)
-            await expectDBusError(EarshotErrorName.pieceTooLong.name) {
-                try await pieces.drop([PieceKeys.title.name: .string("Too long"), PieceKeys.mixStem.path.name: .string(over.path)])
-            }
+            let id = try await pieces.drop(.titled("Long", stem: exact) { $0.lengthMicroseconds = 1_200_000_000 })
+            #expect(try await pieces.get(id).lengthMicroseconds == 1_200_000_000)
+            await expectDBusError(EarshotErrorName.pieceTooLong.name) { try await pieces.drop(.titled("Too long", stem: over)) }
         }
     }
 }

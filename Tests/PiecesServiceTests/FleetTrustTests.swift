@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -27,10 +28,8 @@ import Testing
             let (a, b) = (shared.hosts[0], shared.hosts[1])
             let onB = try await b.changes()
             let stem = try SharedHosts.stem(a, "private", frequency: 610)
-            let secret = try await a.pieces.drop([PieceKeys.title.name: .string("Secret"), PieceKeys.listed.name: .boolean(false),
-                                                  PieceKeys.mixStem.path.name: .string(stem.path)])
-            let open = try await a.pieces.drop([PieceKeys.title.name: .string("Open"), PieceKeys.basedOn.name: .strings([secret]),
-                                                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(a, "open", frequency: 620).path)])
+            let secret = try await a.pieces.drop(.titled("Secret", stem: stem) { $0.listed = false })
+            let open = try await a.pieces.drop(.titled("Open", stem: try SharedHosts.stem(a, "open", frequency: 620)) { $0.basedOn = [secret] })
             let hash = try await shared.server.psql("SELECT hash FROM asset WHERE piece_id = '\(secret)'", database: shared.database)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
 
@@ -70,14 +69,11 @@ import Testing
 
             // Over the bus: b does not have the unlisted piece, nor was its drop announced.
             await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await b.pieces.get(secret) }
-            await expectDBusError(EarshotErrorName.pieceNotFound.name) {
-                _ = try await b.pieces.call(Pieces.openMixStem, [.string(secret), .string("wave")])
-            }
-            #expect(await SharedCatalogueTests.next(Pieces.pieceDropped, about: open, in: onB, within: .seconds(5)) != nil)
-            #expect(await SharedCatalogueTests.next(Pieces.pieceDropped, about: secret, in: onB, within: .seconds(1)) == nil,
-                    "b announced a's unlisted piece")
-            #expect(try await b.pieces.list([:]).total == 1)
-            #expect(try await a.pieces.list([:]).total == 2)
+            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await b.pieces.mixStem(secret) }
+            #expect(await onB.next(within: .seconds(5)) { $0.dropped?.id == open } != nil)
+            #expect(await onB.next(within: .seconds(1)) { $0.dropped?.id == secret } == nil, "b announced a's unlisted piece")
+            #expect(try await b.pieces.list().total == 1)
+            #expect(try await a.pieces.list().total == 2)
 
             // b cannot start as a: a's name with b's password is refused by the server.
             let impostor = try await PrivateBus.start()
@@ -112,15 +108,14 @@ import Testing
         _ = try await server.psql("ALTER DATABASE \(name) SET enable_seqscan = off")
         try await SharedHosts.with(1, server: server, database: url) { shared in
             let host = shared.hosts[0]
-            let riff = try await host.pieces.drop([PieceKeys.title.name: .string("Riff in D"),
-                                                   PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(host, "riff", frequency: 350).path)])
+            let riff = try await host.pieces.drop(.titled("Riff in D", stem: try SharedHosts.stem(host, "riff", frequency: 350)))
             func titleIndexScans() async throws -> Int {
                 let count = try await server.psql("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'piece_title_trigram'",
                                                   database: shared.database)
                 return try #require(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
             }
             let before = try await titleIndexScans()
-            #expect(try await host.pieces.list([QueryKeys.titleContains.name: .string("riff")]).ids == [riff])
+            #expect(try await host.pieces.list { $0.titleContains = "riff" }.ids == [riff])
             // A backend reports its counts within about 10 s of going idle.
             let deadline = ContinuousClock.now + .seconds(15)
             var after = before
@@ -139,14 +134,13 @@ import Testing
         try await SharedHosts.with(2, name: "clone") { shared in
             let (first, second) = (shared.hosts[0], shared.hosts[1])
             let stem = try SharedHosts.stem(first, "take", frequency: 480)
-            let take = try await first.pieces.drop([PieceKeys.title.name: .string("First unit's take"), PieceKeys.listed.name: .boolean(false),
-                                                    PieceKeys.mixStem.path.name: .string(stem.path)])
-            #expect(try await first.pieces.get(take)[StoredKeys.author.name]?.stringValue == "root@\(first.name)")
+            let take = try await first.pieces.drop(.titled("First unit's take", stem: stem) { $0.listed = false })
+            #expect(try await first.pieces.get(take).author == "root@\(first.name)")
             await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await second.pieces.get(take) }
-            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await second.pieces.call(Pieces.delete, [.string(take)]) }
-            #expect(try await second.pieces.list([:]).total == 0)
-            #expect(try await first.pieces.list([:]).total == 1)
-            _ = try await first.pieces.call(Pieces.delete, [.string(take)])
+            await expectDBusError(EarshotErrorName.pieceNotFound.name) { try await second.pieces.delete(take) }
+            #expect(try await second.pieces.list().total == 0)
+            #expect(try await first.pieces.list().total == 1)
+            try await first.pieces.delete(take)
         }
     }
 
@@ -194,8 +188,7 @@ import Testing
                     let host = index % 2 == 0 ? a : b
                     let stem = index < 2 ? (index == 0 ? shared_stem : copy) : try SharedHosts.stem(host, "small-\(index)", frequency: 400 + Double(index))
                     group.addTask {
-                        _ = try await host.pieces.drop([PieceKeys.title.name: .string("During the silence \(index)"),
-                                                        PieceKeys.mixStem.path.name: .string(stem.path)])
+                        _ = try await host.pieces.drop(.titled("During the silence \(index)", stem: stem))
                         return cut.duration(to: .now)
                     }
                 }
@@ -217,20 +210,20 @@ import Testing
         defer { relay.stop() }
         try await SharedHosts.with(1, server: server, route: SharedHosts.route(0, through: relay, to: server)) { shared in
             let host = shared.hosts[0]
-            _ = try await host.pieces.list([:])
+            _ = try await host.pieces.list()
             let port = try await shared.server.psql("""
                 SELECT client_port FROM pg_stat_activity WHERE usename = '\(host.name)' AND application_name = 'earshot-pieces listener'
                 """, database: shared.database).trimmingCharacters(in: .whitespacesAndNewlines)
             let listener = try #require(Int(port), "no listening connection of the host: '\(port)'")
             relay.cut(connectionsExcept: listener)
             // A call on a silent pooled connection fails (at its statement's deadline at most).
-            let failed = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await host.pieces.list([:]) }
+            let failed = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await host.pieces.list() }
             #expect(failed != nil)
             relay.restore()
             let restored = ContinuousClock.now
             var serving = false
             while !serving, restored.duration(to: .now) < .seconds(5) {
-                serving = (try? await host.pieces.list([:])) != nil
+                serving = (try? await host.pieces.list()) != nil
                 if !serving { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(serving, "the host did not serve within 5 s of its pooled connections' path coming back:\n\(host.service.logText.suffix(2000))")
@@ -253,11 +246,10 @@ import Testing
             for round in 0..<3 {
                 var made: [String] = []
                 for index in 0..<4 {
-                    made.append(try await a.pieces.drop([PieceKeys.title.name: .string("flap \(round).\(index)"),
-                                                         PieceKeys.mixStem.path.name: .string(stem.path)]))
+                    made.append(try await a.pieces.drop(.titled("flap \(round).\(index)", stem: stem)))
                 }
                 expected += made.dropFirst().map { "PieceDropped \($0)" }
-                _ = try await a.pieces.call(Pieces.delete, [.string(made[0])])
+                try await a.pieces.delete(made[0])
                 expected.append("PieceDeleted \(made[0])")
                 // Back for a moment, then cut again while b is catching up.
                 relay.restore()
@@ -268,12 +260,10 @@ import Testing
             var announced: [String] = []
             let deadline = ContinuousClock.now + .seconds(30)
             while announced.count < expected.count, ContinuousClock.now < deadline {
-                guard let signal = await changes.next(timeout: deadline - .now) else { break }
-                if let id = signal.body.first?.stringValue { announced.append("\(signal.member ?? "?") \(id)") }
+                guard let change = await changes.next(within: deadline - .now) else { break }
+                if change != .missed { announced.append(change.text) }
             }
-            while let late = await changes.next(timeout: .milliseconds(1000)) {
-                announced.append("\(late.member ?? "?") \(late.body.first?.stringValue ?? "")")
-            }
+            while let late = await changes.next(within: .milliseconds(1000)) { announced.append(late.text) }
             #expect(announced == expected, "b announced \(announced.count) of \(expected.count):\n\(announced)\n\(b.service.logText.suffix(2000))")
         }
     }
@@ -283,7 +273,7 @@ import Testing
     @Test func everyConnectionKeepsItselfAlive() async throws {
         try await SharedHosts.with(1) { shared in
             let host = shared.hosts[0]
-            _ = try await host.pieces.list([:])
+            _ = try await host.pieces.list()
             let port = shared.server.port
             // ss -o: the timer of each established connection to and from the server's port.
             let sockets = try await ToolRun.run(["ss", "-tno", "state", "established", "( dport = :\(port) or sport = :\(port) )"])
@@ -360,25 +350,23 @@ import Testing
         defer { relay.stop() }
         try await SharedHosts.with(2, server: server, route: SharedHosts.route(1, through: relay, to: server)) { shared in
             let (a, b) = (shared.hosts[0], shared.hosts[1])
-            let signals = try await b.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface))
+            let changes = try await b.changes()
             relay.cut()
             let stem = try SharedHosts.stem(a, "missed", frequency: 660)
-            for index in 0..<3 {
-                _ = try await a.pieces.drop([PieceKeys.title.name: .string("while away \(index)"), PieceKeys.mixStem.path.name: .string(stem.path)])
-            }
+            for index in 0..<3 { _ = try await a.pieces.drop(.titled("while away \(index)", stem: stem)) }
             // What the log would have forgotten after 30 days.
             _ = try await server.psql("SELECT piece_change_trim('0 seconds')", database: shared.database)
             relay.restore()
-            var members: [String] = []
+            var seen: [PieceChange] = []
             let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline, !members.contains(Pieces.changesMissed.name) {
-                guard let signal = await signals.next(timeout: deadline - .now) else { break }
-                members.append(signal.member ?? "")
+            while ContinuousClock.now < deadline, !seen.contains(.missed) {
+                guard let change = await changes.next(within: deadline - .now) else { break }
+                seen.append(change)
             }
-            while let late = await signals.next(timeout: .milliseconds(1500)) { members.append(late.member ?? "") }
-            #expect(members.filter { $0 == Pieces.changesMissed.name }.count == 1, "b emitted \(members)")
-            #expect(!members.contains(Pieces.pieceDropped.name), "b announced changes the log no longer holds: \(members)")
-            #expect(try await b.pieces.list([:]).total == 3)
+            while let late = await changes.next(within: .milliseconds(1500)) { seen.append(late) }
+            #expect(seen.filter { $0 == .missed }.count == 1, "b emitted \(seen.map(\.text))")
+            #expect(!seen.contains { $0.dropped != nil }, "b announced changes the log no longer holds: \(seen.map(\.text))")
+            #expect(try await b.pieces.list().total == 3)
         }
     }
 }

@@ -1,7 +1,9 @@
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotMedia
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -23,7 +25,7 @@ typealias StoredKeys = PiecesContract.Manager.StoredKeys
 typealias QueryKeys = PiecesContract.Manager.QueryKeys
 
 /// A private bus and the real earshot-pieces keeping its store in the bus directory, or
-/// its catalogue in a new PostgreSQL database.
+/// its catalogue in a new PostgreSQL database, spoken to through EarshotClient.
 struct PiecesFixture {
     static let busName = PiecesContract.busName
     static let path = ObjectPath(declared: PiecesContract.managerPath)
@@ -65,34 +67,53 @@ struct PiecesFixture {
         try await ServiceProcess("earshot-pieces", arguments: ["--data-dir", dataDirectory.path] + arguments, bus: bus, busName: Self.busName)
     }
 
+    /// The store through EarshotClient, on the fixture's connection or `connection`, its
+    /// calls given two minutes (the machine may be busy).
+    var pieces: PiecesProxy { pieces(on: nil) }
+    func pieces(on connection: DBusConnection?) -> PiecesProxy { PiecesProxy(connection: connection ?? client, timeout: .seconds(120)) }
+
     @discardableResult
-    func drop(_ piece: [String: DBusValue], on connection: DBusConnection? = nil) async throws -> String {
-        let reply = try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                                          member: Pieces.drop.name, [.vardict(piece)], timeout: .seconds(60))
-        return try #require(reply.first?.stringValue)
+    func drop(_ piece: PieceDrop, on connection: DBusConnection? = nil) async throws -> String { try await pieces(on: connection).drop(piece) }
+    func get(_ id: String) async throws -> Piece { try await pieces.get(id) }
+    func delete(_ id: String) async throws { try await pieces.delete(id) }
+
+    /// The ids of the page `query` (or the one `configure` sets) matches, and how many match in all.
+    func list(_ query: PieceQuery = PieceQuery()) async throws -> (ids: [String], total: UInt32) {
+        let (page, total) = try await pieces.list(query)
+        return (page.map(\.id), total)
+    }
+    func list(_ configure: (inout PieceQuery) -> Void) async throws -> (ids: [String], total: UInt32) {
+        var query = PieceQuery()
+        configure(&query)
+        return try await list(query)
     }
 
-    func call(_ method: MethodDeclaration, _ arguments: [DBusValue] = [], on connection: DBusConnection? = nil) async throws -> [DBusValue] {
-        try await (connection ?? client).call(destination: Self.busName, path: Self.path, interface: Self.interface,
-                                              member: method.name, arguments, timeout: .seconds(120))
+    /// The mix stem in `format`, read to its end.
+    func mixStem(_ id: String, _ format: PieceAudioFormat = .wave) async throws -> [UInt8] {
+        try readAll(try await pieces.openMixStem(id, format: format))
     }
 
-    func get(_ id: String) async throws -> [String: DBusValue] {
-        try #require(try await call(Pieces.get, [.string(id)]).first?.stringKeyedValue)
+    /// Drops and deletions from now on, as EarshotClient reads them, taken with time limits.
+    func changes() async throws -> Arrivals<PieceChange> { Arrivals(try await pieces.changes()) }
+
+    // Requests the client refuses to send or cannot spell (wrong types, unknown keys, values
+    // out of range, an asset by both keys or by none), sent raw: what the service says to them.
+    func drop(raw piece: [String: DBusValue]) async throws { _ = try await call(raw: Pieces.drop, [.vardict(piece)]) }
+    func list(raw query: [String: DBusValue]) async throws -> [DBusValue] { try await call(raw: Pieces.list, [.vardict(query)]) }
+    func call(raw method: MethodDeclaration, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+        try await client.call(destination: Self.busName, path: Self.path, interface: Self.interface, member: method.name, arguments,
+                              timeout: .seconds(120))
     }
 
-    func list(_ query: [String: DBusValue]) async throws -> (ids: [String], total: UInt32) {
-        let reply = try await call(Pieces.list, [.vardict(query)])
-        let pieces = try #require(reply.first?.arrayValue).compactMap { $0.stringKeyedValue?[StoredKeys.id.name]?.stringValue }
-        return (pieces, try #require(reply.last?.uint32Value))
-    }
-
-    /// An fd argument for `path`.
-    static func fd(_ url: URL) throws -> DBusValue {
+    /// A descriptor open for reading `url`.
+    static func fd(_ url: URL) throws -> UnixFD {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw HarnessError("cannot open \(url.path)") }
-        return .unixFD(UnixFD(taking: fd))
+        return UnixFD(taking: fd)
     }
+
+    /// The major scale, C to B.
+    static let major = [true, false, true, false, true, true, false, true, false, true, false, true]
 
     /// The objects the store keeps, by name (their hashes), and the files in its staging
     /// directory (a shared catalogue's is in its cache directory).
@@ -112,6 +133,37 @@ struct PiecesFixture {
             }
         }
         return (names, staged)
+    }
+}
+
+extension PieceDrop {
+    /// A piece of `title` whose mix stem is the file at `stem`, with the fields `configure` sets.
+    static func titled(_ title: String, stem: URL, _ configure: (inout PieceDrop) -> Void = { _ in }) -> PieceDrop {
+        var piece = PieceDrop(title: title, mixStemPath: stem.path)
+        configure(&piece)
+        return piece
+    }
+}
+
+extension PieceChange {
+    /// The piece dropped and its summary, or the piece deleted; nil for another change.
+    var dropped: (id: String, summary: [String: DBusValue])? { if case .dropped(let id, let summary) = self { (id, summary) } else { nil } }
+    var deleted: String? { if case .deleted(let id) = self { id } else { nil } }
+
+    /// The signal's name and the piece's id, e.g. `PieceDropped 1f…`.
+    var text: String {
+        dropped.map { "\(Pieces.pieceDropped.name) \($0.id)" } ?? deleted.map { "\(Pieces.pieceDeleted.name) \($0)" } ?? Pieces.changesMissed.name
+    }
+}
+
+extension Arrivals<PieceChange> {
+    /// The next change that `matches` within `limit`, passing over the others.
+    func next(within limit: Duration = .seconds(1), where matches: (PieceChange) -> Bool) async -> PieceChange? {
+        let deadline = ContinuousClock.now + limit
+        while let change = await next(within: deadline - .now) {
+            if matches(change) { return change }
+        }
+        return nil
     }
 }
 

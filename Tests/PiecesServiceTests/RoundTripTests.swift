@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -7,56 +8,52 @@ import Foundation
 import Testing
 
 @Suite struct RoundTripTests {
-    static let major: [Bool] = [true, false, true, false, true, true, false, true, false, true, false, true]
-
-    /// A piece with every field, its assets from `assets`.
-    static func everyField(_ assets: [String: DBusValue]) -> [String: DBusValue] {
-        let fields: [String: DBusValue] = [
-            PieceKeys.title.name: .string("Riff in A 🎸"), PieceKeys.description.name: .string("A short riff"),
-            PieceKeys.tempo.name: .double(120.5),
-            PieceKeys.loopStartMicroseconds.name: .uint64(500_000), PieceKeys.loopEndMicroseconds.name: .uint64(1_500_000),
-            PieceKeys.timeSignatureUpper.name: .byte(7), PieceKeys.timeSignatureLower.name: .byte(8),
-            PieceKeys.tonality.name: .string("tonal"), PieceKeys.scale.name: .array(.boolean, major.map { .boolean($0) }),
-            PieceKeys.root.name: .byte(9), PieceKeys.listed.name: .boolean(true),
-            PieceKeys.attachmentMimeType.name: .string("text/plain"),
-        ]
-        return fields.merging(assets) { _, new in new }
+    /// Every field of a piece's metadata.
+    static var metadata: PieceMetadata {
+        var metadata = PieceMetadata()
+        metadata.description = "A short riff"
+        metadata.tempo = 120.5
+        (metadata.loopStartMicroseconds, metadata.loopEndMicroseconds) = (500_000, 1_500_000)
+        metadata.timeSignature = (7, 8)
+        (metadata.tonality, metadata.scale, metadata.root) = (.tonal, PiecesFixture.major, 9)
+        metadata.listed = true
+        return metadata
     }
 
-    func checkEveryField(_ piece: [String: DBusValue], id: String) {
-        #expect(piece[StoredKeys.id.name]?.stringValue == id)
-        #expect(piece[PieceKeys.title.name]?.stringValue == "Riff in A 🎸")
-        #expect(piece[PieceKeys.description.name]?.stringValue == "A short riff")
-        #expect(piece[PieceKeys.tempo.name]?.doubleValue == 120.5)
-        #expect(piece[PieceKeys.lengthMicroseconds.name]?.uint64Value == 2_000_000)
-        #expect(piece[PieceKeys.loopStartMicroseconds.name]?.uint64Value == 500_000)
-        #expect(piece[PieceKeys.loopEndMicroseconds.name]?.uint64Value == 1_500_000)
-        #expect(piece[PieceKeys.timeSignatureUpper.name] == .byte(7))
-        #expect(piece[PieceKeys.timeSignatureLower.name] == .byte(8))
-        #expect(piece[PieceKeys.tonality.name]?.stringValue == "tonal")
-        #expect(piece[PieceKeys.scale.name]?.arrayValue?.compactMap(\.boolValue) == Self.major)
-        #expect(piece[PieceKeys.root.name] == .byte(9))
-        #expect(piece[PieceKeys.listed.name]?.boolValue == true)
-        #expect(piece[StoredKeys.sampleRate.name]?.uint32Value == 44100)
-        #expect(piece[StoredKeys.channels.name]?.uint32Value == 2)
-        #expect(piece[StoredKeys.author.name]?.stringValue?.isEmpty == false)
+    /// A piece with every field, each of its four assets (mix stem, preview, cover image,
+    /// attachment) as `asset` gives its file.
+    static func everyField(_ files: [URL], _ asset: (URL) throws -> PieceDrop.Asset) throws -> PieceDrop {
+        var piece = PieceDrop(title: "Riff in A 🎸", mixStem: try asset(files[0]), metadata: metadata)
+        (piece.preview, piece.coverImage) = (try asset(files[1]), try asset(files[2]))
+        piece.attachment = (try asset(files[3]), "text/plain")
+        return piece
+    }
+
+    func checkEveryField(_ piece: Piece, id: String) {
+        #expect(piece.id == id)
+        #expect(piece.title == "Riff in A 🎸")
+        #expect(piece.metadata == Self.metadata)
+        #expect(piece.lengthMicroseconds == 2_000_000)
+        #expect(piece.sampleRate == 44100)
+        #expect(piece.channels == 2)
+        #expect(!piece.author.isEmpty)
         // RFC 3339 in UTC to the millisecond, and recent.
-        let created = piece[StoredKeys.createdAt.name]?.stringValue ?? ""
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        let createdDate = try? style.parse(created)
-        #expect(created.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(created)")
-        #expect(createdDate.map { abs($0.timeIntervalSinceNow) < 600 } == true, "\(created)")
+        let createdDate = try? style.parse(piece.createdAt)
+        #expect(piece.createdAt.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(piece.createdAt)")
+        #expect(createdDate.map { abs($0.timeIntervalSinceNow) < 600 } == true, "\(piece.createdAt)")
         // A sine at half scale: about -9 LUFS, true peak about -6 dBTP.
-        let loudness = piece[StoredKeys.loudnessLufs.name]?.doubleValue ?? 0
+        let loudness = piece.loudnessLufs ?? 0
         #expect(loudness > -12 && loudness < -6, "\(loudness)")
-        let peak = piece[StoredKeys.truePeakDbtp.name]?.doubleValue ?? 0
+        let peak = piece.truePeakDbtp ?? 0
         #expect(peak > -7 && peak < -5, "\(peak)")
-        for key in Pieces.assets.map({ StoredKeys.has($0.fd.name).name }) { #expect(piece[key]?.boolValue == true, "\(key)") }
-        #expect(piece[StoredKeys.format(PieceKeys.mixStem.fd.name).name]?.stringValue == "wave")
-        #expect(piece[StoredKeys.format(PieceKeys.preview.fd.name).name]?.stringValue == "flac")
-        #expect(piece[StoredKeys.format(PieceKeys.coverImage.fd.name).name]?.stringValue == "png")
-        #expect(piece[PieceKeys.attachmentMimeType.name]?.stringValue == "text/plain")
-        #expect(piece[StoredKeys.size(PieceKeys.attachment.fd.name).name]?.uint64Value == 11)
+        // The assets, which the client reports by the contract's names.
+        for key in Pieces.assets.map({ StoredKeys.has($0.fd.name) }) { #expect(piece.values[key]?.boolValue == true, "\(key.name)") }
+        #expect(piece.values[StoredKeys.format(PieceKeys.mixStem.fd.name)]?.stringValue == "wave")
+        #expect(piece.values[StoredKeys.format(PieceKeys.preview.fd.name)]?.stringValue == "flac")
+        #expect(piece.values[StoredKeys.format(PieceKeys.coverImage.fd.name)]?.stringValue == "png")
+        #expect(piece.values[PieceKeys.attachmentMimeType]?.stringValue == "text/plain")
+        #expect(piece.values[StoredKeys.size(PieceKeys.attachment.fd.name)]?.uint64Value == 11)
     }
 
     @Test(arguments: Backend.allCases) func everyFieldAndAssetByDescriptorAndByPath(backend: Backend) async throws {
@@ -68,37 +65,26 @@ import Testing
             try await TestMedia.convert(wav, to: flac)
             try await TestMedia.image(cover, width: 640, height: 640)
             try Data("hello notes".utf8).write(to: attachment)
-            let dropped = try await pieces.client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface,
-                                                                      member: Pieces.pieceDropped.name))
+            let changes = try await pieces.changes()
 
-            let byFD = try await pieces.drop(Self.everyField([
-                PieceKeys.mixStem.fd.name: try PiecesFixture.fd(wav), PieceKeys.preview.fd.name: try PiecesFixture.fd(flac),
-                PieceKeys.coverImage.fd.name: try PiecesFixture.fd(cover), PieceKeys.attachment.fd.name: try PiecesFixture.fd(attachment),
-            ]))
-            let byPath = try await pieces.drop(Self.everyField([
-                PieceKeys.mixStem.path.name: .string(wav.path), PieceKeys.preview.path.name: .string(flac.path),
-                PieceKeys.coverImage.path.name: .string(cover.path), PieceKeys.attachment.path.name: .string(attachment.path),
-            ]))
+            let byFD = try await pieces.drop(try Self.everyField([wav, flac, cover, attachment]) { .descriptor(try PiecesFixture.fd($0)) })
+            let byPath = try await pieces.drop(try Self.everyField([wav, flac, cover, attachment]) { .path($0.path) })
             #expect(byFD != byPath)
-            let signal = try #require(await dropped.next(timeout: .seconds(5)))
-            #expect(signal.body.first?.stringValue == byFD)
-            #expect(signal.body[1].stringKeyedValue?[PieceKeys.title.name]?.stringValue == "Riff in A 🎸")
+            let dropped = try #require(await changes.next(within: .seconds(5)) { $0.dropped != nil }?.dropped)
+            #expect(dropped.id == byFD)
+            #expect(dropped.summary[PieceKeys.title]?.stringValue == "Riff in A 🎸")
 
             for id in [byFD, byPath] {
                 checkEveryField(try await pieces.get(id), id: id)
                 // The WAV mix stem comes back byte for byte.
-                let stem = try readAll(try await pieces.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
-                #expect(stem == wavBytes)
-                let coverBytes = try readAll(try await pieces.call(Pieces.openCoverImage, [.string(id)]).first)
-                #expect(coverBytes == Array(try Data(contentsOf: cover)))
-                let preview = try readAll(try await pieces.call(Pieces.openPreview, [.string(id), .string("flac")]).first)
-                #expect(preview == Array(try Data(contentsOf: flac)))
-                let reply = try await pieces.call(Pieces.openAttachment, [.string(id)])
-                #expect(try readAll(reply.first) == Array("hello notes".utf8))
-                #expect(reply.last?.stringValue == "text/plain")
+                #expect(try await pieces.mixStem(id) == wavBytes)
+                #expect(try readAll(try await pieces.pieces.openCoverImage(id)) == Array(try Data(contentsOf: cover)))
+                #expect(try readAll(try await pieces.pieces.openPreview(id, format: .flac)) == Array(try Data(contentsOf: flac)))
+                let opened = try await pieces.pieces.openAttachment(id)
+                #expect(try readAll(opened.fd) == Array("hello notes".utf8))
+                #expect(opened.mimeType == "text/plain")
                 let exported = pieces.file("export-\(id).txt")
-                let mime = try await pieces.call(Pieces.exportAttachment, [.string(id), .string(exported.path)])
-                #expect(mime.first?.stringValue == "text/plain")
+                #expect(try await pieces.pieces.exportAttachment(id, to: exported.path) == "text/plain")
                 #expect(try Data(contentsOf: exported) == Data("hello notes".utf8))
             }
             // Identical content is stored once.
@@ -106,7 +92,7 @@ import Testing
             #expect(stored.objects.count == 4)
             #expect(stored.objects.contains(TestMedia.sha256(wavBytes)))
             #expect(stored.staged.isEmpty)
-            #expect(try await pieces.call(Pieces.get, [.string(byFD)]).isEmpty == false)
+            #expect(try await pieces.get(byFD).id == byFD)
         }
     }
 
@@ -120,14 +106,14 @@ import Testing
             func mapsFFmpeg() throws -> Bool {
                 try pieces.service.maps("libavutil") || pieces.service.maps("libswresample")
             }
-            let first = try await pieces.drop([PieceKeys.title.name: .string("First"), PieceKeys.mixStem.path.name: .string(wav.path)])
-            let second = try await pieces.drop([PieceKeys.title.name: .string("Second"), PieceKeys.mixStem.path.name: .string(wav.path)])
+            let first = try await pieces.drop(.titled("First", stem: wav))
+            let second = try await pieces.drop(.titled("Second", stem: wav))
             #expect(try !mapsFFmpeg(), "FFmpeg's libraries mapped by a drop")
             let pieceFirst = try await pieces.get(first)
             let pieceSecond = try await pieces.get(second)
-            #expect(pieceFirst[StoredKeys.truePeakDbtp.name]?.doubleValue != nil)
-            #expect(pieceSecond[StoredKeys.truePeakDbtp.name] == pieceFirst[StoredKeys.truePeakDbtp.name])
-            #expect(pieceSecond[StoredKeys.loudnessLufs.name] == pieceFirst[StoredKeys.loudnessLufs.name])
+            #expect(pieceFirst.truePeakDbtp != nil)
+            #expect(pieceSecond.truePeakDbtp == pieceFirst.truePeakDbtp)
+            #expect(pieceSecond.loudnessLufs == pieceFirst.loudnessLufs)
         }
     }
 
@@ -141,20 +127,18 @@ import Testing
                 try pieces.service.maps("libsndfile") || pieces.service.maps("libvorbisenc") || pieces.service.maps("libFLAC")
             }
             #expect(try !mapsLibsndfile(), "libsndfile mapped at start")
-            let first = try await pieces.drop([PieceKeys.title.name: .string("First"), PieceKeys.mixStem.path.name: .string(wav.path)])
+            let first = try await pieces.drop(.titled("First", stem: wav))
             #expect(try mapsLibsndfile(), "libsndfile not mapped after a drop")
             // Quiet: no call for one trim interval (10 s) after one with calls.
             let deadline = ContinuousClock.now + .seconds(40)
             while try mapsLibsndfile(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
             #expect(try !mapsLibsndfile(), "libsndfile still mapped 40 s after the last call")
-            let second = try await pieces.drop([PieceKeys.title.name: .string("Second"), PieceKeys.mixStem.path.name: .string(wav.path)])
+            let second = try await pieces.drop(.titled("Second", stem: wav))
             #expect(try mapsLibsndfile())
             let pieceFirst = try await pieces.get(first)
             let pieceSecond = try await pieces.get(second)
-            let loudness = StoredKeys.loudnessLufs.name
-            #expect(pieceSecond[loudness] != nil && pieceSecond[loudness] == pieceFirst[loudness])
-            #expect(pieceSecond[StoredKeys.sampleRate.name]?.uint32Value == 44100
-                        && pieceSecond[StoredKeys.channels.name]?.uint32Value == 2)
+            #expect(pieceSecond.loudnessLufs != nil && pieceSecond.loudnessLufs == pieceFirst.loudnessLufs)
+            #expect(pieceSecond.sampleRate == 44100 && pieceSecond.channels == 2)
         }
     }
 
@@ -162,10 +146,10 @@ import Testing
         try await PiecesFixture.with(backend) { pieces in
             let wav = pieces.file("mix.wav")
             try Data(TestMedia.wav(seconds: 3, rate: 48000, channels: 2)).write(to: wav)
-            let id = try await pieces.drop([PieceKeys.title.name: .string("Transcodes"), PieceKeys.mixStem.path.name: .string(wav.path)])
-            let expected: [String: (container: String, codec: String)] = [
-                "wave": ("wav", "pcm_s16le"), "flac": ("flac", "flac"), "oggVorbis": ("ogg", "vorbis"),
-                "aacM4A": ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
+            let id = try await pieces.drop(.titled("Transcodes", stem: wav))
+            let expected: [PieceAudioFormat: (container: String, codec: String)] = [
+                .wave: ("wav", "pcm_s16le"), .flac: ("flac", "flac"), .oggVorbis: ("ogg", "vorbis"),
+                .aacM4A: ("mov,mp4,m4a,3gp,3g2,mj2", "aac"),
             ]
             // FFmpeg's codec and container libraries are mapped at the first AAC export, not
             // before (a drop's analysis uses none of FFmpeg).
@@ -173,29 +157,29 @@ import Testing
                 try pieces.service.maps("libavcodec") || pieces.service.maps("libavformat")
             }
             #expect(try !mapsCodecLibraries(), "libavcodec mapped before any AAC export")
-            for (format, want) in expected.sorted(by: { $0.key < $1.key }) {
-                #expect(try mapsCodecLibraries() == (format > "aacM4A"), "before \(format)")
+            for (format, want) in expected.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                #expect(try mapsCodecLibraries() == (format.rawValue > "aacM4A"), "before \(format)")
                 let out = pieces.file("export.\(format)")
-                _ = try await pieces.call(Pieces.exportMixStem, [.string(id), .string(format), .string(out.path)])
+                try await pieces.pieces.exportMixStem(id, format: format, to: out.path)
                 let probe = try await TestMedia.probe(out)
                 #expect(probe.container == want.container, "\(format)")
                 #expect(probe.codec == want.codec, "\(format)")
                 #expect(abs(probe.seconds - 3) <= 0.03, "\(format): \(probe.seconds) s")
                 // A second request reuses the stored transcode.
                 let again = pieces.file("again.\(format)")
-                _ = try await pieces.call(Pieces.exportMixStem, [.string(id), .string(format), .string(again.path)])
+                try await pieces.pieces.exportMixStem(id, format: format, to: again.path)
                 #expect(try Data(contentsOf: again) == Data(contentsOf: out), "\(format)")
             }
             let transcoded = pieces.service.logText.components(separatedBy: "transcoded to").count - 1
             #expect(transcoded == 3, "wave was dropped; flac, oggVorbis and aacM4A were made once each")
             // The preview falls back to the mix stem.
-            let preview = try readAll(try await pieces.call(Pieces.openPreview, [.string(id), .string("wave")]).first)
-            #expect(preview == Array(try Data(contentsOf: wav)))
+            #expect(try readAll(try await pieces.pieces.openPreview(id)) == Array(try Data(contentsOf: wav)))
+            // A format the client cannot spell, sent raw.
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs") {
-                _ = try await pieces.call(Pieces.openMixStem, [.string(id), .string("mp3")])
+                _ = try await pieces.call(raw: Pieces.openMixStem, [.string(id), .string("mp3")])
             }
-            await expectDBusError(EarshotErrorName.assetNotFound.name) { _ = try await pieces.call(Pieces.openCoverImage, [.string(id)]) }
-            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await pieces.call(Pieces.get, [.string("nope")]) }
+            await expectDBusError(EarshotErrorName.assetNotFound.name) { _ = try await pieces.pieces.openCoverImage(id) }
+            await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await pieces.get("nope") }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ContractCore
+import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
@@ -33,10 +34,8 @@ struct SharedHosts {
             PiecesFixture(bus: bus, service: service, client: client, arguments: arguments, database: nil)
         }
 
-        /// `PieceDropped` and `PieceDeleted` as they arrive on this host's bus.
-        func changes() async throws -> SignalSubscription {
-            try await client.subscribe(MatchRule(sender: PiecesFixture.busName, interface: PiecesFixture.interface))
-        }
+        /// Drops and deletions as this host announces them.
+        func changes() async throws -> Arrivals<PieceChange> { try await pieces.changes() }
     }
 
     /// A `route` that sends host `index`'s connections to `server` through `relay` (a path
@@ -92,69 +91,48 @@ struct SharedHosts {
 }
 
 @Suite struct SharedCatalogueTests {
-    /// The next `signal` about `id`, within `limit`.
-    static func next(_ signal: SignalDeclaration, about id: String, in signals: SignalSubscription,
-                     within limit: Duration = .seconds(1)) async -> DBusMessage? {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            guard let message = await signals.next(timeout: deadline - .now) else { return nil }
-            if message.member == signal.name, message.body.first?.stringValue == id { return message }
-        }
-        return nil
-    }
-
     @Test func whatOneHostDropsEveryHostSees() async throws {
         try await SharedHosts.with(3) { shared in
             let (a, b, c) = (shared.hosts[0], shared.hosts[1], shared.hosts[2])
             let onA = try await a.changes(), onB = try await b.changes(), onC = try await c.changes()
-            let parent = try await a.pieces.drop([
-                PieceKeys.title.name: .string("Riff"), PieceKeys.tempo.name: .double(96),
-                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(a, "riff", frequency: 330).path),
-            ])
+            let parent = try await a.pieces.drop(.titled("Riff", stem: try SharedHosts.stem(a, "riff", frequency: 330)) { $0.tempo = 96 })
             // Every other host announces it within a second, with its summary.
-            for signals in [onB, onC] {
-                let dropped = await Self.next(Pieces.pieceDropped, about: parent, in: signals)
-                #expect(dropped?.body.last?.stringKeyedValue?[PieceKeys.title.name]?.stringValue == "Riff")
+            for changes in [onB, onC] {
+                let dropped = await changes.next { $0.dropped?.id == parent }?.dropped
+                #expect(dropped?.summary[PieceKeys.title]?.stringValue == "Riff")
             }
             let seen = try await c.pieces.get(parent)
-            #expect(seen[StoredKeys.author.name]?.stringValue == "root@\(a.name)")
-            #expect(seen[PieceKeys.tempo.name]?.doubleValue == 96)
+            #expect(seen.author == "root@\(a.name)")
+            #expect(seen.tempo == 96)
 
             // Built upon on another host; lineage seen from a third.
-            let child = try await b.pieces.drop([
-                PieceKeys.title.name: .string("Riff, extended"), PieceKeys.basedOn.name: .strings([parent]),
-                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(b, "extended", frequency: 440).path),
-            ])
-            for signals in [onA, onC] { #expect(await Self.next(Pieces.pieceDropped, about: child, in: signals, within: .seconds(5)) != nil) }
-            let lineage = try await c.pieces.call(Pieces.lineage, [.string(child)])
-            #expect(lineage.first?.arrayValue?.compactMap(\.stringValue) == [parent])
-            let descendants = try await a.pieces.call(Pieces.lineage, [.string(parent)])
-            #expect(descendants.last?.arrayValue?.compactMap(\.stringValue) == [child])
-            #expect(try await a.pieces.list([QueryKeys.basedOn.name: .string(parent)]).ids == [child])
+            let child = try await b.pieces.drop(.titled("Riff, extended", stem: try SharedHosts.stem(b, "extended", frequency: 440)) {
+                $0.basedOn = [parent]
+            })
+            for changes in [onA, onC] { #expect(await changes.next(within: .seconds(5)) { $0.dropped?.id == child } != nil) }
+            #expect(try await c.pieces.pieces.lineage(child).ancestors == [parent])
+            #expect(try await a.pieces.pieces.lineage(parent).descendants == [child])
+            #expect(try await a.pieces.list { $0.basedOn = parent }.ids == [child])
 
             // The same totals and Count everywhere.
             for host in shared.hosts {
-                #expect(try await host.pieces.list([:]).total == 2)
-                let count = try await host.client.call(destination: PiecesFixture.busName, path: PiecesFixture.path,
-                                                       interface: "org.freedesktop.DBus.Properties", member: "Get",
-                                                       [.string(PiecesFixture.interface), .string(Pieces.count.name)])
-                #expect(count.first?.variantValue?.uint32Value == 2, "\(host.name)")
+                #expect(try await host.pieces.list().total == 2)
+                #expect(try await host.pieces.pieces.read(.count) == 2, "\(host.name)")
             }
 
             // A transcode made on one host is the one every host delivers.
-            let ogg = try await c.pieces.call(Pieces.openMixStem, [.string(parent), .string("oggVorbis")])
-            let fromC = try readAll(ogg.first)
-            let fromA = try readAll(try await a.pieces.call(Pieces.openMixStem, [.string(parent), .string("oggVorbis")]).first)
+            let fromC = try await c.pieces.mixStem(parent, .oggVorbis)
+            let fromA = try await a.pieces.mixStem(parent, .oggVorbis)
             #expect(!fromC.isEmpty && fromA == fromC)
             #expect(try await shared.server.psql("SELECT count(*) FROM asset WHERE format = 'oggVorbis'",
                                                  database: String(shared.url.split(separator: "/").last!)) == "1\n")
 
             // Root of another host may not delete it; root of its own host may, and every
             // host announces it.
-            _ = await expectDBusError(EarshotErrorName.disallowed.name) { _ = try await c.pieces.call(Pieces.delete, [.string(child)]) }
-            _ = try await b.pieces.call(Pieces.delete, [.string(child)])
-            #expect(await Self.next(Pieces.pieceDeleted, about: child, in: onA) != nil)
-            #expect(await Self.next(Pieces.pieceDeleted, about: child, in: onC) != nil)
+            _ = await expectDBusError(EarshotErrorName.disallowed.name) { try await c.pieces.delete(child) }
+            try await b.pieces.delete(child)
+            #expect(await onA.next { $0.deleted == child } != nil)
+            #expect(await onC.next { $0.deleted == child } != nil)
             await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await a.pieces.get(child) }
         }
     }
@@ -166,17 +144,14 @@ struct SharedHosts {
                 for (index, host) in shared.hosts.enumerated() {
                     for round in 0..<6 {
                         let stem = try SharedHosts.stem(host, "stem-\(round)", frequency: round % 2 == 0 ? 500 : 600 + Double(index * 10 + round))
-                        group.addTask {
-                            try await host.pieces.drop([PieceKeys.title.name: .string("\(host.name) \(round)"),
-                                                        PieceKeys.mixStem.path.name: .string(stem.path)])
-                        }
+                        group.addTask { try await host.pieces.drop(.titled("\(host.name) \(round)", stem: stem)) }
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(ids).count == 18)
             for host in shared.hosts {
-                let listed = try await host.pieces.list([QueryKeys.limit.name: .uint32(100)])
+                let listed = try await host.pieces.list { $0.limit = 100 }
                 #expect(listed.total == 18)
                 #expect(Set(listed.ids) == Set(ids))
             }
@@ -212,10 +187,9 @@ struct SharedHosts {
                 for round in 0..<400 {
                     if stop.withLock({ $0 }) { break }
                     do {
-                        let id = try await a.pieces.drop([PieceKeys.title.name: .string("steady \(round)"),
-                                                          PieceKeys.mixStem.path.name: .string(stem.path)], on: caller)
+                        let id = try await a.pieces.drop(.titled("steady \(round)", stem: stem), on: caller)
                         acknowledged.withLock { $0.append(id) }
-                    } catch let error as DBusError {
+                    } catch let error as EarshotError {
                         refused.withLock { $0.append(error.name) }
                     }
                     try await Task.sleep(for: .milliseconds(20))
@@ -225,7 +199,7 @@ struct SharedHosts {
             try await server.stopServer()
             try await Task.sleep(for: .milliseconds(300))
             let started = ContinuousClock.now
-            let error = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
+            let error = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list() }
             #expect(ContinuousClock.now - started < .milliseconds(500), "a call while the server is down fails at once")
             #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
             try await Task.sleep(for: .milliseconds(700))
@@ -234,7 +208,7 @@ struct SharedHosts {
             let deadline = ContinuousClock.now + .seconds(10)
             var recovered = false
             while ContinuousClock.now < deadline, !recovered {
-                recovered = (try? await b.pieces.list([:])) != nil
+                recovered = (try? await b.pieces.list()) != nil
                 if !recovered { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(recovered)
@@ -250,7 +224,7 @@ struct SharedHosts {
             // during its COMMIT may still have been kept: at most the refused ones.)
             let ids = acknowledged.withLock { $0 }
             #expect(ids.count > before, "drops are acknowledged again after the restart; host a's log:\n\(a.service.logText.suffix(3000))")
-            let listed = try await b.pieces.list([QueryKeys.limit.name: .uint32(500)])
+            let listed = try await b.pieces.list { $0.limit = 500 }
             #expect(Set(ids).isSubset(of: Set(listed.ids)))
             #expect(listed.total >= UInt32(ids.count) && listed.total <= UInt32(ids.count + refused.withLock { $0.count }))
         }
@@ -295,10 +269,7 @@ struct SharedHosts {
         try await SharedHosts.with(1) { shared in
             let host = shared.hosts[0]
             let database = String(shared.url.split(separator: "/").last!)
-            let seed = try await host.pieces.drop([
-                PieceKeys.title.name: .string("Seed"), PieceKeys.tempo.name: .double(120),
-                PieceKeys.mixStem.path.name: .string(try SharedHosts.stem(host, "seed", frequency: 440).path),
-            ])
+            let seed = try await host.pieces.drop(.titled("Seed", stem: try SharedHosts.stem(host, "seed", frequency: 440)) { $0.tempo = 120 })
             _ = try await shared.server.psql("""
                 INSERT INTO piece (id, title, description, length_us, tempo, ts_upper, ts_lower, tonality, scale_mask, root, listed,
                                    author, author_user, author_uid, created_at, sample_rate, channels, loudness_lufs, true_peak_dbtp)
@@ -329,8 +300,7 @@ struct SharedHosts {
             func checkTitles(_ rows: [Row]) async throws {
                 for text in ["Piece 1234", "iece 123", "ECE 20", "piece 29", "Piece 7 ", "e 2999", "Piece", "Seed"] {
                     let expected = rows.filter { $0.visible && $0.title.lowercased().contains(text.lowercased()) }.map(\.id)
-                    let found = try await host.pieces.list([QueryKeys.titleContains.name: .string(text),
-                                                            QueryKeys.limit.name: .uint32(500)])
+                    let found = try await host.pieces.list { $0.titleContains = text; $0.limit = 500 }
                     #expect(found.total == UInt32(expected.count), "\(text)")
                     if expected.count <= 500 { #expect(Set(found.ids) == Set(expected), "\(text)") }
                 }
@@ -342,19 +312,17 @@ struct SharedHosts {
                 for _ in 0..<60 {
                     var minimum = bounds.randomElement(using: &generator)!, maximum = bounds.randomElement(using: &generator)!
                     if let low = minimum, let high = maximum, low > high { (minimum, maximum) = (maximum, minimum) }
-                    let tonality = [nil, "unknown", "atonal", "tonal"].randomElement(using: &generator)!
-                    var query: [String: DBusValue] = [QueryKeys.limit.name: .uint32(1)]
-                    if let minimum { query[QueryKeys.tempoMin.name] = .double(minimum) }
-                    if let maximum { query[QueryKeys.tempoMax.name] = .double(maximum) }
-                    if let tonality { query[QueryKeys.tonality.name] = .string(tonality) }
+                    let tonality = [nil, .unknown, .atonal, .tonal].randomElement(using: &generator)! as PieceTonality?
+                    var query = PieceQuery()
+                    (query.limit, query.tempoMin, query.tempoMax, query.tonality) = (1, minimum, maximum, tonality)
                     let expected = rows.filter { row in
-                        guard row.visible, tonality == nil || row.tonality == tonality else { return false }
+                        guard row.visible, tonality == nil || row.tonality == tonality?.rawValue else { return false }
                         guard minimum != nil || maximum != nil else { return true }
                         guard let tempo = row.tempo else { return false }
                         return tempo >= (minimum ?? -.infinity) && tempo <= (maximum ?? .infinity)
                     }.count
                     #expect(try await host.pieces.list(query).total == UInt32(expected),
-                            "\(String(describing: minimum))...\(String(describing: maximum)) \(tonality ?? "any")")
+                            "\(String(describing: minimum))...\(String(describing: maximum)) \(tonality?.rawValue ?? "any")")
                 }
             }
             try await check(try await stored())
@@ -363,7 +331,7 @@ struct SharedHosts {
                 DELETE FROM piece WHERE id LIKE 'gen-%' AND substr(id, 9, 1) IN ('3', '7');
                 UPDATE piece SET tempo = 100, listed = false WHERE id = 'gen-00005'
                 """, database: database)
-            _ = try await host.pieces.call(Pieces.delete, [.string(seed)])
+            try await host.pieces.delete(seed)
             try await check(try await stored())
         }
     }
@@ -372,11 +340,9 @@ struct SharedHosts {
         try await PiecesFixture.with(.sqlite) { local in
             let stem = local.file("m.wav")
             try Data(TestMedia.wav(seconds: 1, frequency: 550)).write(to: stem)
-            let first = try await local.drop([PieceKeys.title.name: .string("Before"), PieceKeys.mixStem.path.name: .string(stem.path),
-                                              PieceKeys.listed.name: .boolean(false)])
-            let second = try await local.drop([PieceKeys.title.name: .string("After"), PieceKeys.basedOn.name: .strings([first]),
-                                               PieceKeys.mixStem.path.name: .string(stem.path)])
-            _ = try await local.call(Pieces.openMixStem, [.string(second), .string("flac")])  // a transcode travels too
+            let first = try await local.drop(.titled("Before", stem: stem) { $0.listed = false })
+            let second = try await local.drop(.titled("After", stem: stem) { $0.basedOn = [first] })
+            _ = try await local.pieces.openMixStem(second, format: .flac)  // a transcode travels too
             await local.service.shutdown()
 
             let server = try await PostgresTestServer.sharedServer()
@@ -399,12 +365,11 @@ struct SharedHosts {
             let client = try await bus.connect()
             defer { client.close() }
             let shared = PiecesFixture(bus: bus, service: service, client: client, arguments: [], database: nil)
-            #expect(try await shared.list([:]).total == 2)
-            #expect(try await shared.get(first)[StoredKeys.author.name]?.stringValue == "root@\(unit)")
-            #expect(try await shared.get(first)[PieceKeys.listed.name]?.boolValue == false)
-            #expect(try await shared.call(Pieces.lineage, [.string(second)]).first?.arrayValue?.compactMap(\.stringValue) == [first])
-            let bytes = try readAll(try await shared.call(Pieces.openMixStem, [.string(first), .string("wave")]).first)
-            #expect(bytes == Array(try Data(contentsOf: stem)))
+            #expect(try await shared.list().total == 2)
+            #expect(try await shared.get(first).author == "root@\(unit)")
+            #expect(try await shared.get(first).listed == false)
+            #expect(try await shared.pieces.lineage(second).ancestors == [first])
+            #expect(try await shared.mixStem(first) == Array(try Data(contentsOf: stem)))
             let database = String(url.split(separator: "/").last!)
             #expect(try await server.psql("SELECT count(*) FROM asset WHERE format = 'flac'", database: database) == "1\n")
         }
@@ -435,9 +400,7 @@ struct SharedHosts {
             for (index, frequency) in [330.0, 440.0, 550.0].enumerated() {
                 let stem = local.file("stem-\(index).wav")
                 try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
-                let id = try await local.drop([PieceKeys.title.name: .string("Take \(index)"),
-                                               PieceKeys.mixStem.path.name: .string(stem.path),
-                                               PieceKeys.listed.name: .boolean(index != 1)])
+                let id = try await local.drop(.titled("Take \(index)", stem: stem) { $0.listed = index != 1 })
                 stems[id] = Array(try Data(contentsOf: stem))
                 if index != 1 { listed.insert(id) }
             }
@@ -472,10 +435,10 @@ struct SharedHosts {
                                                     busName: PiecesFixture.busName)
                 defer { host.stop() }
                 let shared = PiecesFixture(bus: local.bus, service: host, client: local.client, arguments: [], database: nil)
-                #expect(try await shared.list([:]).total == 3)
+                #expect(try await shared.list().total == 3)
                 // A piece deleted from the catalogue after the copy does not stop the host again.
                 let gone = stems.keys.sorted()[0]
-                _ = try await shared.call(Pieces.delete, [.string(gone)])
+                try await shared.delete(gone)
                 await host.shutdown()
                 let again = try await ServiceProcess("earshot-pieces", arguments: hostArguments, bus: local.bus,
                                                      busName: PiecesFixture.busName)
@@ -489,12 +452,10 @@ struct SharedHosts {
                 let other = second.hosts[0].pieces
                 for (id, bytes) in stems {
                     guard listed.contains(id) else {
-                        await expectDBusError(EarshotErrorName.pieceNotFound.name) {
-                            _ = try await other.call(Pieces.openMixStem, [.string(id), .string("wave")])
-                        }
+                        await expectDBusError(EarshotErrorName.pieceNotFound.name) { _ = try await other.mixStem(id) }
                         continue
                     }
-                    let played = try readAll(try await other.call(Pieces.openMixStem, [.string(id), .string("wave")]).first)
+                    let played = try await other.mixStem(id)
                     #expect(played == bytes, "piece \(id) does not play from a second host as it was dropped")
                 }
             }
@@ -502,7 +463,7 @@ struct SharedHosts {
             // The private store itself is still whole.
             let privateHost = try await local.restart()
             defer { privateHost.stop() }
-            #expect(try await local.list([:]).total == 3)
+            #expect(try await local.list().total == 3)
         }
     }
 
@@ -514,8 +475,7 @@ struct SharedHosts {
             for frequency in [300.0, 400.0, 500.0] {
                 let stem = local.file("s\(Int(frequency)).wav")
                 try Data(TestMedia.wav(seconds: 1, frequency: frequency)).write(to: stem)
-                ids.append(try await local.drop([PieceKeys.title.name: .string("\(Int(frequency)) Hz"),
-                                                 PieceKeys.mixStem.path.name: .string(stem.path)]))
+                ids.append(try await local.drop(.titled("\(Int(frequency)) Hz", stem: stem)))
                 hashes.append(TestMedia.sha256(Array(try Data(contentsOf: stem))))
             }
             await local.service.shutdown()
@@ -562,35 +522,33 @@ struct SharedHosts {
             let stem = try SharedHosts.stem(a, "cut", frequency: 620)
             var old: [String] = []
             for index in 0..<2 {
-                old.append(try await a.pieces.drop([PieceKeys.title.name: .string("old \(index)"),
-                                                    PieceKeys.mixStem.path.name: .string(stem.path)]))
+                old.append(try await a.pieces.drop(.titled("old \(index)", stem: stem)))
             }
             let changes = try await b.changes()
-            #expect(try await b.pieces.list([:]).total == 2)
+            #expect(try await b.pieces.list().total == 2)
             // Drain what b announced of the two before the cut.
-            while await changes.next(timeout: .milliseconds(500)) != nil {}
+            while await changes.next(within: .milliseconds(500)) != nil {}
 
             relay.cut()
             var started = ContinuousClock.now
-            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
+            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list() }
             let firstFailure = started.duration(to: .now)
             #expect(firstFailure < .seconds(5), "the first call on a silent path took \(firstFailure):\n\(b.service.logText.suffix(3000))")
             started = ContinuousClock.now
-            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list([:]) }
+            _ = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list() }
             #expect(started.duration(to: .now) < .seconds(1), "a call once the path is known lost did not fail at once")
 
             var dropped: [String] = []
             for index in 0..<10 {
-                dropped.append(try await a.pieces.drop([PieceKeys.title.name: .string("new \(index)"),
-                                                        PieceKeys.mixStem.path.name: .string(stem.path)]))
+                dropped.append(try await a.pieces.drop(.titled("new \(index)", stem: stem)))
             }
-            for id in old { _ = try await a.pieces.call(Pieces.delete, [.string(id)]) }
+            for id in old { try await a.pieces.delete(id) }
 
             relay.restore()
             started = ContinuousClock.now
             var recovered = false
             while started.duration(to: .now) < .seconds(15), !recovered {
-                recovered = (try? await b.pieces.list([:])) != nil
+                recovered = (try? await b.pieces.list()) != nil
                 if !recovered { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(recovered, "b did not recover within 15 s of the path coming back:\n\(b.service.logText.suffix(2000))")
@@ -599,15 +557,12 @@ struct SharedHosts {
             var announced: [String] = []
             let deadline = ContinuousClock.now + .seconds(10)
             while announced.count < 12, ContinuousClock.now < deadline {
-                guard let signal = await changes.next(timeout: deadline - .now) else { break }
-                if let id = signal.body.first?.stringValue { announced.append("\(signal.member ?? "?") \(id)") }
+                guard let change = await changes.next(within: deadline - .now) else { break }
+                if change != .missed { announced.append(change.text) }
             }
-            while let late = await changes.next(timeout: .milliseconds(700)) {
-                announced.append("\(late.member ?? "?") \(late.body.first?.stringValue ?? "")")
-            }
-            #expect(announced == dropped.map { "PieceDropped \($0)" } + old.map { "PieceDeleted \($0)" },
-                    "b announced \(announced)")
-            #expect(try await b.pieces.list([:]).total == 10)
+            while let late = await changes.next(within: .milliseconds(700)) { announced.append(late.text) }
+            #expect(announced == dropped.map { "PieceDropped \($0)" } + old.map { "PieceDeleted \($0)" }, "b announced \(announced)")
+            #expect(try await b.pieces.list().total == 10)
         }
     }
 
@@ -637,9 +592,7 @@ struct SharedHosts {
         let client = try await bus.connect()
         defer { client.close() }
         let fromFile = try await host(["--database-password-file", file.path])
-        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.interface,
-                                           member: Pieces.list.name, [.vardict([:])])
-        #expect(listed.last?.uint32Value == 0)
+        #expect(try await PiecesProxy(connection: client).list().total == 0)
         await fromFile.shutdown()
         let fromEnvironment = try await host([], environment: ["PGPASSWORD": password])
         await fromEnvironment.shutdown()
@@ -720,10 +673,10 @@ struct SharedHosts {
         let host = try await start(url, file)
         let client = try await bus.connect()
         defer { client.close() }
-        let listed = try await client.call(destination: PiecesFixture.busName, path: PiecesFixture.path, interface: PiecesFixture.interface,
-                                           member: Pieces.list.name,
-                                           [.vardict([QueryKeys.tempoMin.name: .double(90), QueryKeys.tempoMax.name: .double(100)])])
-        #expect(listed.last?.uint32Value == 1, "the first schema's piece after the upgrade: \(listed)")
+        var query = PieceQuery()
+        (query.tempoMin, query.tempoMax) = (90, 100)
+        let listed = try await PiecesProxy(connection: client).list(query)
+        #expect(listed.total == 1, "the first schema's piece after the upgrade: \(listed)")
         await host.shutdown()
 
         // A schema newer than this host knows, and one older.
@@ -830,7 +783,7 @@ struct SharedHosts {
                 return String(reply.text.split(separator: "\"")[1])
             }
             let first = try await drop("Ann's sketch"), second = try await drop("Ann's other sketch")
-            #expect(try await a.pieces.get(first)[StoredKeys.author.name]?.stringValue == "earshot-ann@\(a.name)")
+            #expect(try await a.pieces.get(first).author == "earshot-ann@\(a.name)")
 
             let annOnA = await busctl(a, as: "earshot-ann", [Pieces.list.name, "a{sv}", "0"])
             #expect(annOnA.text.contains(first), "ann on host-a does not see her unlisted piece: \(annOnA.text)")
@@ -841,13 +794,11 @@ struct SharedHosts {
             #expect(!annDeletesOnB.ok && annDeletesOnB.text.contains("no piece"), "\(annDeletesOnB.text)")
             let annGetsOnB = await busctl(b, as: "earshot-ann", [Pieces.get.name, "s", first])
             #expect(!annGetsOnB.ok && annGetsOnB.text.contains("no piece"), "\(annGetsOnB.text)")
-            await #expect(throws: DBusError.self, "root of host-b deleted host-a's piece") {
-                _ = try await b.pieces.call(Pieces.delete, [.string(first)])
-            }
-            _ = try await a.pieces.call(Pieces.delete, [.string(first)])  // root of host-a
+            await #expect(throws: EarshotError.self, "root of host-b deleted host-a's piece") { try await b.pieces.delete(first) }
+            try await a.pieces.delete(first)  // root of host-a
             let bobDeletes = await busctl(b, as: "earshot-bob", [Pieces.delete.name, "s", second])
             #expect(bobDeletes.ok, "the fleet administrator could not delete: \(bobDeletes.text)")
-            #expect(try await a.pieces.list([:]).total == 0)
+            #expect(try await a.pieces.list().total == 0)
         }
     }
 
@@ -863,8 +814,7 @@ struct SharedHosts {
             for index in 0..<4 {
                 let stem = a.bus.directory.appendingPathComponent("long-\(index).wav")
                 try Data(TestMedia.wav(seconds: 12, frequency: 300 + 100 * Double(index))).write(to: stem)
-                pieces.append((try await a.pieces.drop([PieceKeys.title.name: .string("Long \(index)"),
-                                                        PieceKeys.mixStem.path.name: .string(stem.path)]),
+                pieces.append((try await a.pieces.drop(.titled("Long \(index)", stem: stem)),
                                Array(try Data(contentsOf: stem))))
             }
             let cached = b.bus.directory.appendingPathComponent("pieces/shared-cache/objects")
@@ -879,8 +829,7 @@ struct SharedHosts {
                 return total
             }
             for piece in pieces {
-                let bytes = try readAll(try await b.pieces.call(Pieces.openMixStem, [.string(piece.id), .string("wave")]).first)
-                #expect(bytes == piece.bytes)
+                #expect(try await b.pieces.mixStem(piece.id) == piece.bytes)
                 let kept = try cacheBytes()
                 #expect(kept <= limit, "host b keeps \(kept) bytes, past its 3 MiB")
             }
@@ -897,17 +846,14 @@ struct SharedHosts {
             try damaged.write(to: lastFile)
             let again = try await ServiceProcess("earshot-pieces", arguments: b.arguments, bus: b.bus, busName: PiecesFixture.busName)
             defer { again.stop() }
-            let bytes = try readAll(try await b.pieces.call(Pieces.openMixStem, [.string(pieces[3].id), .string("wave")]).first)
-            #expect(bytes == pieces[3].bytes, "a damaged cached file was delivered")
+            #expect(try await b.pieces.mixStem(pieces[3].id) == pieces[3].bytes, "a damaged cached file was delivered")
             #expect(again.logText.contains("is damaged; it is fetched again"))
 
             // A copy damaged in the database.
             _ = try await shared.server.psql("""
                 UPDATE object_chunk SET data = overlay(data placing '\\x0102'::bytea from 1000 for 2) WHERE hash = '\(oldest)' AND seq = 0
                 """, database: String(shared.url.split(separator: "/").last!))
-            let error = await expectDBusError(EarshotErrorName.damagedObject.name) {
-                _ = try await b.pieces.call(Pieces.openMixStem, [.string(pieces[0].id), .string("wave")])
-            }
+            let error = await expectDBusError(EarshotErrorName.damagedObject.name) { _ = try await b.pieces.mixStem(pieces[0].id) }
             #expect(error?.message.contains("is damaged") == true, "\(error?.message ?? "")")
         }
     }
