@@ -230,9 +230,7 @@ struct PolicyBenchmark: Sendable {
     private func waitForRadio(client: DBusConnection) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            let reply = try await client.call(destination: Self.session, path: Self.sessionPath, interface: "org.freedesktop.DBus.Properties",
-                                              member: "Get", [.string(Self.session), .string(SessionContract.Manager.streams.name)])
-            let streams = reply.first?.variantValue?.arrayValue?.compactMap(\.stringKeyedValue) ?? []
+            let streams = try await SessionProxy(connection: client).read(.streams)
             if streams.contains(where: { $0[SessionContract.Manager.StreamKeys.role]?.stringValue == "Music" }) { return }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -280,9 +278,6 @@ struct PolicyBenchmark: Sendable {
 
     private func alertRounds(bus: PrivateBus, client: DBusConnection, monitor: MonitorLevels, threshold: Double,
                              check: @Sendable () throws -> Void) async throws -> [Double] {
-        // The observer's `Completed`, waited for with a timeout (a `PresentedAlert`'s result
-        // has none).
-        let completions = try await client.subscribe(MatchRule(sender: Self.alerts, interface: AlertsContract.Alert.interface.name, member: AlertsContract.Alert.completed.name))
         guard let priority = Alert.Priority(rawValue: alertPriority) else { throw BenchmarkError("no alert priority \(alertPriority)") }
         var turnLeft = Alert(text: "Turn left", audio: [.text("Turn left.")])
         turnLeft.priority = priority
@@ -303,14 +298,11 @@ struct PolicyBenchmark: Sendable {
             let down = try await heard(monitor, after: sent, what: "lowered by an alert") { $0 < threshold }
             // Only its start is timed: end it rather than wait for its timeout.
             try await presented.cancel()
-            var completed = false
-            while let signal = await completions.next(timeout: .seconds(15)) {
-                if signal.path == alert {
-                    completed = true
-                    break
-                }
-            }
-            guard completed else { throw BenchmarkError("alert \(alert) never completed") }
+            // Its result, waited for at most 15 s.
+            _ = try await firstToEnd({ try await presented.result }, {
+                try await Task.sleep(for: .seconds(15))
+                throw BenchmarkError("alert \(alert) never completed")
+            })
             _ = try await heard(monitor, after: monotonicNanoseconds(), what: "restored after an alert") { $0 > threshold }
             if round >= warmup { lowered.append(Self.milliseconds(from: replied, to: down)) }
         }

@@ -155,11 +155,10 @@ struct SessionBenchmark: Sendable {
         return times
     }
 
-    /// Milliseconds from each configuration rewrite to its `RouteChanged`: a raw subscription
-    /// to that one signal, dated as it yields it (EarshotClient's `SessionProxy.events()`
-    /// takes every signal of the interface and hands each on through a task of its own).
+    /// Milliseconds from each configuration rewrite to its `RouteChanged`, as EarshotClient's
+    /// `SessionProxy.events()` yields it to an application.
     private func routeChangeTimes(bus: PrivateBus, client: DBusConnection) async throws -> (times: [Double], reasons: [String: Int]) {
-        let signals = try await client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: SessionContract.Manager.routeChanged.name))
+        let events = DatedArrivals(try await SessionProxy(connection: client).events())
         var times: [Double] = []
         var reasons: [String: Int] = [:]
         for change in 0..<routeChanges {
@@ -167,11 +166,13 @@ struct SessionBenchmark: Sendable {
             let devices = devices(bus, hotplug: change % 2 == 0)
             let start = monotonicNanoseconds()
             try devices.write()
-            guard let signal = await signals.next(timeout: .seconds(10)) else {
-                throw BenchmarkError("no RouteChanged within 10 s of rewriting the ALSA configuration")
+            var change: (reason: String, arrived: UInt64)?
+            while change == nil, let next = await events.next(within: .seconds(10)) {
+                if case .routeChanged(let reason, _) = next.element { change = (reason, next.arrivedNanoseconds) }
             }
-            times.append(Double(monotonicNanoseconds() - start) / 1_000_000)
-            reasons[signal.body.first?.stringValue ?? "?", default: 0] += 1
+            guard let change else { throw BenchmarkError("no route change within 10 s of rewriting the ALSA configuration") }
+            times.append(Double(change.arrived - start) / 1_000_000)
+            reasons[change.reason, default: 0] += 1
             try await Task.sleep(for: .milliseconds(100))  // let the re-apply finish before the next edit
         }
         return (times, reasons)

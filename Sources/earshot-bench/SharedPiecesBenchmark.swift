@@ -16,7 +16,6 @@ struct SharedPiecesBenchmark: Sendable {
     let seconds: Int
 
     static let busName = PiecesBenchmark.busName
-    static let path = PiecesBenchmark.path
 
     /// One earshot-pieces on a private bus of its own, as on a host of its own.
     struct Host {
@@ -139,21 +138,19 @@ struct SharedPiecesBenchmark: Sendable {
         try PiecesBenchmark.writeWAV(small, dataBytes: 44100 * 4, seed: 7)
         let (dropper, watcher) = (firstTLS ?? first, secondTLS ?? second)
         progress("100 drops on one host, each until another host announces it\(secured == nil ? "" : " (TLS)")")
-        // A raw subscription to PieceDropped alone, dated as it yields each signal
-        // (EarshotClient's `PiecesProxy.changes()` hands them on through a task of its own).
-        let signals = try await watcher.client.subscribe(MatchRule(sender: Self.busName, interface: Self.busName, member: PiecesContract.Manager.pieceDropped.name))
+        // The watcher's changes as EarshotClient's `PiecesProxy.changes()` yields them.
+        let changes = DatedArrivals(try await PiecesProxy(connection: watcher.client).changes())
         var announced: [Double] = []
         for run in 0..<110 {
             let start = monotonicNanoseconds()
             let id = try await dropper.drop("Seen \(run)", mixStemPath: small.path)
             var arrival: UInt64?
             while arrival == nil {
-                guard let message = await signals.next(timeout: .seconds(5)) else { throw BenchmarkError("no PieceDropped for \(id)") }
-                if message.body.first?.stringValue == id { arrival = monotonicNanoseconds() }
+                guard let next = await changes.next(within: .seconds(5)) else { throw BenchmarkError("\(id) was not announced as dropped") }
+                if case .dropped(id, _) = next.element { arrival = next.arrivedNanoseconds }
             }
             if run >= 10 { announced.append(Double(arrival! - start) / 1e6) }
         }
-        signals.cancel()
         await firstTLS?.stop()
         await secondTLS?.stop()
 
@@ -289,12 +286,10 @@ struct SharedPiecesBenchmark: Sendable {
             $0.replacingOccurrences(of: ":\(server.port)/", with: ":\(relay.port)/")
         })
         defer { Task { await host.stop() } }
-        // Raw, for its 60 s timeout: EarshotClient's `PiecesProxy.list` takes no timeout (it
-        // waits the connection's default, 25 s), so a call left hanging by a cut would fail
-        // sooner through it than it does here.
+        // Through EarshotClient with a 60 s limit: a call left hanging by a cut fails by the
+        // service's own deadline, not the client's.
         func list() async -> Bool {
-            (try? await host.client.call(destination: busName, path: path, interface: busName, member: PiecesContract.Manager.list.name,
-                                          [.vardict([:])], timeout: .seconds(60))) != nil
+            (try? await PiecesProxy(connection: host.client, timeout: .seconds(60)).list()) != nil
         }
         var failed: [Double] = [], recovered: [Double] = []
         for _ in 0..<5 {
