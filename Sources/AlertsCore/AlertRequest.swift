@@ -48,14 +48,14 @@ public struct AlertRequest: Sendable, Equatable {
             return
         }
         guard hasText || !audio.isEmpty else {
-            throw .invalidData(.text, "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")
+            throw .invalidData(.text, "an alert needs Text, \(EarshotField.secondaryText.name) or a non-empty Audio (\(EarshotField.tertiaryText.name) alone is not enough)")
         }
         guard softButtons.count <= Self.maxSoftButtons else {
             throw .invalidData(.softButtons, "\(softButtons.count) buttons, at most \(Self.maxSoftButtons) allowed")
         }
         var seen = Set<UInt16>()
         for (index, button) in softButtons.enumerated() where !seen.insert(button.id).inserted {
-            throw .invalidData("SoftButtons[\(index)].Id", "id \(button.id) is used by an earlier button")
+            throw .invalidData("\(EarshotField.softButtons.name)[\(index)].Id", "id \(button.id) is used by an earlier button")
         }
     }
 }

@@ -42,6 +42,7 @@ public enum EarshotField: String, Sendable, CaseIterable {
     case coverImage = "CoverImage"
     case attachment = "Attachment"
     case tempoMin = "TempoMin"
+    case tempoMax = "TempoMax"
     case limit = "Limit"
 
     // Session's desired state.

@@ -140,7 +140,7 @@ public struct SessionProxy: Sendable {
     public func state() async throws -> SessionState {
         let reply = try await calls.call(path, Manager.interface, Manager.getState)
         guard let values = reply.first?.stringKeyedValue else {
-            throw EarshotError(name: DBusError.prefix + "Failed", message: "GetState replied \(reply)")
+            throw EarshotError(name: DBusError.prefix + "Failed", message: "\(SessionContract.Manager.getState.name) replied \(reply)")
         }
         return SessionState(values)
     }

@@ -140,7 +140,7 @@ public enum PiecesContract {
                                                         rules: [.maxLength(200)], error: EarshotContract.invalidArgs)
             public static let tempoMin = OptionKey(.tempoMin, "d", doc: "Tempo at least this many BPM (pieces without a tempo are left out).",
                                                    rules: [.described("not above TempoMax")], error: error(.invalidData))
-            public static let tempoMax = OptionKey("TempoMax", "d", doc: "Tempo at most this many BPM.")
+            public static let tempoMax = OptionKey(.tempoMax, "d", doc: "Tempo at most this many BPM.")
             public static let timeSignatureUpper = OptionKey(.timeSignatureUpper, "y", doc: "Beats per bar.")
             public static let timeSignatureLower = OptionKey("TimeSignatureLower", "y", doc: "The beat's note value.")
             public static let tonality = OptionKey(.tonality, "s", doc: "This tonality.", rules: [.oneOf(["unknown", "atonal", "tonal"])],

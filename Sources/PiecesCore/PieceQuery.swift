@@ -30,7 +30,7 @@ public struct PieceQuery: Sendable, Equatable {
 
     public func validate() throws(RuleViolation) {
         if let tempoMin, let tempoMax, tempoMin > tempoMax {
-            throw .invalidData(.tempoMin, "\(tempoMin) is above TempoMax \(tempoMax)")
+            throw .invalidData(.tempoMin, "\(tempoMin) is above \(EarshotField.tempoMax.name) \(tempoMax)")
         }
         if let tonality, !Tonality.names.contains(tonality) {
             throw .invalidData(.tonality, "'\(tonality)' is not one of unknown, atonal, tonal")

@@ -1,3 +1,4 @@
+import ContractCore
 import Foundation
 import PieceStore
 
@@ -64,6 +65,6 @@ public struct DamagedObject: Error, Sendable, CustomStringConvertible {
     public let found: (hash: String, size: UInt64)
 
     public var description: String {
-        "DamagedObject: \(path) should hold \(size) bytes hashing to \(hash), but its \(found.size) bytes hash to \(found.hash)"
+        "\(EarshotErrorName.damagedObject.shortName): \(path) should hold \(size) bytes hashing to \(hash), but its \(found.size) bytes hash to \(found.hash)"
     }
 }

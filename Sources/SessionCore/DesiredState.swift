@@ -43,7 +43,7 @@ public struct DesiredState: Sendable, Hashable, Codable {
             throw .invalidArgs(.ioBufferDuration, "\(ioBufferDuration) is outside 0.001..1 s")
         }
         if let preferredInput, preferredInput.isEmpty || preferredInput.utf8.count > 256 {
-            throw RuleViolation(.invalidInputType, field: .preferredInput, "must be 1..256 bytes, an input from ListInputs or builtInMic")
+            throw RuleViolation(.invalidInputType, field: .preferredInput, "must be 1..256 bytes, the name of an input the service lists, or builtInMic")
         }
         if let dataSourceName, dataSourceName.isEmpty || dataSourceName.utf8.count > 256 {
             throw RuleViolation(.dataSourceNotFound, field: .dataSourceName, "must be 1..256 bytes, a data source of the input")

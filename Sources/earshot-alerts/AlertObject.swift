@@ -90,7 +90,7 @@ final class AlertObject: Sendable {
         do {
             try object?.emit(Members.buttonPressed, [.uint16(button)])
         } catch {
-            service.logger.warning("alert \(id): ButtonPressed not sent: \(error)")
+            service.logger.warning("alert \(id): \(AlertsContract.Alert.buttonPressed.name) not sent: \(error)")
         }
         service.logger.info("alert \(id): button \(button) pressed")
     }

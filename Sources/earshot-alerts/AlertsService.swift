@@ -127,7 +127,7 @@ final class AlertsService: Sendable {
             }
             audio.append(chunk)
         }
-        if request.playTone && request.audio.isEmpty { warnings.append("PlayTone: ignored, the alert has no audio") }
+        if request.playTone && request.audio.isEmpty { warnings.append("\(AlertsContract.Manager.Keys.playTone.name): ignored, the alert has no audio") }
         func readable(_ path: String) async -> CallerFiles.Errno? {
             switch await open(path) {
             case .success(let fd):
@@ -142,7 +142,7 @@ final class AlertsService: Sendable {
         }
         for (index, button) in request.softButtons.enumerated() where !button.image.isEmpty {
             if let error = await readable(button.image) {
-                warnings.append("SoftButtons[\(index)].Image: cannot read \(button.image): \(error)")
+                warnings.append("\(AlertsContract.Manager.Keys.softButtons.name)[\(index)].Image: cannot read \(button.image): \(error)")
             }
         }
         if missingFile == nil { await untilTheEndIsKnown(for: request.priority) }
@@ -238,7 +238,7 @@ final class AlertsService: Sendable {
 
     func setDefaultTimeout(_ value: DBusValue) throws -> DBusValue {
         guard case .double(let seconds) = value, seconds.isFinite else {
-            throw DBusError.earshot(.invalidData, "DefaultTimeout: wanted a finite number of seconds")
+            throw DBusError.earshot(.invalidData, "\(AlertsContract.Manager.defaultTimeout.name): wanted a finite number of seconds")
         }
         let clamped = AlertTimeouts.clamped(seconds)
         state.withLock { $0.defaultTimeout = clamped }
@@ -248,7 +248,7 @@ final class AlertsService: Sendable {
     func setButtonTimeout(_ value: DBusValue) throws -> DBusValue {
         let range = AlertTimeouts.buttonTimeoutRange
         guard case .double(let seconds) = value, range.contains(seconds) else {
-            throw DBusError.earshot(.invalidData, "ButtonTimeout: \(value) is outside \(range.lowerBound)..\(range.upperBound) s")
+            throw DBusError.earshot(.invalidData, "\(AlertsContract.Manager.buttonTimeout.name): \(value) is outside \(range.lowerBound)..\(range.upperBound) s")
         }
         state.withLock { $0.buttonTimeout = seconds }
         return .double(seconds)
@@ -256,7 +256,7 @@ final class AlertsService: Sendable {
 
     func setDisplayLines(_ value: DBusValue) throws -> DBusValue {
         guard case .uint32(let lines) = value, lines <= 3 else {
-            throw DBusError.earshot(.invalidData, "DisplayLines: \(value) is outside 0..3")
+            throw DBusError.earshot(.invalidData, "\(AlertsContract.Manager.displayLines.name): \(value) is outside 0..3")
         }
         state.withLock { $0.displayLines = lines }
         try? manager.withLock { try $0?.set(Manager.capabilities, Self.capabilities(displayLines: lines)) }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Dispatch
 import ContractCore
+import Dispatch
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -14,7 +14,7 @@ import Glibc
 struct AlertsBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "alerts",
-        abstract: "Measure earshot-alerts: PresentAlert round-trips, and the first audio frame against the espeak-ng command.",
+        abstract: "Measure earshot-alerts: \(AlertsContract.Manager.presentAlert.name) round-trips, and the first audio frame against the espeak-ng command.",
         discussion: """
             Needs the release build of earshot-alerts next to this binary \
             (swift build -c release --product earshot-alerts) and /usr/bin/espeak-ng. Starts a \
@@ -22,7 +22,7 @@ struct AlertsBenchmarkCommand: AsyncParsableCommand {
             --linger-seconds 0, where speaker is an ALSA file plugin over null writing to a file in \
             the bus's temporary directory, paced in real time like a live speaker. Then, in one run:
 
-            1. PresentAlert round-trips. The alert is what an HMI would send: Text and Audio \
+            1. \(AlertsContract.Manager.presentAlert.name) round-trips. The alert is what an HMI would send: Text and Audio \
             [(TEXT, the sentence)], Priority --priority (default NORMAL). After --warmup untimed \
             calls, one client makes --calls calls in sequence; then --clients clients, each its \
             own connection, make --calls-per-client calls each, all at once. Reported: p50, p99, \
@@ -34,7 +34,7 @@ struct AlertsBenchmarkCommand: AsyncParsableCommand {
             (queued or presented) or by its rejection reason, and the round-trips are also shown \
             split that way. Every phase uses fresh connections (fresh owners, fresh rate windows) \
             and starts with an empty queue: when a phase ends its clients leave, which ends their \
-            alerts (owner-vanished), and the next phase waits until QueueLength is 0.
+            alerts (owner-vanished), and the next phase waits until \(AlertsContract.Manager.queueLength.name) is 0.
 
             2. First audio frame. --speech-runs alerts, one after another, each \
             Speak([(TEXT, the sentence)], {}) from a fresh connection (so NORMAL's rate limit never \
@@ -54,16 +54,16 @@ struct AlertsBenchmarkCommand: AsyncParsableCommand {
             A default run takes about a minute.
             """)
 
-    @Option(help: "Untimed PresentAlert calls before the measured ones.")
+    @Option(help: "Untimed \(AlertsContract.Manager.presentAlert.name) calls before the measured ones.")
     var warmup = 200
 
-    @Option(help: "PresentAlert calls of the single client.")
+    @Option(help: "\(AlertsContract.Manager.presentAlert.name) calls of the single client.")
     var calls = 2000
 
     @Option(help: "Concurrent clients of the second round-trip phase, each its own connection.")
     var clients = 100
 
-    @Option(help: "PresentAlert calls of each concurrent client.")
+    @Option(help: "\(AlertsContract.Manager.presentAlert.name) calls of each concurrent client.")
     var callsPerClient = 20
 
     @Option(help: ArgumentHelp("Priority of the presented alerts.", valueName: "priority"))

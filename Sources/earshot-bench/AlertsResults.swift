@@ -1,3 +1,4 @@
+import EarshotContract
 import Foundation
 
 /// Order statistics of one set of measurements, in the unit the values were given in.
@@ -118,7 +119,7 @@ struct AlertsBenchmarkResults: BenchmarkReport, Sendable {
 
     func table() -> String {
         var lines: [String] = []
-        lines.append("earshot-alerts PresentAlert round-trips on a private bus (µs): each client its own connection, all calling at once")
+        lines.append("earshot-alerts \(AlertsContract.Manager.presentAlert.name) round-trips on a private bus (µs): each client its own connection, all calling at once")
         lines.append("alert: Text + Audio [(TEXT, \"\(alertText)\")], Priority \(priority); \(warmupCalls) warm-up calls first")
         let widths = [-9, 7, 7, 9, 9, 9, 9, 10, 10, 8, 8, 8]
         lines.append(row(["clients", "calls", "errors", "calls/s", "p50", "p99", "mean", "max", "accepted", "rate-l", "q-full", "other"],

@@ -24,7 +24,7 @@ extension AlertsBenchmark {
     /// Untimed calls from a connection of their own, which then leaves (ending its alerts).
     func warmUp(calls: Int, bus: PrivateBus, manager: DBusConnection) async throws {
         guard calls > 0 else { return }
-        progress("warming up: \(calls) PresentAlert calls from one connection")
+        progress("warming up: \(calls) \(AlertsContract.Manager.presentAlert.name) calls from one connection")
         let client = try await bus.connect()
         for _ in 0..<calls { _ = try await presentAlert(on: client) }
         client.close()
@@ -35,7 +35,7 @@ extension AlertsBenchmark {
     /// once; then they leave, which ends their queued and presented alerts (owner-vanished).
     func roundTrips(clients: Int, callsPerClient: Int, bus: PrivateBus, manager: DBusConnection,
                     completions: AlertCompletions) async throws -> AlertRoundTripResult {
-        progress("\(clients) client(s) x \(callsPerClient) PresentAlert calls")
+        progress("\(clients) client(s) x \(callsPerClient) \(AlertsContract.Manager.presentAlert.name) calls")
         let connections = try await withThrowingTaskGroup(of: DBusConnection.self) { group in
             for _ in 0..<clients { group.addTask { try await bus.connect() } }
             return try await group.reduce(into: []) { $0.append($1) }

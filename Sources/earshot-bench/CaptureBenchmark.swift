@@ -21,22 +21,22 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             --pace device on a live test microphone: an ALSA file-plugin PCM whose infile is a FIFO \
             that this benchmark fills in real time, one period at a time, so that every process \
             capturing from it is paced by the device (reads wait for it) and wakes once per period, \
-            as on a sound card. Then it runs one PerformAudioPassThru \
-            of --seconds seconds with a Swift client that records, for every AudioPassThru chunk, \
+            as on a sound card. Then it runs one \(CaptureContract.Manager.performAudioPassThru.name) \
+            of --seconds seconds with a Swift client that records, for every \(CaptureContract.PassThru.audioPassThru.name) chunk, \
             its arrival time minus its monotonicUs, and checks sequence numbers, sizes and bytes:
-              (a) 16 kHz mono 16-bit, ChunkMs 10
-              (b) 16 kHz mono 16-bit, ChunkMs 100
-              (c) 48 kHz stereo 16-bit, ChunkMs 10 (earshot-capture --channels 2)
-              (d) 16 kHz mono 16-bit, ChunkMs 1000 (the longest chunk)
-            and, for CPU and memory only, (s) 16 kHz mono 16-bit, ChunkMs 100, Delivery stream: the \
-            audio read from OpenStream's pipe, with no AudioPassThru signals; the pipe is read as \
+              (a) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 10
+              (b) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 100
+              (c) 48 kHz stereo 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 10 (earshot-capture --channels 2)
+              (d) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 1000 (the longest chunk)
+            and, for CPU and memory only, (s) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 100, Delivery stream: the \
+            audio read from \(CaptureContract.PassThru.openStream.name)'s pipe, with no \(CaptureContract.PassThru.audioPassThru.name) signals; the pipe is read as \
             arecord's are, on a 10 ms tick of the reader's own, so that no write into it wakes a reader. \
             During each 16 kHz mono pass-thru named by --cpu-configurations (default b,d,s) it also runs, \
             each on a live microphone of its own hearing the same input, \
             `arecord -f S16_LE -r 16000 -c 1 -t raw` (its default 125 ms periods) into a pipe read at 32000 B/s, \
             the same with --period-time set to the chunk's length (waking as often as the service), \
             and the C capture loop (earshot-capture-loop, a C program built next to this binary: \
-            libasound reads of such a PCM, one libdbus AudioPassThru-shaped signal per chunk), and \
+            libasound reads of such a PCM, one libdbus \(CaptureContract.PassThru.audioPassThru.name)-shaped signal per chunk), and \
             compares the CPU time (/proc/PID/stat utime+stime, and the process CPU clock) \
             and memory (VmRSS, VmHWM) of all over the same window. All microphones deliver at \
             fixed times of one clock, chosen so that the processes compared wake apart from one \
@@ -58,7 +58,7 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             (about 12 minutes).
             """)
 
-    @Option(help: "Seconds of audio per configuration (MaxDuration = seconds x 1000), 1...1000.")
+    @Option(help: "Seconds of audio per configuration (\(CaptureContract.Manager.Keys.maxDuration.name) = seconds x 1000), 1...1000.")
     var seconds: Int = 60
 
     @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b, d or s (16 kHz mono 16-bit); default b,d,s (s with --microphone pipewire).",
@@ -474,7 +474,7 @@ struct CaptureBenchmark: Sendable {
         request.delivery = .stream
         let passThru = try await capture.perform(request)
         let stream = try await passThru.openStream()
-        guard let fd = stream.take() else { throw BenchmarkError("OpenStream gave no descriptor for \(passThru.path)") }
+        guard let fd = stream.take() else { throw BenchmarkError("\(CaptureContract.PassThru.openStream.name) gave no descriptor for \(passThru.path)") }
         defer { Glibc.close(fd) }
         let chunkBytes = configuration.chunkBytes
         let capacity = seconds * Int(configuration.samplingRate) * configuration.bytesPerFrame

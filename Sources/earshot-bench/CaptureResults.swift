@@ -399,14 +399,14 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
                               fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
                               result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths))
         }
-        lines.append("(size!: chunks not exactly rate x ChunkMs/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
+        lines.append("(size!: chunks not exactly rate x \(CaptureContract.Manager.Keys.chunkMs.name)/1000 x channels x 2 bytes, the last excepted; data!: chunks whose bytes")
         lines.append(" differ from the microphone input at their place; host%: the whole machine's CPU use, all cores, this benchmark")
         lines.append(" included" + latencies.compactMap { result in
             var notes: [String] = []
             if result.duplicates > 0 { notes.append("\(result.duplicates) duplicates") }
             if result.outOfOrder > 0 { notes.append("\(result.outOfOrder) out of order") }
             if result.finished.framesCaptured != result.expectedFrames {
-                notes.append("FramesCaptured \(result.finished.framesCaptured), expected \(result.expectedFrames)")
+                notes.append("\(CaptureContract.PassThru.FinishedKeys.framesCaptured.name) \(result.finished.framesCaptured), expected \(result.expectedFrames)")
             }
             return notes.isEmpty ? nil : "; (\(result.samplingRate / 1000) kHz, \(result.chunkMs) ms): " + notes.joined(separator: ", ")
         }.joined() + ")")

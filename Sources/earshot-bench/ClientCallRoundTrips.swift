@@ -39,7 +39,7 @@ extension DBusBenchmark {
                 let start = monotonicNanoseconds()
                 let length = try await alerts.read(.queueLength)
                 latencies.append(monotonicNanoseconds() - start)
-                guard length == 0 else { throw BenchmarkError("client: QueueLength \(length), expected 0") }
+                guard length == 0 else { throw BenchmarkError("client: \(AlertsContract.Manager.queueLength.name) \(length), expected 0") }
             }
         }
         func cReads(_ times: Int, into latencies: inout [UInt64]) throws {
@@ -47,7 +47,7 @@ extension DBusBenchmark {
                 let start = monotonicNanoseconds()
                 let length = c.uint32Property(destination, path, interface, property)
                 latencies.append(monotonicNanoseconds() - start)
-                guard length == 0 else { throw BenchmarkError("C: Get QueueLength: \(length < 0 ? c.lastError : "\(length), expected 0")") }
+                guard length == 0 else { throw BenchmarkError("C: Get \(AlertsContract.Manager.queueLength.name): \(length < 0 ? c.lastError : "\(length), expected 0")") }
             }
         }
 
@@ -68,7 +68,7 @@ extension DBusBenchmark {
         }
         await service.shutdown()
         let total = Double(perRound * plan.rounds)
-        return ClientCallResult(call: "Alerts1 QueueLength (Properties.Get, u)", client: LatencySummary(client), c: LatencySummary(cLatencies),
+        return ClientCallResult(call: "Alerts1 \(AlertsContract.Manager.queueLength.name) (Properties.Get, u)", client: LatencySummary(client), c: LatencySummary(cLatencies),
                                 clientCPUMicroseconds: Double(clientCPU) / 1000 / total, cCPUMicroseconds: Double(cCPU) / 1000 / total)
     }
 }

@@ -3,21 +3,17 @@ import EarshotDBus
 import EarshotEcho
 import EarshotService
 
-/// `earshot-bench`: Earshot's benchmarks.
-///
-///     swift run -c release earshot-bench dbus
-///     swift build -c release --product earshot-capture && swift run -c release earshot-bench capture
-///     swift build -c release --product earshot-alerts && swift run -c release earshot-bench alerts
+/// `earshot-bench`: Earshot's benchmarks, each run by `./deploy/earshot-dev bench NAME`,
+/// which builds the release services they start next to it.
 @main
 struct EarshotBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot-bench",
         abstract: "Earshot benchmarks.",
         discussion: """
-            Run `swift run -c release earshot-bench dbus` for the D-Bus benchmark, \
-            `./deploy/earshot-dev bench capture` (which also builds earshot-capture in release \
-            mode) for the capture benchmark, and `./deploy/earshot-dev bench alerts` (which also \
-            builds earshot-alerts in release mode) for the alerts benchmark.
+            Run each as `./deploy/earshot-dev bench NAME` (e.g. `bench dbus`, `bench capture`), \
+            which builds the release services a benchmark starts (as deploy/install builds \
+            them) and earshot-bench beside them.
             """,
         subcommands: [DBusBenchmarkCommand.self, CaptureBenchmarkCommand.self, AlertsBenchmarkCommand.self, SessionBenchmarkCommand.self, PolicyBenchmarkCommand.self, PiecesBenchmarkCommand.self, FootprintBenchmarkCommand.self, QuietBenchmarkCommand.self, EchoCancellationBenchmarkCommand.self, FuzzCommand.self, LoadCommand.self, ServeEchoCommand.self,
                       LinkOrderCommand.self])

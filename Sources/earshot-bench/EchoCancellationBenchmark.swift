@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotCabinSound
+import EarshotContract
 import EarshotSpeechProcessing
 import Foundation
 import Glibc
@@ -26,7 +27,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
               - CPU per second of audio (this thread's CPU time),
               - a recogniser's word error rate (pocketsphinx with a command grammar, when \
             installed): 22 commands spoken over the prompt (heard 250 ms late, 80 ms of \
-            cabin) with road noise at 5 dB SNR, with processing off and on (BargeIn's echo \
+            cabin) with road noise at 5 dB SNR, with processing off and on (\(CaptureContract.Manager.Keys.bargeIn.name)'s echo \
             cancellation and high noise suppression), against the commands alone.
             Goals (those of the pass-thru's keys): ERLE >= 25 dB after the first second, SNR \
             gain >= 10 dB with the voice within 3 dB; error rate with processing within 5 \

@@ -35,7 +35,7 @@ struct PiecesBenchmarkCommand: AsyncParsableCommand {
             tonality, 50 per page, sorted by creation. Goal: p50 under 10 ms.
 
             3. Transcoding: --transcodes times, a fresh 60 s 16-bit stereo 44.1 kHz WAV piece is \
-            dropped and ExportMixStem asks for oggVorbis, then aacM4A: the first request of each \
+            dropped and \(PiecesContract.Manager.exportMixStem.name) asks for oggVorbis, then aacM4A: the first request of each \
             format transcodes (timed as the round-trip, including the copy to the export path). After \
             each, `ffmpeg -i FILE -c:a libvorbis OUT.ogg` and `ffmpeg -i FILE -c:a aac OUT.m4a` run once. \
             Goal: ≤ 1.2× ffmpeg.
@@ -56,7 +56,7 @@ struct PiecesBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Measured transcodes of each format.")
     var transcodes = 3
 
-    @Option(help: ArgumentHelp("Measure the shared catalogue instead: a postgresql://user@host:port/database URL (emptied by nobody: use a new database), or `local` for a throwaway server started here. Then: the 10 MiB drop on PostgreSQL next to SQLite, drop on one host → PieceDropped on another, drops per second from three hosts, and List over --pieces pieces (default then 1 000 000).", valueName: "url"))
+    @Option(help: ArgumentHelp("Measure the shared catalogue instead: a postgresql://user@host:port/database URL (emptied by nobody: use a new database), or `local` for a throwaway server started here. Then: the 10 MiB drop on PostgreSQL next to SQLite, drop on one host → \(PiecesContract.Manager.pieceDropped.name) on another, drops per second from three hosts, and List over --pieces pieces (default then 1 000 000).", valueName: "url"))
     var database: String?
 
     @Option(help: "With --database: seconds of drops from three hosts at once.")

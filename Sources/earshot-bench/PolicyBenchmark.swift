@@ -36,7 +36,7 @@ struct PolicyBenchmarkCommand: AsyncParsableCommand {
             radio ducked at the speakers; then Deactivate: the time from its reply to the radio \
             back at its level.
 
-            2. An alert's start: PresentAlert (--alert-priority, one short sentence spoken by \
+            2. An alert's start: \(AlertsContract.Manager.presentAlert.name) (--alert-priority, one short sentence spoken by \
             espeak-ng), each from a new connection (the rate limit is per owner): the time from \
             the reply to the radio lowered. Each round then cancels the alert and waits for \
             Completed and the radio's return.

@@ -1,3 +1,4 @@
+import EarshotContract
 import Foundation
 
 /// What `earshot-bench policy` measured, in milliseconds.
@@ -68,7 +69,7 @@ struct PolicyBenchmarkResults: BenchmarkReport, Sendable {
             ("Activate round trip (applied and confirmed)", activateRoundTrip),
             ("Activate reply → radio ducked", activateToDucked),
             ("Deactivate reply → radio restored", deactivateToRestored),
-            ("PresentAlert (\(alertPriority)) reply → radio lowered", alertToLowered),
+            ("\(AlertsContract.Manager.presentAlert.name) (\(alertPriority)) reply → radio lowered", alertToLowered),
             ("peer: new stream's node → WirePlumber's link", peerNodeToLink),
             ("peer: pw-play started → link", peerStartToLink),
             ("peer: link → first sound at the monitor", peerLinkToSound),

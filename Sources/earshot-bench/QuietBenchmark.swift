@@ -23,7 +23,7 @@ struct QuietBenchmarkCommand: AsyncParsableCommand {
             Each of --rounds rounds waits --quiet-seconds without any call, then makes, in this \
             order, each call once after the quiet spell and once again at once (warm):
 
-            1. PresentAlert with speech [(TEXT, --sentence)], awaited to its Completed. The figure \
+            1. \(AlertsContract.Manager.presentAlert.name) with speech [(TEXT, --sentence)], awaited to its Completed. The figure \
             is the call's round trip plus the service's own "first audio frame written X ms after \
             presentation" (its log): an upper bound on the time from the call to the first frame \
             written to the ALSA PCM, since the alert is presented before its reply is sent. Goal \
@@ -32,9 +32,9 @@ struct QuietBenchmarkCommand: AsyncParsableCommand {
             2. Drop of a 10 MiB 16-bit stereo WAV (new content each time), over a file \
             descriptor: the call's round trip. Goal: within 2x of warm.
 
-            3. PerformAudioPassThru (16 kHz, 16 bit, MuteAudio false, ChunkMs --chunk-ms): from \
-            the call to its first AudioPassThru chunk received, and that less ChunkMs (what capture \
-            adds to the chunk's own audio, which a microphone paced in real time takes ChunkMs to \
+            3. \(CaptureContract.Manager.performAudioPassThru.name) (16 kHz, 16 bit, \(CaptureContract.Manager.Keys.muteAudio.name) false, \(CaptureContract.Manager.Keys.chunkMs.name) --chunk-ms): from \
+            the call to its first \(CaptureContract.PassThru.audioPassThru.name) chunk received, and that less \(CaptureContract.Manager.Keys.chunkMs.name) (what capture \
+            adds to the chunk's own audio, which a microphone paced in real time takes \(CaptureContract.Manager.Keys.chunkMs.name) to \
             give); then End. Goal: both within 2x of warm.
 
             Before the round's first calls it checks that the services have let go: no \
@@ -64,7 +64,7 @@ struct QuietBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "The words spoken.")
     var sentence = "Please fasten your seat belt"
 
-    @Option(help: "The pass-thru's ChunkMs.")
+    @Option(help: "The pass-thru's \(CaptureContract.Manager.Keys.chunkMs.name).")
     var chunkMs: UInt32 = 100
 
     @Flag(help: "Print the results as JSON instead of tables.")

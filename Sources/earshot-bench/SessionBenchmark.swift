@@ -10,7 +10,7 @@ import Foundation
 struct SessionBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
-        abstract: "Measure earshot-session: SetDesiredState and GetState round-trips, and route-change detection.",
+        abstract: "Measure earshot-session: \(SessionContract.Manager.setDesiredState.name) and \(SessionContract.Manager.getState.name) round-trips, and route-change detection.",
         discussion: """
             Needs the release build of earshot-session next to this binary \
             (swift build -c release --product earshot-session). Starts a private dbus-daemon and \
@@ -18,18 +18,18 @@ struct SessionBenchmarkCommand: AsyncParsableCommand {
             configuration (ALSA_CONFIG_PATH) with two file-plugin microphones, mono_mic (1 channel) \
             and stereo_mic (2 channels). Then, in one run:
 
-            1. SetDesiredState round-trips, one client, one call after another, alternating \
+            1. \(SessionContract.Manager.setDesiredState.name) round-trips, one client, one call after another, alternating \
             between {record, mono_mic, 16000 Hz, 0.02 s} and {playAndRecord + defaultToSpeaker, \
             voiceChat, stereo_mic, stereo, 48000 Hz, 0.01 s}. Each call validates, saves the state \
             file (written, fsynced, renamed) and applies every step on ALSA (the input opened and \
             configured to read the granted rate and period back) before it replies.
 
-            2. GetState round-trips, one client.
+            2. \(SessionContract.Manager.getState.name) round-trips, one client.
 
             3. Route-change detection: --route-changes times, the ALSA configuration file is \
             rewritten (a new file renamed over it, as editors do) alternately with and without a \
             third microphone, hotplug_mic; the time from just before the rewrite to the \
-            RouteChanged signal's arrival at the client is recorded (inotify, a 30 ms settling \
+            \(SessionContract.Manager.routeChanged.name) signal's arrival at the client is recorded (inotify, a 30 ms settling \
             time, the rescan and probe of every input, the signal). Goal: p50 under 500 ms \
             (reported, not enforced).
 
@@ -39,10 +39,10 @@ struct SessionBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Untimed calls of each kind before the measured ones.")
     var warmup = 100
 
-    @Option(help: "Measured SetDesiredState calls.")
+    @Option(help: "Measured \(SessionContract.Manager.setDesiredState.name) calls.")
     var setCalls = 1000
 
-    @Option(help: "Measured GetState calls.")
+    @Option(help: "Measured \(SessionContract.Manager.getState.name) calls.")
     var getCalls = 5000
 
     @Option(help: "Measured route changes.")
@@ -114,13 +114,13 @@ struct SessionBenchmark: Sendable {
         defer { client.close() }
         let session = Earshot(connection: client).session
         do {
-            progress("\(warmup) + \(setCalls) SetDesiredState calls")
+            progress("\(warmup) + \(setCalls) \(SessionContract.Manager.setDesiredState.name) calls")
             var index = 0
             let set = try await timed(warmup: warmup, count: setCalls) {
                 index += 1
                 try await session.setDesiredState(Self.states[index % 2])
             }
-            progress("\(warmup) + \(getCalls) GetState calls")
+            progress("\(warmup) + \(getCalls) \(SessionContract.Manager.getState.name) calls")
             let get = try await timed(warmup: warmup, count: getCalls) {
                 _ = try await session.state()
             }
@@ -198,7 +198,7 @@ struct SessionBenchmarkResults: BenchmarkReport, Sendable {
         var lines: [String] = []
         lines.append("earshot-session on a private bus, \(processors) processors; \(warmupCalls) warm-up calls of each kind first")
         lines.append(TableFormat.row(["", "samples", "p50", "p99", "mean", "max", "per s"], widths: widths))
-        for (name, figures) in [("SetDesiredState (µs)", setDesiredState), ("GetState (µs)", getState)] {
+        for (name, figures) in [("\(SessionContract.Manager.setDesiredState.name) (µs)", setDesiredState), ("\(SessionContract.Manager.getState.name) (µs)", getState)] {
             lines.append(TableFormat.row([name, String(figures.samples), TableFormat.fixed(figures.p50, 0),
                                           TableFormat.fixed(figures.p99, 0), TableFormat.fixed(figures.mean, 0),
                                           TableFormat.fixed(figures.max, 0), TableFormat.fixed(1_000_000 / figures.mean, 0)],
@@ -208,7 +208,7 @@ struct SessionBenchmarkResults: BenchmarkReport, Sendable {
                                       TableFormat.fixed(routeChange.p99, 1), TableFormat.fixed(routeChange.mean, 1),
                                       TableFormat.fixed(routeChange.max, 1), ""], widths: widths))
         let reasons = routeChangeReasons.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        lines.append("route changes: configuration rewritten → RouteChanged received (\(reasons))")
+        lines.append("route changes: configuration rewritten → \(SessionContract.Manager.routeChanged.name) received (\(reasons))")
         lines.append("goal: route-change p50 under \(Int(SessionBenchmark.routeGoalMilliseconds)) ms: \(routeGoalMet ? "met" : "NOT met")")
         if let serviceRssKiB { lines.append("earshot-session RSS after the run: \(serviceRssKiB) KiB") }
         return lines.joined(separator: "\n")

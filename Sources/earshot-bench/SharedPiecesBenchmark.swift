@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -385,9 +386,9 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
         add("Drop 10 MiB WAV, private SQLite store (ms)", dropSQLite)
         add("Drop 10 MiB WAV, shared PostgreSQL catalogue (ms)", dropPostgres)
         if let dropPostgresTLS { add("Drop 10 MiB WAV, shared catalogue over TLS (ms)", dropPostgresTLS) }
-        add("Drop on host A → PieceDropped on host B\(announcedOverTLS ? ", TLS" : "") (ms)", announced)
+        add("Drop on host A → \(PiecesContract.Manager.pieceDropped.name) on host B\(announcedOverTLS ? ", TLS" : "") (ms)", announced)
         if silentFailure.samples > 0 {
-            add("Silent cut → StorageUnavailable (s)", silentFailure)
+            add("Silent cut → \(EarshotErrorName.storageUnavailable.shortName) (s)", silentFailure)
             add("Path back → calls answered again (s)", silentRecovery)
         }
         add("Drop, 3 hosts × 4 clients at once, current write path (ms)", fleetDrop)
@@ -405,8 +406,8 @@ struct SharedPiecesResults: BenchmarkReport, Sendable {
             + (dropPostgresTLS.map { "; over TLS / plain p50: \(TableFormat.fixed($0.p50 / dropPostgres.p50, 2))×" } ?? ""))
         let slow = lists.filter { !($0.figures.p50 < 10) }.map(\.filter)
         lines.append("goals: List p50 < 10 ms for every filter: " + (slow.isEmpty ? "met" : "NOT met (\(slow.joined(separator: ", ")))") + "; "
-            + "drop → PieceDropped elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")"
-            + (silentFailure.samples > 0 ? "; StorageUnavailable within 5 s of a silent cut: "
+            + "drop → \(PiecesContract.Manager.pieceDropped.name) elsewhere p99 < 200 ms: \(TableFormat.fixed(announced.p99, 1)) ms \(announced.p99 < 200 ? "met" : "NOT met")"
+            + (silentFailure.samples > 0 ? "; \(EarshotErrorName.storageUnavailable.shortName) within 5 s of a silent cut: "
                + "\(TableFormat.fixed(silentFailure.max, 2)) s at most \(silentFailure.max < 5 ? "met" : "NOT met")" : "")
             + (silentWaitSame.samples > 0 ? "; drops within 10 s of another host's silence mid-drop: "
                + "\(TableFormat.fixed(max(silentWaitSame.max, silentWaitOther.max), 2)) s at most "

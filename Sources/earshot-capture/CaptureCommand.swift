@@ -10,7 +10,7 @@ struct CaptureCommand: ServiceCommand {
         commandName: "earshot-capture",
         abstract: "Microphone pass-thru on ALSA (org.earshot.Capture1).",
         discussion: """
-            Serves SmartDeviceLink's PerformAudioPassThru: PCM chunks as unicast AudioPassThru \
+            Serves SmartDeviceLink's \(CaptureContract.Manager.performAudioPassThru.name): PCM chunks as unicast \(CaptureContract.PassThru.audioPassThru.name) \
             signals to the requester, ended by timeout, Done, Cancel, Retry, End or silence.
             """)
 

@@ -311,7 +311,7 @@ final class PassThruSession: DirectCaptureConsumer {
 
     /// A pipe carrying the PCM from now on (owner only).
     func openStream(_ call: MethodCall) throws(DBusError) -> UnixFD {
-        guard call.sender == owner else { throw .earshot(.disallowed, "OpenStream: only the owner \(owner) may open the stream") }
+        guard call.sender == owner else { throw .earshot(.disallowed, "\(CaptureContract.PassThru.openStream.name): only the owner \(owner) may open the stream") }
         let (reader, pipe) = try StreamPipe.make()
         let open = core.withLock { state -> Bool in
             guard state.phase != .finished else { return false }
@@ -372,7 +372,7 @@ final class PassThruSession: DirectCaptureConsumer {
         framesCapturedNow.set(frames)
         // The file is complete before anyone hears of the end.
         let outputError = output?.finish()
-        if let outputError { logger.warning("pass-thru \(id): OutputPath: \(outputError)") }
+        if let outputError { logger.warning("pass-thru \(id): \(CaptureContract.Manager.Keys.outputPath.name): \(outputError)") }
         let endedUs = monotonicMicroseconds()
         // The device and the service's one slot are free before `Finished` goes out, so a
         // client may start its next pass-thru as soon as it hears this one end.

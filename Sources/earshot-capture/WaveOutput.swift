@@ -33,9 +33,9 @@ final class WaveOutput: Sendable {
         case .success(let fd):
             self.fd = fd
         case .failure(let error) where error.isDenied:
-            throw .accessDenied("OutputPath: uid \(uid) may not write \(path): \(error)")
+            throw .accessDenied("\(EarshotField.outputPath.name): uid \(uid) may not write \(path): \(error)")
         case .failure(let error):
-            throw .earshot(.invalidData, "OutputPath: cannot create \(path): \(error)")
+            throw .earshot(.invalidData, "\(EarshotField.outputPath.name): cannot create \(path): \(error)")
         }
         self.created = created
     }

@@ -9,10 +9,10 @@ struct OrchestratorCommand: ServiceCommand {
         commandName: "earshot-orchestrator",
         abstract: "Whole tasks across the Earshot services, and their health (org.earshot.Orchestrator1).",
         discussion: """
-            RecordPiece: activate the audio session, run a microphone pass-thru with a spoken \
+            \(OrchestratorContract.Manager.recordPiece.name): activate the audio session, run a microphone pass-thru with a spoken \
             prompt, collect its audio, drop it as a piece (WAV mix stem) with the given metadata, \
-            and confirm with an alert, retrying after the alert service's TryAgainTimeMs. \
-            Services/ServiceChanged follow the other services on the bus.
+            and confirm with an alert, retrying after the alert service's \(AlertsContract.Alert.CompletionKeys.tryAgainTimeMs.name). \
+            Services/\(OrchestratorContract.Manager.serviceChanged.name) follow the other services on the bus.
             """)
 
     @OptionGroup var bus: BusOptions

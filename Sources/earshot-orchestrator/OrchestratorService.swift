@@ -62,7 +62,7 @@ final class OrchestratorService: Sendable {
     }
 
     func recordPiece(_ call: MethodCall) async throws -> ObjectPath {
-        guard !stopping.withLock({ $0 }) else { throw DBusError.failed("RecordPiece: the service is stopping") }
+        guard !stopping.withLock({ $0 }) else { throw DBusError.failed("\(OrchestratorContract.Manager.recordPiece.name): the service is stopping") }
         let plan = try RecordPlan.read(call)
         // The piece is the requester's: Drop is told whose it is (AuthorUid).
         let requester = try await call.caller()

@@ -75,7 +75,7 @@ struct DropRequest: Sendable {
         return try DBusError.readingRequest {
             if (upper == nil) != (lower == nil) {
                 throw RuleViolation(.invalidTimeSignature, field: upper == nil ? Keys.timeSignatureUpper.name : Keys.timeSignatureLower.name,
-                                    "give both TimeSignatureUpper and TimeSignatureLower or neither")
+                                    "give both \(PiecesContract.Manager.PieceKeys.timeSignatureUpper.name) and \(PiecesContract.Manager.PieceKeys.timeSignatureLower.name) or neither")
             }
             var draft = PieceDraft(title: title, description: description, lengthMicroseconds: length, tempo: tempo,
                                    loopStart: loopStart, loopEnd: loopEnd, basedOn: basedOn,

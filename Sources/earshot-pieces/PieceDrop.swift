@@ -1,5 +1,5 @@
-import EarshotContract
 import ContractCore
+import EarshotContract
 import EarshotDBus
 import EarshotMedia
 import Foundation
@@ -16,7 +16,7 @@ extension PiecesService {
         let caller = try await Self.author(of: request, call: call)
         let missing = try await inStore { try await self.store.missing(request.draft.basedOn) }
         if let first = missing.first {
-            throw DBusError.earshot(.basedOnNotFound, "BasedOn: no piece \(first)")
+            throw DBusError.earshot(.basedOnNotFound, "\(PiecesContract.Manager.PieceKeys.basedOn.name): no piece \(first)")
         }
         let started = ContinuousClock.now
         let (piece, staged) = try await onDisk { try self.assemble(request, caller: caller) }
@@ -35,7 +35,7 @@ extension PiecesService {
         let caller = try await call.caller()
         guard let uid = request.authorUID, uid != caller.uid else { return caller }
         guard caller.uid == 0 || caller.uid == getuid() else {
-            throw DBusError.earshot(.disallowed, "AuthorUid: \(caller.userName) may not drop on behalf of uid \(uid)")
+            throw DBusError.earshot(.disallowed, "\(PiecesContract.Manager.PieceKeys.authorUid.name): \(caller.userName) may not drop on behalf of uid \(uid)")
         }
         return CallerIdentity(uniqueName: caller.uniqueName, uid: uid, userName: DBusConnection.userName(for: uid))
     }
@@ -50,7 +50,7 @@ extension PiecesService {
             guard let source = request.sources[kind] else { continue }
             staged[kind] = try stage(source, kind: kind, caller: caller)
         }
-        guard let mixStem = staged[.mixStem] else { throw DBusError.invalidArgs("MixStem: a mix stem is required") }
+        guard let mixStem = staged[.mixStem] else { throw DBusError.invalidArgs("\(EarshotField.mixStem.name): a mix stem is required") }
         let analysis = try analyze(mixStem, field: AssetKind.mixStem.key)
         var formats: [AssetKind: String] = [.mixStem: analysis.format.rawValue, .attachment: ""]
         if let preview = staged[.preview] { formats[.preview] = try analyze(preview, field: AssetKind.preview.key).format.rawValue }
@@ -61,10 +61,10 @@ extension PiecesService {
             } catch {
                 let message = error.message.replacingOccurrences(of: "'\(cover.path)' is ", with: "")
                     .replacingOccurrences(of: cover.path, with: "the file")
-                throw DBusError.earshot(.invalidCoverImage, "CoverImage: \(message)")
+                throw DBusError.earshot(.invalidCoverImage, "\(EarshotField.coverImage.name): \(message)")
             }
             guard image.width == CoverImageRule.width, image.height == CoverImageRule.height else {
-                throw DBusError.earshot(.invalidCoverImage, "CoverImage: \(image.width)×\(image.height), must be 640×640")
+                throw DBusError.earshot(.invalidCoverImage, "\(EarshotField.coverImage.name): \(image.width)×\(image.height), must be 640×640")
             }
             formats[.coverImage] = image.kind.rawValue
         }

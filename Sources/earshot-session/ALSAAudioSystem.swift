@@ -39,7 +39,7 @@ final class ALSAAudioSystem: AudioSystem {
             return builtIn
         }
         guard let input = inputs.first(where: { $0.name == name }) else {
-            let offered = inputs.isEmpty ? "there are none" : "ListInputs offers " + inputs.map(\.name).joined(separator: ", ")
+            let offered = inputs.isEmpty ? "there are none" : "\(SessionContract.Manager.listInputs.name) offers " + inputs.map(\.name).joined(separator: ", ")
             throw RuleViolation(.invalidInputType, field: .preferredInput, "'\(name)' is not a capture input (\(offered))")
         }
         return input

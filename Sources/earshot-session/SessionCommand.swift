@@ -14,7 +14,7 @@ struct SessionCommand: ServiceCommand {
             Keeps AVAudioSession's configuration for the whole system (category, mode, options, \
             sample rate and buffer hints, preferred input, data source, polar pattern, \
             orientation, activation), applies it to ALSA in order, stores it in the state file, \
-            and with KeepEnforced re-applies it when inputs come and go (inotify on /dev/snd \
+            and with \(SessionContract.Manager.keepEnforced.name) re-applies it when inputs come and go (inotify on /dev/snd \
             and the ALSA configuration files), when an interruption ends and when the capture \
             service restarts. Activate() arbitrates audio focus between clients, and on the \
             system mixer (PipeWire) other programs' streams are ducked or muted while an \

@@ -1,7 +1,7 @@
 import EarshotContract
 import EarshotDBus
-import EarshotService
 import EarshotPipeWire
+import EarshotService
 import FoundationEssentials
 import SessionCore
 
@@ -287,20 +287,20 @@ extension SessionService {
 
     func setDuckLevel(_ value: DBusValue) async throws -> DBusValue {
         guard let level = value.doubleValue ?? value.integerValue.map(Double.init) else {
-            throw DBusError.invalidArgs("DuckLevel: got \(value.type), wanted d")
+            throw DBusError.invalidArgs("\(SessionContract.Manager.duckLevel.name): got \(value.type), wanted d")
         }
         guard level.isFinite, (0...1).contains(level) else {
-            throw DBusError.earshot(.invalidData, "DuckLevel: \(level) is outside 0..1 (a linear gain)")
+            throw DBusError.earshot(.invalidData, "\(SessionContract.Manager.duckLevel.name): \(level) is outside 0..1 (a linear gain)")
         }
         try await worker.run { () throws(DBusError) in
             guard !self.stopping.withLock({ $0 }) else {
-                throw .failed("DuckLevel: the service is stopping; it is unchanged")
+                throw .failed("\(SessionContract.Manager.duckLevel.name): the service is stopping; it is unchanged")
             }
             self.state.withLock { $0.duckLevel = level }
             self.save()
             self.enforceFocus()
         }
-        logger.info("DuckLevel is now \(level)")
+        logger.info("\(SessionContract.Manager.duckLevel.name) is now \(level)")
         return .double(level)
     }
 

@@ -274,7 +274,7 @@ final class SessionService: Sendable {
         let desired = try SessionRequest.desiredState(call)
         let failure = try await worker.run { () throws(DBusError) -> RuleViolation? in
             guard !self.stopping.withLock({ $0 }) else {
-                throw .failed("SetDesiredState: the service is stopping; the desired state is unchanged")
+                throw .failed("\(SessionContract.Manager.setDesiredState.name): the service is stopping; the desired state is unchanged")
             }
             let previous = self.state.withLock { state -> AppliedState in
                 state.desired = desired
@@ -308,15 +308,15 @@ final class SessionService: Sendable {
     }
 
     func setKeepEnforced(_ value: DBusValue) async throws -> DBusValue {
-        guard let keep = value.boolValue else { throw DBusError.invalidArgs("KeepEnforced: got \(value.type), wanted b") }
+        guard let keep = value.boolValue else { throw DBusError.invalidArgs("\(SessionContract.Manager.keepEnforced.name): got \(value.type), wanted b") }
         try await worker.run { () throws(DBusError) in
             guard !self.stopping.withLock({ $0 }) else {
-                throw .failed("KeepEnforced: the service is stopping; it is unchanged")
+                throw .failed("\(SessionContract.Manager.keepEnforced.name): the service is stopping; it is unchanged")
             }
             self.state.withLock { $0.keepEnforced = keep }
             self.save()
         }
-        logger.info("KeepEnforced is now \(keep)")
+        logger.info("\(SessionContract.Manager.keepEnforced.name) is now \(keep)")
         return .boolean(keep)
     }
 }

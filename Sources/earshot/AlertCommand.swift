@@ -1,22 +1,24 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 
 /// `earshot alert`: presents an alert, and with `--wait` waits for how it ended.
 struct AlertCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "alert",
-        abstract: "Present an alert (Alerts1.PresentAlert), optionally waiting for its end.",
+        abstract: "Present an alert (Alerts1.\(AlertsContract.Manager.presentAlert.name)), optionally waiting for its end.",
         discussion: """
             Buttons get the ids 1, 2, … in the order given. Without --wait the alert outlives \
-            this command (OutliveOwner) and its object path is printed. With --wait the command \
+            this command (\(AlertsContract.Manager.Keys.outliveOwner.name)) and its object path is printed. With --wait the command \
             stays until the alert's Completed and prints the result code, the reason, the \
             pressed button's label and, when REJECTED, the time to try again in ms; Ctrl-C \
             cancels the alert.
 
             Exit status: 0 presented (without --wait) or SUCCESS/WARNINGS (with --wait); 4 any \
             other result code (REJECTED, ABORTED, …); 3 org.earshot.Alerts1 is not running; 1 an \
-            error reply (e.g. org.earshot.Error.InvalidData for text over 500 characters); 2 a usage \
+            error reply (e.g. \(EarshotErrorName.invalidData.name) for text over 500 characters); 2 a usage \
             error (an unknown priority among them).
             """)
 

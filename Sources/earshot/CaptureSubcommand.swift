@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -7,7 +8,7 @@ import Foundation
 struct CaptureSubcommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "capture",
-        abstract: "Record from the microphone (Capture1.PerformAudioPassThru) into a WAV file.",
+        abstract: "Record from the microphone (Capture1.\(CaptureContract.Manager.performAudioPassThru.name)) into a WAV file.",
         discussion: """
             Starts a pass-thru, receives its audio chunks (sent only to this client) and writes \
             them behind a WAV header, with the pass-thru's channel count. While it runs, stderr \

@@ -10,7 +10,7 @@ struct HMICommand: ClientCommand {
         commandName: "hmi",
         abstract: "A terminal HMI: shows the current alert and the active pass-thru, and presses their buttons.",
         discussion: """
-            Keys: 1-4 press the alert's soft buttons (Alert.PressButton), x dismisses the alert \
+            Keys: 1-4 press the alert's soft buttons (Alert.\(AlertsContract.Alert.pressButton.name)), x dismisses the alert \
             (Alert.Dismiss); d, c and r end the microphone pass-thru with Done, Cancel or Retry; \
             q or Ctrl-C quits. These are the HMI user's actions: the services allow them to \
             root and to their own user (on the session bus, the same user). The screen follows \

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 import Foundation
 import Glibc
@@ -11,7 +12,7 @@ struct PiecesDropCommand: ClientCommand {
         commandName: "drop",
         abstract: "Drop an audio file (WAV, Ogg Vorbis or FLAC) as a new piece (Pieces1.Drop).",
         discussion: """
-            The file is opened here and passed to the service as a file descriptor (MixStem), \
+            The file is opened here and passed to the service as a file descriptor (\(PiecesContract.Manager.PieceKeys.mixStem.fd.name)), \
             so the service needs no access to its path. Prints the new piece's id.
 
             \(ClientExit.discussion)

@@ -1,5 +1,7 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 import Foundation
 
@@ -9,7 +11,7 @@ import Foundation
 struct PiecesGetCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "get", abstract: "Show everything about one piece (Pieces1.Get).",
-        discussion: "Unknown ids fail with org.earshot.Error.PieceNotFound.\n\n\(ClientExit.discussion)")
+        discussion: "Unknown ids fail with \(EarshotErrorName.pieceNotFound.name).\n\n\(ClientExit.discussion)")
 
     @OptionGroup var options: ClientOptions
 
@@ -30,7 +32,7 @@ struct PiecesGetCommand: ClientCommand {
 /// `earshot pieces export ID --format F --out PATH`: the mix stem written to a file.
 struct PiecesExportCommand: ClientCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Write a piece's mix stem to a file (Pieces1.ExportMixStem).",
+        commandName: "export", abstract: "Write a piece's mix stem to a file (Pieces1.\(PiecesContract.Manager.exportMixStem.name)).",
         discussion: """
             The service writes the file itself (transcoding on first request), so the path is \
             made absolute here and must be writable by the service's user.

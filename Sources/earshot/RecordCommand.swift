@@ -1,12 +1,14 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
+import EarshotContract
 import EarshotDBus
 
 /// `earshot record`: a whole recording through the orchestrator, followed to its end.
 struct RecordCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record a piece end to end (Orchestrator1.RecordPiece) and follow the job.",
+        abstract: "Record a piece end to end (Orchestrator1.\(OrchestratorContract.Manager.recordPiece.name)) and follow the job.",
         discussion: """
             The orchestrator activates the session, speaks the prompt, captures, stores the \
             audio as a piece and confirms with an alert. Each step of the job is printed as it \
@@ -15,7 +17,7 @@ struct RecordCommand: ClientCommand {
 
             Exit status: 0 SUCCESS or WARNINGS; 4 any other result code; 3 \
             org.earshot.Orchestrator1 is not running (or left during the job); 1 an error reply \
-            (e.g. org.earshot.Error.TitleTooShort); 2 a usage error; 130 a second Ctrl-C.
+            (e.g. \(EarshotErrorName.titleTooShort.name)); 2 a usage error; 130 a second Ctrl-C.
             """)
 
     @OptionGroup var options: ClientOptions

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -13,12 +14,12 @@ struct SessionActivateCommand: ClientCommand {
             (then 'holding …' on stderr), prints each Interruption of it (began, ended) as it \
             comes, and on Ctrl-C, SIGTERM or after --seconds deactivates and exits. With a \
             system mixer, --duck-others lowers every other program's audio to the session's \
-            DuckLevel meanwhile, and an activation without --mix-with-others mutes it. With \
+            \(SessionContract.Manager.duckLevel.name) meanwhile, and an activation without --mix-with-others mutes it. With \
             --json the path and each interruption are JSON documents, one a line.
 
             Exit status: 0 after Ctrl-C, SIGTERM or --seconds; 3 org.earshot.Session1 is not \
             running and the bus cannot start it, or it left the bus meanwhile (the activation \
-            ended with it); 1 an error reply (e.g. org.earshot.Error.InvalidCategory); 2 a \
+            ended with it); 1 an error reply (e.g. \(EarshotErrorName.invalidCategory.name)); 2 a \
             usage error.
             """)
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContractCore
 import EarshotClient
 import EarshotContract
 import EarshotDBus
@@ -6,11 +7,11 @@ import EarshotDBus
 /// `earshot session set`: a new desired state, then the state in force.
 struct SessionSetCommand: ClientCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set", abstract: "Set the desired session state (Session1.SetDesiredState) and show the result.",
+        commandName: "set", abstract: "Set the desired session state (Session1.\(SessionContract.Manager.setDesiredState.name)) and show the result.",
         discussion: """
             Any of the contract's spellings work, case-insensitively (e.g. play-and-record, \
             speaker). The steps are applied in order and the first refused step is the error \
-            (e.g. org.earshot.Error.IncompatibleOption); the steps before it stay applied. On \
+            (e.g. \(EarshotErrorName.incompatibleOption.name)); the steps before it stay applied. On \
             success the state in force is printed as by 'earshot session get'.
 
             \(ClientExit.discussion)

@@ -29,7 +29,7 @@ struct SessionSubcommand: AsyncParsableCommand {
 /// `earshot session get`: the state in force.
 struct SessionGetCommand: ClientCommand {
     static let configuration = CommandConfiguration(
-        commandName: "get", abstract: "Show the session state in force (Session1.GetState).",
+        commandName: "get", abstract: "Show the session state in force (Session1.\(SessionContract.Manager.getState.name)).",
         discussion: """
             Category, mode, options, activity, the sample rate and IO buffer duration the \
             device granted, the input and its channels, the route.
@@ -48,7 +48,7 @@ struct SessionGetCommand: ClientCommand {
 /// `earshot session inputs`: the capture inputs the session can route.
 struct SessionInputsCommand: ClientCommand {
     static let configuration = CommandConfiguration(
-        commandName: "inputs", abstract: "List the capture inputs (Session1.ListInputs).",
+        commandName: "inputs", abstract: "List the capture inputs (Session1.\(SessionContract.Manager.listInputs.name)).",
         discussion: ClientExit.discussion)
 
     @OptionGroup var options: ClientOptions

@@ -8,7 +8,7 @@ struct SessionWatchCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch", abstract: "Print the session's signals as they come, until Ctrl-C or --count.",
         discussion: """
-            RouteChanged, MediaServicesReset and Reapplied are broadcast; Interruption is sent \
+            \(SessionContract.Manager.routeChanged.name), \(SessionContract.Manager.mediaServicesReset.name) and Reapplied are broadcast; Interruption is sent \
             only to an activation's owner, so it shows only for claims this client made. Once \
             subscribed, 'watching org.earshot.Session1' is written to stderr. With --json each \
             signal is one JSON document per line.

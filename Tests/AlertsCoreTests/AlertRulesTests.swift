@@ -32,7 +32,7 @@ import Testing
     @Test func validity() throws {
         var alert = AlertRequest()
         alert.tertiaryText = "only the third"
-        #expect(throws: RuleViolation.invalidData(.text, "an alert needs Text, SecondaryText or a non-empty Audio (TertiaryText alone is not enough)")) {
+        #expect(throws: RuleViolation.invalidData(.text, "an alert needs Text, \(EarshotField.secondaryText.name) or a non-empty Audio (\(EarshotField.tertiaryText.name) alone is not enough)")) {
             try alert.validate()
         }
         alert.secondaryText = "second"
@@ -60,17 +60,17 @@ import Testing
     @Test func softButtonRules() throws {
         var alert = AlertRequest()
         alert.text = "t"
-        alert.softButtons = try (1...5).map { try SoftButton(id: UInt16($0), text: "B\($0)", field: "SoftButtons[\($0 - 1)]") }
+        alert.softButtons = try (1...5).map { try SoftButton(id: UInt16($0), text: "B\($0)", field: "\(EarshotField.softButtons.name)[\($0 - 1)]") }
         #expect(throws: RuleViolation.invalidData(.softButtons, "5 buttons, at most 4 allowed")) { try alert.validate() }
-        alert.softButtons = [try SoftButton(id: 1, text: "A", field: "SoftButtons[0]"),
-                             try SoftButton(id: 1, text: "B", field: "SoftButtons[1]")]
-        #expect(throws: RuleViolation.invalidData("SoftButtons[1].Id", "id 1 is used by an earlier button")) { try alert.validate() }
+        alert.softButtons = [try SoftButton(id: 1, text: "A", field: "\(EarshotField.softButtons.name)[0]"),
+                             try SoftButton(id: 1, text: "B", field: "\(EarshotField.softButtons.name)[1]")]
+        #expect(throws: RuleViolation.invalidData("\(EarshotField.softButtons.name)[1].Id", "id 1 is used by an earlier button")) { try alert.validate() }
 
-        #expect(throws: RuleViolation.invalidData("SoftButtons[0].Text", "a TEXT button needs a text")) {
-            try SoftButton(id: 1, kind: .text, field: "SoftButtons[0]")
+        #expect(throws: RuleViolation.invalidData("\(EarshotField.softButtons.name)[0].Text", "a TEXT button needs a text")) {
+            try SoftButton(id: 1, kind: .text, field: "\(EarshotField.softButtons.name)[0]")
         }
-        #expect(throws: RuleViolation.invalidData("SoftButtons[0].Image", "an IMAGE button needs an image path")) {
-            try SoftButton(id: 1, text: "x", kind: .image, field: "SoftButtons[0]")
+        #expect(throws: RuleViolation.invalidData("\(EarshotField.softButtons.name)[0].Image", "an IMAGE button needs an image path")) {
+            try SoftButton(id: 1, text: "x", kind: .image, field: "\(EarshotField.softButtons.name)[0]")
         }
         #expect(try SoftButton(id: 1, image: "/i.png", field: "b").kind == .image)
         #expect(try SoftButton(id: 1, text: "t", image: "/i.png", field: "b").kind == .both)

@@ -148,7 +148,7 @@ import Testing
             for lines in [UInt32(3), 2, 1, 0] {
                 try await f.alerts.write(.displayLines, lines)
                 let alert = try await f.present(texts)
-                #expect(try await f.alerts.alert(at: alert.path).read(.lines) == expected[lines]!, "DisplayLines \(lines)")
+                #expect(try await f.alerts.alert(at: alert.path).read(.lines) == expected[lines]!, "\(AlertsContract.Manager.displayLines.name) \(lines)")
                 try await alert.cancel()
             }
             let capabilities = try await f.alerts.read(.capabilities)

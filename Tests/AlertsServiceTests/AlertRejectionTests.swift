@@ -54,7 +54,7 @@ import Testing
         // Timed from its reply (the service decided before it): accepted.
         try await sleep(untilUs: repliedUs + UInt64(tryAgain) * 1000)
         let accepted = try await f.present(alert, on: connection)
-        #expect(try await accepted.read(.state) != .finished, "at TryAgainTimeMs (\(tryAgain) ms)")
+        #expect(try await accepted.read(.state) != .finished, "at \(AlertsContract.Alert.CompletionKeys.tryAgainTimeMs.name) (\(tryAgain) ms)")
         return (tryAgain, sentUs, repliedUs)
     }
 
@@ -287,7 +287,7 @@ import Testing
             let soonestMs = (Double(endsAt) - Double(refusedAtUs)) / 1000
             let latestMs = (Double(endsAt) - Double(sentUs)) / 1000
             #expect(Double(tryAgain) >= soonestMs && Double(tryAgain) <= latestMs + Self.tolerance,
-                    "TryAgainTimeMs \(tryAgain), truth \(soonestMs) to \(latestMs)")
+                    "\(AlertsContract.Alert.CompletionKeys.tryAgainTimeMs.name) \(tryAgain), truth \(soonestMs) to \(latestMs)")
             // The rule: 100 ms before that time the same request is refused again; at it, accepted.
             try await Self.sleep(untilUs: sentUs + (UInt64(tryAgain) - 100) * 1000)
             let early = try await f.present(alert)
@@ -297,7 +297,7 @@ import Testing
             #expect(try await accepted.read(.state) == .presenting)
             // And the published end was the pass-thru's true end, by its own clock.
             let endedUs = try #require(try await passThru.result.monotonicUs)
-            #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from EndsAtMonotonicUs")
+            #expect(abs(Double(endedUs) - Double(endsAt)) / 1000 <= Self.tolerance, "ended \((Double(endedUs) - Double(endsAt)) / 1000) ms from \(AlertsContract.Alert.endsAtMonotonicUs.name)")
         }
     }
 }

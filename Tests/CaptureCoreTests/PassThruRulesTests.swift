@@ -10,7 +10,7 @@ import Testing
         #expect(try PassThruRules.samplingRate(named: "22khz") == 22050)
         #expect(try PassThruRules.samplingRate(named: "44KHZ") == 44100)
         let error = #expect(throws: RuleViolation.self) { try PassThruRules.samplingRate(11025) }
-        #expect(error?.message == "SamplingRate: 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
+        #expect(error?.message == "\(CaptureContract.Manager.Keys.samplingRate.name): 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
         #expect(throws: RuleViolation.self) { try PassThruRules.samplingRate(named: "96KHZ") }
     }
 
@@ -47,7 +47,7 @@ import Testing
         let chunks = try PassThruRules.initialPrompt([("TEXT", "Speak now"), ("PRE_RECORDED", "LISTEN_JINGLE"), ("SILENCE", "")])
         #expect(chunks.map(\.kind) == [.text, .preRecorded, .silence])
         let kind = #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("TEXT", "ok"), ("MIDI", "x")]) }
-        #expect(kind?.field == "InitialPrompt[1]")
+        #expect(kind?.field == "\(CaptureContract.Manager.Keys.initialPrompt.name)[1]")
         #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("PRE_RECORDED", "FANFARE")]) }
         #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("TEXT", " ")]) }
         #expect(throws: RuleViolation.self) { try PassThruRules.initialPrompt([("FILE", "relative.wav")]) }

@@ -104,7 +104,7 @@ struct CaptureFixture {
             guard let signal = await subscription.next(timeout: deadline - ContinuousClock.now) else { break }
             guard signal.path == path else { continue }
             if signal.member == PassThruMembers.audioPassThru.name {
-                chunks.append(try #require(AudioChunk(audioPassThru: signal.body), "AudioPassThru \(signal.body.map(\.type)) is not as declared"))
+                chunks.append(try #require(AudioChunk(audioPassThru: signal.body), "\(CaptureContract.PassThru.audioPassThru.name) \(signal.body.map(\.type)) is not as declared"))
             } else if signal.member == PassThruMembers.finished.name {
                 let result = try #require(PassThruResult(finished: signal.body), "Finished \(signal.body) is not as declared")
                 return Recording(chunks: chunks, result: result)

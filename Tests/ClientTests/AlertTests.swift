@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -66,7 +67,7 @@ import Testing
             #expect(result.stdout.isEmpty)
             let long = try await fixture.earshot(["alert", String(repeating: "x", count: 501), "--wait"])
             #expect(long.status == 1, "\(long)")
-            #expect(long.stderr.hasPrefix("earshot: org.earshot.Error.InvalidData: Text"), "\(long)")
+            #expect(long.stderr.hasPrefix("earshot: \(EarshotErrorName.invalidData.name): Text"), "\(long)")
             #expect(try await fixture.property(Self.alerts, "/org/earshot/Alerts1", Self.alerts, Manager.current.name) == .objectPath("/"))
         }
     }

@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -77,7 +78,7 @@ import Testing
             }
             let gone = try await fixture.earshot(["pieces", "get", id])
             #expect(gone.status == 1)
-            #expect(gone.stderr.hasPrefix("earshot: org.earshot.Error.PieceNotFound: "), "\(gone)")
+            #expect(gone.stderr.hasPrefix("earshot: \(EarshotErrorName.pieceNotFound.name): "), "\(gone)")
             let empty = try await fixture.earshot(["pieces", "list", "--json"])
             #expect(try empty.object()["total"] as? Int == 0)
         }
@@ -92,7 +93,7 @@ import Testing
             try Self.writeWave(to: wave)
             let fast = try await fixture.earshot(["pieces", "drop", "--title", "Fast", "--tempo", "1000", wave.path])
             #expect(fast.status == 1)
-            #expect(fast.stderr.hasPrefix("earshot: org.earshot.Error.TempoTooHigh: "), "\(fast)")
+            #expect(fast.stderr.hasPrefix("earshot: \(EarshotErrorName.tempoTooHigh.name): "), "\(fast)")
         }
     }
 }

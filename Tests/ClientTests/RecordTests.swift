@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -35,7 +36,7 @@ import Testing
         try await ClientFixture.with(["earshot-orchestrator"]) { fixture in
             let result = try await fixture.earshot(["record", "--title", ""])
             #expect(result.status == 1, "\(result)")
-            #expect(result.stderr.hasPrefix("earshot: org.earshot.Error.TitleTooShort: "), "\(result)")
+            #expect(result.stderr.hasPrefix("earshot: \(EarshotErrorName.titleTooShort.name): "), "\(result)")
         }
     }
 }

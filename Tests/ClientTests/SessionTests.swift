@@ -1,3 +1,4 @@
+import ContractCore
 import EarshotContract
 import EarshotDBus
 import Foundation
@@ -36,7 +37,7 @@ import Testing
 
             let refused = try await fixture.earshot(["session", "set", "--category", "playback", "--option", "speaker"])
             #expect(refused.status == 1)
-            #expect(refused.stderr.hasPrefix("earshot: org.earshot.Error.IncompatibleOption: Options: "), "\(refused)")
+            #expect(refused.stderr.hasPrefix("earshot: \(EarshotErrorName.incompatibleOption.name): Options: "), "\(refused)")
         }
     }
 
@@ -68,7 +69,7 @@ import Testing
             #expect(path.hasPrefix("/org/earshot/Session1/Activation/"), "\(held)")
             #expect(held.stderr.contains("holding \(path)"), "\(held)")
             let refused = try await fixture.earshot(["session", "activate", "--category", "karaoke", "--seconds", "0.5"])
-            #expect(refused.status == 1 && refused.stderr.hasPrefix("earshot: org.earshot.Error.InvalidCategory"), "\(refused)")
+            #expect(refused.status == 1 && refused.stderr.hasPrefix("earshot: \(EarshotErrorName.invalidCategory.name)"), "\(refused)")
         }
     }
 }

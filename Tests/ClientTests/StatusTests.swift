@@ -18,7 +18,7 @@ import Testing
             let pieces = try #require(text.lines.first { $0.hasPrefix("org.earshot.Pieces1 ") })
             #expect(pieces.contains(" running ") && pieces.contains("Count 0"), "\(pieces)")
             let alerts = try #require(text.lines.first { $0.hasPrefix("org.earshot.Alerts1 ") })
-            #expect(alerts.contains("Current /") && alerts.contains("QueueLength 0"), "\(alerts)")
+            #expect(alerts.contains("Current /") && alerts.contains("\(AlertsContract.Manager.queueLength.name) 0"), "\(alerts)")
             for absent in [Self.capture, Self.session, Self.orchestrator] {
                 #expect(text.lines.contains { $0.hasPrefix(absent + " ") && $0.hasSuffix("not running") }, "\(text)")
             }

@@ -45,15 +45,15 @@ import Testing
                 _ = try await earshot.capture.perform(AudioPassThruRequest(maxDurationMs: 0))
             }
             #expect(error?.isInvalidData == true)
-            #expect(error?.message == "MaxDuration: 0 is outside 1..1000000 ms")
+            #expect(error?.message == "\(CaptureContract.Manager.Keys.maxDuration.name): 0 is outside 1..1000000 ms")
             var request = AudioPassThruRequest(samplingRate: 11025, maxDurationMs: 100)
             let rate = await #expect(throws: EarshotError.self) { _ = try await earshot.capture.perform(request) }
             // The same reader as the service's, so the same words.
-            #expect(rate?.message == "SamplingRate: 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
+            #expect(rate?.message == "\(CaptureContract.Manager.Keys.samplingRate.name): 11025 Hz is not one of 8000, 16000, 22050, 44100, 48000")
             request.samplingRate = 16000
             request.displayText1 = String(repeating: "x", count: 501)
             let text = await #expect(throws: EarshotError.self) { _ = try await earshot.capture.perform(request) }
-            #expect(text?.message == "DisplayText1: 501 characters, at most 500 allowed")
+            #expect(text?.message == "\(CaptureContract.PassThru.displayText1.name): 501 characters, at most 500 allowed")
             // Nothing reached the service.
             typealias Capture = CaptureContract.Manager
             let active = try await stack.client.call(destination: CaptureContract.busName,

@@ -204,6 +204,86 @@ import Testing
         #expect(found.allSatisfy { $0.name == "MaxDuration" })
     }
 
+    /// Names of two words or more (`MaxDuration`, `PresentAlert`, `InvalidData`): within a
+    /// literal's prose (messages, help, multi-line texts) such a word is the name and nothing
+    /// else. One-word names (`Title`, `State`) are English too, and left to the checks above.
+    static let wordNames = names.filter { !$0.contains(".") && $0.first?.isUppercase == true && $0.filter(\.isUppercase).count >= 2 }
+
+    /// The text of every literal in `text` (a line of one, or a line inside a multi-line
+    /// one), with its interpolations taken out, and its line number.
+    static func literalTexts(in text: String) -> [(line: Int, text: String)] {
+        var found: [(line: Int, text: String)] = []
+        var inMultiline = false
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if inMultiline {
+                if trimmed.hasPrefix("\"\"\"") { inMultiline = false } else { found.append((number + 1, withoutInterpolations(String(line)))) }
+                continue
+            }
+            if trimmed.hasPrefix("//") { continue }
+            if line.components(separatedBy: "\"\"\"").count == 2 {
+                inMultiline = true
+                continue
+            }
+            let parts = line.split(separator: "\"", omittingEmptySubsequences: false)
+            for index in stride(from: 1, to: parts.count - 1, by: 2) { found.append((number + 1, withoutInterpolations(String(parts[index])))) }
+        }
+        return found
+    }
+
+    /// `text` without its `\(…)` parts (nested parentheses included).
+    static func withoutInterpolations(_ text: String) -> String {
+        var result = "", depth = 0
+        var characters = Array(text)[...]
+        while let character = characters.popFirst() {
+            if depth == 0, character == "\\", characters.first == "(" {
+                characters.removeFirst()
+                depth = 1
+            } else if depth > 0 {
+                if character == "(" { depth += 1 } else if character == ")" { depth -= 1 }
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Names of two words or more written inside the literals of `text`, with their lines.
+    static func namedInProse(_ text: String) -> [(line: Int, name: String)] {
+        // (The binding's tests name errors of their own, in `org.example`.)
+        literalTexts(in: text).filter { !$0.text.contains("org.example.") }.flatMap { literal in
+            literal.text.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map(String.init)
+                .filter { wordNames.contains($0) && !names.contains(literal.text) }
+                .map { (literal.line, $0) }
+        }
+    }
+
+    @Test func noLiteralNamesAnEarshotNameInItsProse() throws {
+        #expect(Self.wordNames.count > 60)
+        var found: [String] = []
+        for file in try Self.sources() {
+            let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+            found += Self.namedInProse(text).map { "\(file):\($0.line): \($0.name)" }
+        }
+        #expect(found == [], "interpolate these from EarshotContract (\\(….name))")
+    }
+
+    @Test func theProseCheckFindsNamesInMessagesAndLeavesInterpolations() {
+        let sample = #"""
+            throw .failed("KeepEnforced: the service is stopping")
+            let help = "Untimed \(Manager.presentAlert.name) calls, PresentAlert then GetState."
+            let text = """
+                each ChunkMs of audio
+                \(Keys.chunkMs.name) and chunks
+                """
+            // A comment may say MaxDuration.
+            let fine = "Keep the tone short", word = "Title of a piece"
+            """#
+        let found = Self.namedInProse(sample)
+        #expect(found.map(\.name) == ["KeepEnforced", "PresentAlert", "GetState", "ChunkMs"])
+        #expect(found.map(\.line) == [1, 2, 2, 4])
+    }
+
     /// The Earshot names written as string literals in `text`, with their line numbers.
     static func spelled(in text: String) -> [(line: Int, name: String)] {
         var found: [(line: Int, name: String)] = []

@@ -76,7 +76,7 @@ extension LoadTests {
             let sessionAfter = try ProcessSample.take(session.pid).rssKiB
             let alertsAfter = try ProcessSample.take(alerts.pid).rssKiB
             let p99 = latencies[latencies.count * 99 / 100]
-            print("with a stalled subscriber: SetDesiredState p50 \(latencies[latencies.count / 2]) ms, p99 \(p99) ms; "
+            print("with a stalled subscriber: \(SessionContract.Manager.setDesiredState.name) p50 \(latencies[latencies.count / 2]) ms, p99 \(p99) ms; "
                   + "earshot-session VmRSS \(sessionBefore / 1024) → \(sessionAfter / 1024) MiB, "
                   + "earshot-alerts \(alertsBefore / 1024) → \(alertsAfter / 1024) MiB")
             #expect(Int(sessionAfter) - Int(sessionBefore) < 8 * 1024)

@@ -248,9 +248,9 @@ import Testing
                 for index in 0..<4 {
                     made.append(try await a.pieces.drop(.titled("flap \(round).\(index)", stem: stem)))
                 }
-                expected += made.dropFirst().map { "PieceDropped \($0)" }
+                expected += made.dropFirst().map { "\(PiecesContract.Manager.pieceDropped.name) \($0)" }
                 try await a.pieces.delete(made[0])
-                expected.append("PieceDeleted \(made[0])")
+                expected.append("\(PiecesContract.Manager.pieceDeleted.name) \(made[0])")
                 // Back for a moment, then cut again while b is catching up.
                 relay.restore()
                 try await Task.sleep(for: .milliseconds(round == 2 ? 0 : 150))

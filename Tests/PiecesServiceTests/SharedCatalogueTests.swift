@@ -497,7 +497,7 @@ struct SharedHosts {
             } catch {
                 let text = "\(error)"
                 #expect(text.contains("exited with 3"), "\(text)")
-                #expect(text.contains("not copied: piece \(ids[1]): DamagedObject"))
+                #expect(text.contains("not copied: piece \(ids[1]): \(EarshotErrorName.damagedObject.shortName)"))
             }
             let database = String(url.split(separator: "/").last!)
             #expect(try await server.psql("SELECT id FROM piece ORDER BY id", database: database)
@@ -552,7 +552,7 @@ struct SharedHosts {
                 if !recovered { try await Task.sleep(for: .milliseconds(100)) }
             }
             #expect(recovered, "b did not recover within 15 s of the path coming back:\n\(b.service.logText.suffix(2000))")
-            print("silent path: StorageUnavailable after \(firstFailure), recovered \(started.duration(to: .now)) after the path came back")
+            print("silent path: \(EarshotErrorName.storageUnavailable.shortName) after \(firstFailure), recovered \(started.duration(to: .now)) after the path came back")
 
             var announced: [String] = []
             let deadline = ContinuousClock.now + .seconds(10)
@@ -561,7 +561,7 @@ struct SharedHosts {
                 if change != .missed { announced.append(change.text) }
             }
             while let late = await changes.next(within: .milliseconds(700)) { announced.append(late.text) }
-            #expect(announced == dropped.map { "PieceDropped \($0)" } + old.map { "PieceDeleted \($0)" }, "b announced \(announced)")
+            #expect(announced == dropped.map { "\(PiecesContract.Manager.pieceDropped.name) \($0)" } + old.map { "\(PiecesContract.Manager.pieceDeleted.name) \($0)" }, "b announced \(announced)")
             #expect(try await b.pieces.list().total == 10)
         }
     }

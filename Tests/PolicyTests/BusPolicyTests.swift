@@ -61,7 +61,7 @@ import Testing
                                                                   signature: "a{sv}", [playback])),
                 (Session.activate.name, try await eve.call(session, PolicyStack.path(of: session), session, Session.activate,
                                                            signature: "a{sv}", [playback])),
-                ("Set KeepEnforced", try await eve.call(session, PolicyStack.path(of: session), "org.freedesktop.DBus.Properties",
+                ("Set \(SessionContract.Manager.keepEnforced.name)", try await eve.call(session, PolicyStack.path(of: session), "org.freedesktop.DBus.Properties",
                                                         "Set", signature: "ssv", keepEnforced)),
                 (Pieces.drop.name, try await eve.drop(title: "Eve's loop", mixStemPath: stem)),
                 (Pieces.delete.name, try await eve.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.delete, signature: "s",
@@ -103,16 +103,16 @@ import Testing
             // Alice, in `audio`, gets through where eve did not.
             let set = try await alice.call(session, PolicyStack.path(of: session), session, Session.setDesiredState,
                                            signature: "a{sv}", [playback])
-            #expect(set.succeeded, "alice SetDesiredState: \(set)")
+            #expect(set.succeeded, "alice \(SessionContract.Manager.setDesiredState.name): \(set)")
             let enforce = try await alice.call(session, PolicyStack.path(of: session), "org.freedesktop.DBus.Properties", "Set",
                                                signature: "ssv", keepEnforced)
-            #expect(enforce.succeeded, "alice Set KeepEnforced: \(enforce)")
+            #expect(enforce.succeeded, "alice Set \(SessionContract.Manager.keepEnforced.name): \(enforce)")
             let passThru = try await alice.performAudioPassThru()
-            #expect(passThru.firstString?.hasPrefix("/org/earshot/Capture1/PassThru/") == true, "alice PerformAudioPassThru: \(passThru)")
+            #expect(passThru.firstString?.hasPrefix("/org/earshot/Capture1/PassThru/") == true, "alice \(CaptureContract.Manager.performAudioPassThru.name): \(passThru)")
             let ended = try await alice.call(capture, PolicyStack.path(of: capture), capture, Capture.endAudioPassThru)
-            #expect(ended.succeeded, "alice EndAudioPassThru: \(ended)")
+            #expect(ended.succeeded, "alice \(CaptureContract.Manager.endAudioPassThru.name): \(ended)")
             let job = try await alice.recordPiece(title: "Alice's idea")
-            let jobPath = try #require(job.firstString, "alice RecordPiece: \(job)")
+            let jobPath = try #require(job.firstString, "alice \(OrchestratorContract.Manager.recordPiece.name): \(job)")
             let cancelled = try await alice.call(orchestrator, jobPath, JobMembers.interface.name, JobMembers.cancel)
             #expect(cancelled.succeeded, "alice cancelling her job: \(cancelled)")
             let deleted = try await alice.call(pieces, PolicyStack.path(of: pieces), pieces, Pieces.delete, signature: "s", [.string(id)])

@@ -56,12 +56,12 @@ import Testing
             bobs[Capture.Keys.outputPath.name] = .s(home.appendingPathComponent("bob-take.wav").path)
             let bobTake = try await bob.call(capture, PolicyStack.path(of: capture), capture, Capture.performAudioPassThru,
                                              signature: "a{sv}", [.dictionary(bobs)])
-            #expect(bobTake.errorName == PolicyStack.accessDenied, "bob's OutputPath in alice's directory: \(bobTake)")
+            #expect(bobTake.errorName == PolicyStack.accessDenied, "bob's \(CaptureContract.Manager.Keys.outputPath.name) in alice's directory: \(bobTake)")
             var alices = request
             alices[Capture.Keys.outputPath.name] = .s(home.appendingPathComponent("alice-take.wav").path)
             let aliceTake = try await alice.call(capture, PolicyStack.path(of: capture), capture, Capture.performAudioPassThru,
                                                  signature: "a{sv}", [.dictionary(alices)])
-            #expect(aliceTake.succeeded, "alice's OutputPath: \(aliceTake)")
+            #expect(aliceTake.succeeded, "alice's \(CaptureContract.Manager.Keys.outputPath.name): \(aliceTake)")
             #expect(stat(home.appendingPathComponent("alice-take.wav").path, &info) == 0
                         && info.st_uid == TestUser.lookup(PolicyStack.alice)?.uid, "the recording is not alice's")
 

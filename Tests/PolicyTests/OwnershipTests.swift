@@ -37,7 +37,7 @@ import Testing
                 }
                 // EndAudioPassThru ends the caller's own pass-thru; bob has none.
                 let endOwn = try await bob.call(capture, PolicyStack.path(of: capture), capture, Capture.endAudioPassThru)
-                #expect(endOwn.errorName == EarshotErrorName.rejected.name, "bob EndAudioPassThru: \(endOwn)")
+                #expect(endOwn.errorName == EarshotErrorName.rejected.name, "bob \(CaptureContract.Manager.endAudioPassThru.name): \(endOwn)")
                 let state = try await fixture.passThru(path).read(.state)
                 #expect(state == .recording, "after bob's attempts")
 
@@ -45,7 +45,7 @@ import Testing
                     // The agent reads what the pipe first gives: the microphone's audio.
                     let stream = try await alice.call(capture, path, Self.passThru, PassThruMembers.openStream)
                     let bytes: Double = if case .number(let count)? = stream.values.first?["fdBytes"] { count } else { 0 }
-                    #expect(bytes > 0, "alice OpenStream: \(stream)")
+                    #expect(bytes > 0, "alice \(CaptureContract.PassThru.openStream.name): \(stream)")
                 }
                 let reply = try await alice.call(capture, path, Self.passThru, ending)
                 #expect(reply.succeeded, "alice \(ending.name): \(reply)")

@@ -101,7 +101,7 @@ private typealias PassThru = CaptureContract.PassThru
             #expect(end.body[0].stringValue == "ABORTED")
             #expect(end.body[1].boolValue == false)
             #expect(end.body[2].stringKeyedValue?[PassThru.FinishedKeys.reason]?.stringValue == "interrupted")
-            #expect(ContinuousClock.now - started < .seconds(9), "it ran to its MaxDuration")
+            #expect(ContinuousClock.now - started < .seconds(9), "it ran to its \(CaptureContract.Manager.Keys.maxDuration.name)")
             // Nothing more of it comes.
             let late = await signals.next(timeout: .milliseconds(400))
             #expect(late?.path != path, "\(String(describing: late?.member)) after Finished")

@@ -111,12 +111,12 @@ extension MixerPolicyTests {
                 for (name, mediaClass) in [("headphones", "Audio/Sink"), ("headset-mic", "Audio/Source/Virtual")] {
                     _ = try await rig.pipewire.tool(["pw-cli", "create-node", "adapter",
                                                      "{ factory.name=support.null-audio-sink node.name=\(name) media.class=\(mediaClass) object.linger=true }"])
-                    let arrived = try #require(await routes.next(timeout: .seconds(5)), "\(name): no RouteChanged")
+                    let arrived = try #require(await routes.next(timeout: .seconds(5)), "\(name): no \(SessionContract.Manager.routeChanged.name)")
                     #expect(arrived.body.first?.stringValue == "NewDeviceAvailable", "\(name): \(arrived.body)")
                     let listed = try await rig.pipewire.tool(["pw-cli", "ls", "Node"])
                     let id = try #require(Self.nodeID(named: name, in: listed), "\(name) not in:\n\(listed)")
                     _ = try await rig.pipewire.tool(["pw-cli", "destroy", String(id)])
-                    let left = try #require(await routes.next(timeout: .seconds(5)), "\(name): no RouteChanged when it went")
+                    let left = try #require(await routes.next(timeout: .seconds(5)), "\(name): no \(SessionContract.Manager.routeChanged.name) when it went")
                     #expect(left.body.first?.stringValue == "OldDeviceUnavailable", "\(name): \(left.body)")
                 }
             }

@@ -42,7 +42,7 @@ import Testing
             let second = try await next(reapplied, Session.reapplied)
             #expect(second.first?.stringValue == "routeChange")
             #expect(second[1].boolValue == false)
-            #expect(second[2].stringValue?.hasPrefix("org.earshot.Error.InvalidInputType: PreferredInput: 'usb_mic'") == true,
+            #expect(second[2].stringValue?.hasPrefix("\(EarshotErrorName.invalidInputType.name): \(SessionContract.Manager.Keys.preferredInput.name): 'usb_mic'") == true,
                     "\(second[2])")
             #expect(try await session.state().input == "")
             #expect(session.service.isRunning)

@@ -50,8 +50,8 @@ struct AudioFocusTests {
     /// Presents an EMERGENCY alert playing the siren as `app`; its object path.
     static func presentEmergency() async throws -> String {
         try BoxScenario.quoted(try await BoxScenario.busctl("""
-            call \(Self.alerts) PresentAlert 'a{sv}' 4 Text s "Emergency vehicle" Priority s EMERGENCY \
-            Audio 'a(ss)' 1 FILE /home/app/siren.wav OutliveOwner b true
+            call \(Self.alerts) \(AlertsContract.Manager.presentAlert.name) 'a{sv}' 4 Text s "Emergency vehicle" Priority s EMERGENCY \
+            Audio 'a(ss)' 1 FILE /home/app/siren.wav \(AlertsContract.Manager.Keys.outliveOwner.name) b true
             """, as: "app"))
     }
 
@@ -161,7 +161,7 @@ struct AudioFocusTests {
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 let watched = await watch.output()
-                #expect(watched.contains(reset), "no MediaServicesReset: \(watched)")
+                #expect(watched.contains(reset), "no \(SessionContract.Manager.mediaServicesReset.name): \(watched)")
                 try await BoxAudio.withRadio(as: "other") {
                     try await BoxAudio.waitForStream(role: "Music") { $0.ducked }
                     let ducked = try await Self.radioLevel()

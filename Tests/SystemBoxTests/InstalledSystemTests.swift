@@ -32,8 +32,8 @@ struct InstalledSystemTests {
     static func recordThroughTheOrchestrator() async throws {
         let box = BoxScenario.box
         let reply = try await BoxScenario.busctl("""
-            call \(InstalledSystemTests.orchestrator) RecordPiece 'a{sv}' 4 Title s "Box take" Prompt s "Say it now" \
-            MaxDuration u 2000 OutliveOwner b true
+            call \(InstalledSystemTests.orchestrator) \(OrchestratorContract.Manager.recordPiece.name) 'a{sv}' 4 Title s "Box take" Prompt s "Say it now" \
+            \(CaptureContract.Manager.Keys.maxDuration.name) u 2000 \(CaptureContract.Manager.Keys.outliveOwner.name) b true
             """, as: "app")
         let job = try BoxScenario.quoted(reply)
         var state = ""
@@ -76,8 +76,8 @@ struct InstalledSystemTests {
     static func passThruIntoTheCallersHome() async throws {
         let box = BoxScenario.box
         let path = try BoxScenario.quoted(try await BoxScenario.busctl("""
-            call \(InstalledSystemTests.capture) PerformAudioPassThru 'a{sv}' 6 SamplingRate u 48000 BitsPerSample u 16 AudioType s PCM \
-            MaxDuration u 2000 OutliveOwner b true OutputPath s /home/app/take.wav
+            call \(InstalledSystemTests.capture) \(CaptureContract.Manager.performAudioPassThru.name) 'a{sv}' 6 \(CaptureContract.Manager.Keys.samplingRate.name) u 48000 \(CaptureContract.Manager.Keys.bitsPerSample.name) u 16 \(CaptureContract.Manager.Keys.audioType.name) s PCM \
+            \(CaptureContract.Manager.Keys.maxDuration.name) u 2000 \(CaptureContract.Manager.Keys.outliveOwner.name) b true \(CaptureContract.Manager.Keys.outputPath.name) s /home/app/take.wav
             """, as: "app"))
         // Capture's PipeWire client reads the microphone on a real-time thread while it records.
         let threads = try await box.run("ps -L -o cls=,rtprio=,comm= -p $(systemctl show -P MainPID earshot-capture)")

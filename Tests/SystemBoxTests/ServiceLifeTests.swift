@@ -59,8 +59,8 @@ struct ServiceLifeTests {
         let box = BoxScenario.box
         for service in Self.services { try await box.run("systemctl restart earshot-\(service)") }
         try await BoxScenario.busctl("""
-            call org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1 PerformAudioPassThru 'a{sv}' 5 \
-            SamplingRate u 16000 BitsPerSample u 16 AudioType s PCM MaxDuration u 300 OutliveOwner b true
+            call org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1 \(CaptureContract.Manager.performAudioPassThru.name) 'a{sv}' 5 \
+            \(CaptureContract.Manager.Keys.samplingRate.name) u 16000 \(CaptureContract.Manager.Keys.bitsPerSample.name) u 16 \(CaptureContract.Manager.Keys.audioType.name) s PCM \(CaptureContract.Manager.Keys.maxDuration.name) u 300 \(CaptureContract.Manager.Keys.outliveOwner.name) b true
             """, as: "app")
         try await box.waitUntil("journalctl --no-pager -u earshot-capture -o verbose EARSHOT_RESULT=SUCCESS | grep -q EARSHOT_PASSTHRU=",
                                 timeout: .seconds(10))
