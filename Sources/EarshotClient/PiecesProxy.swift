@@ -135,7 +135,6 @@ public struct Piece: Sendable, Equatable {
     public let title: String
     public let author: String
     public let createdAt: String
-    public let tempo: Double?
     public let lengthMicroseconds: UInt64
     /// What it was dropped with besides its title, length and assets, its fields also read
     /// as the piece's (`piece.root`); `List` reports the summary's keys only.
@@ -157,7 +156,6 @@ public struct Piece: Sendable, Equatable {
         self.title = title
         author = values[Stored.author.name]?.stringValue ?? ""
         createdAt = values[Stored.createdAt.name]?.stringValue ?? ""
-        tempo = values[Keys.tempo.name]?.doubleValue
         lengthMicroseconds = values[Keys.lengthMicroseconds.name]?.uint64Value ?? 0
         metadata = PieceMetadata(reported: values)
         sampleRate = values[Stored.sampleRate]?.uint32Value
