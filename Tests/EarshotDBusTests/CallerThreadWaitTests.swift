@@ -27,9 +27,11 @@ import Testing
             let onCaller = client.answeredOnCallerThreads.load(ordering: .relaxed) - answered
             // A reply later than the wait (a loaded machine) is awaited by the task, and if far
             // later, so are the member's next 16 calls, each waking the I/O thread; the others
-            // wake nothing.
+            // wake it only now and then (22 times in 200 once, on a machine busy with the other
+            // suites, every reply taken on its caller's thread). The connection below, whose
+            // callers never wait, wakes it at least 200 times.
             #expect(onCaller >= 50, "\(onCaller) of 200 calls answered on the caller's thread")
-            #expect(woke <= 2 * (200 - onCaller) + 20, "the I/O thread woke \(woke) times for \(onCaller) calls answered on callers' threads")
+            #expect(woke <= 2 * (200 - onCaller) + 50, "the I/O thread woke \(woke) times for \(onCaller) calls answered on callers' threads")
 
             // The same calls on a connection whose callers never wait so: each reply wakes it.
             let tasks = try DBusConnection.open(.address(echo.bus.address), callerWait: .zero)
