@@ -35,6 +35,18 @@ static void set_error(earshot_c_client *client, const char *format, ...) {
     va_end(args);
 }
 
+/* Whether `client` can make a call: it exists and its connection is open (its last error
+ * cleared; set when it cannot). */
+static int ready(earshot_c_client *client) {
+    if (client == NULL) return 0;
+    client->error[0] = '\0';
+    if (client->connection == NULL) {
+        set_error(client, "the connection is closed");
+        return 0;
+    }
+    return 1;
+}
+
 static void write_error(char *buffer, size_t size, const char *format, ...) {
     va_list args;
     va_start(args, format);
@@ -142,12 +154,7 @@ int earshot_c_echo_bytes(earshot_c_client *client, const unsigned char *data, in
     const unsigned char *bytes = (data != NULL) ? data : empty;
     int length;
 
-    if (client == NULL) return -1;
-    client->error[0] = '\0';
-    if (client->connection == NULL) {
-        set_error(client, "the connection is closed");
-        return -1;
-    }
+    if (!ready(client)) return -1;
     if (len < 0 || (data == NULL && len > 0)) {
         set_error(client, "invalid payload (%d bytes)", len);
         return -1;
@@ -205,12 +212,7 @@ long long earshot_c_get_uint32(earshot_c_client *client, const char *destination
     DBusError failure;
     dbus_uint32_t value;
 
-    if (client == NULL) return -1;
-    client->error[0] = '\0';
-    if (client->connection == NULL) {
-        set_error(client, "the connection is closed");
-        return -1;
-    }
+    if (!ready(client)) return -1;
     call = dbus_message_new_method_call(destination, path, DBUS_INTERFACE_PROPERTIES, "Get");
     if (call == NULL || !dbus_message_append_args(call, DBUS_TYPE_STRING, &interface, DBUS_TYPE_STRING, &property,
                                                   DBUS_TYPE_INVALID)) {
@@ -314,12 +316,7 @@ long earshot_c_receive_signals(earshot_c_client *client, unsigned count, unsigne
     dbus_uint32_t count_arg = count, size_arg = size;
     unsigned long long deadline;
 
-    if (client == NULL) return -1;
-    client->error[0] = '\0';
-    if (client->connection == NULL) {
-        set_error(client, "the connection is closed");
-        return -1;
-    }
+    if (!ready(client)) return -1;
 
     memset(&run, 0, sizeof run);
     run.size = size;
