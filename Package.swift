@@ -10,7 +10,7 @@ import PackageDescription
 /// arguments would export all of them (`-export-dynamic`), which made earshot-pieces'
 /// dynamic symbol table 3.5 MB that the loader searched while binding every library
 /// (about 2 MiB of VmRSS). Nothing loaded into a service binds to its symbols: its plugins
-/// are C (`cOnlyLinking`).
+/// are C (Sources/Plugins).
 ///
 /// Release builds also add to lld's default layout (`deploy/release-layout.ld`): the PLT,
 /// `.init` and the compiler's private functions in front of the code, Foundation's ICU data
@@ -22,13 +22,13 @@ let serviceLinking: [LinkerSetting] = [
                   "-Xlinker", "-T", "-Xlinker", "\(Context.packageDirectory)/deploy/release-layout.ld"], .when(configuration: .release)),
 ]
 
-/// How the plugins and programs written in C are linked: without the Swift runtime's start-up
-/// object, which registers an image's Swift metadata (C code has none), and with the static
-/// Swift runtime named instead of libswiftCore.so, of which C code then takes nothing. A
-/// plugin so built needs no Swift library on the machine and no symbol of the process that
-/// loads it; a program so built has no Swift in it at all. (It does name libstdc++.so.6,
-/// which swiftc adds to every link ahead of anything a package can pass, though it takes
-/// nothing from it.)
+/// How the programs written in C are linked: without the Swift runtime's start-up object,
+/// which registers an image's Swift metadata (C code has none), and with the static Swift
+/// runtime named instead of libswiftCore.so, of which C code then takes nothing: a program
+/// so built has no Swift in it at all. (It does name libstdc++.so.6, which swiftc adds to
+/// every link ahead of anything a package can pass, though it takes nothing from it.)
+/// Only executables, which no package depends on, are linked so; the plugins that services
+/// load are not built by SwiftPM at all (Sources/Plugins/Makefile).
 let cOnlyLinking: [LinkerSetting] = [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]
 
 let package = Package(
@@ -48,13 +48,6 @@ let package = Package(
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
         .executable(name: "earshot-capture-loop", targets: ["earshot-capture-loop"]),
         .executable(name: "earshot-open-as", targets: ["earshot-open-as"]),
-        // An ALSA capture plugin for tests: a microphone that can be unplugged.
-        .library(name: "EarshotUnpluggablePCM", type: .dynamic, targets: ["CUnpluggablePCM"]),
-        // FFmpeg's AAC encoder, loaded by earshot-pieces at its first AAC export.
-        .library(name: "EarshotAACEncoder", type: .dynamic, targets: ["CAACEncoder"]),
-        // WebRTC's echo cancellation and noise suppression, loaded by earshot-capture at the
-        // first pass-thru that asks for them.
-        .library(name: "EarshotSpeechProcessing", type: .dynamic, targets: ["CSpeechProcessing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -87,11 +80,9 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
 
-        // Loudness, the FFmpeg libraries (true peak; AAC in MP4) and SHA-256 for the piece store.
+        // Loudness and SHA-256 for the piece store.
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"])]),
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]),
         // SHA-256: Nettle, whose digests need no global initialisation (libgcrypt's, at
         // the first digest, kept 0.5 MiB more of its code resident).
         .systemLibrary(name: "CNettle", pkgConfig: "nettle",
@@ -114,33 +105,24 @@ let package = Package(
         .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFileLoader", "CSampleRate"]),
 
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
-        // (libsndfile; AAC in MP4 through FFmpeg's libraries, in C), SHA-256 (Nettle),
-        // cover image dimensions.
+        // (libsndfile; AAC in M4A through FFmpeg's libraries, in the plugin
+        // libEarshotAACEncoder.so of Sources/Plugins, whose dependencies (codecs, TLS, image
+        // and network libraries) a service should not map at every start: loaded at the
+        // first AAC export), SHA-256 (Nettle), cover image dimensions.
         // True peak by a polyphase interpolator of its own: FFmpeg's resampler would bring
         // libavutil and with it some twenty libraries (VA-API, VDPAU, X11, OpenCL, libmfx,
         // libstdc++, which no process can unload) into every service that measures a drop.
         .target(name: "CTruePeak"),
-        // AAC in M4A through libavcodec and libavformat, whose dependencies (codecs, TLS,
-        // image and network libraries) a service should not map at every start: built as
-        // a plugin of its own, which EarshotMedia loads at the first AAC export.
-        .target(name: "CAACEncoder", dependencies: ["CFFmpeg", "CSndFile"],
-                linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("swresample"),
-                                 .linkedLibrary("avutil"), .linkedLibrary("sndfile")] + cOnlyLinking),
         .target(name: "EarshotMedia", dependencies: ["CSndFileLoader", "CEbur128", "CTruePeak", "CNettle", "EarshotSync"]),
 
         // The contract's shared vocabulary: result codes, text rules, speech chunks.
         .target(name: "ContractCore"),
 
         // Echo cancellation and noise suppression for capture: WebRTC's audio processing
-        // module (C++; the engine of PipeWire's echo-cancel), behind a C API in a plugin of
-        // its own (it brings libstdc++ and the module, 1-2 MiB, into a process that uses
-        // it), and the Swift side, which loads the plugin and never links it.
-        .systemLibrary(name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing",
-                       providers: [.apt(["libwebrtc-audio-processing-dev"])]),
-        // (pkg-config's include directory reaches C++ through the system library; its two
-        // defines do not, and are given here.)
-        .target(name: "CSpeechProcessing", dependencies: ["CWebRTCAudioProcessing"],
-                cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")], linkerSettings: cOnlyLinking),
+        // module (C++; the engine of PipeWire's echo-cancel), behind a C API in the plugin
+        // libEarshotSpeechProcessing.so of Sources/Plugins (it brings libstdc++ and the
+        // module, 1-2 MiB, into a process that uses it), and the Swift side, which loads
+        // the plugin and never links it.
         .target(name: "EarshotSpeechProcessing", dependencies: ["EarshotSync"]),
 
         // The capture service: its domain core (no D-Bus, no ALSA) and its executable.
@@ -257,10 +239,6 @@ let package = Package(
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire", "EarshotSpeechProcessing", "EarshotCabinSound", "CSpeexDSP",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-
-        // An external (ioplug) ALSA PCM serving a file until its presence file is removed,
-        // then failing as a device pulled out does; loaded by libasound from the tests' configs.
-        .target(name: "CUnpluggablePCM", dependencies: ["CALSA"], linkerSettings: [.linkedLibrary("asound")] + cOnlyLinking),
 
         // Private bus daemons and service processes for tests and benchmarks.
         .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync"]),

@@ -1,7 +1,7 @@
 import EarshotSync
 import Glibc
 
-/// FFmpeg's AAC encoder (`aac_m4a_encoder.c` in CAACEncoder), built as the plugin
+/// FFmpeg's AAC encoder (`aac_m4a_encoder.c` in Sources/Plugins), built as the plugin
 /// `libEarshotAACEncoder.so` and loaded at the first AAC export (`PluginLibrary`).
 ///
 /// libavcodec and libavformat bring dozens of libraries with them (codecs, TLS, image and

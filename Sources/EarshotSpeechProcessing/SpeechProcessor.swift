@@ -1,7 +1,7 @@
 import EarshotSync
 
 /// Echo cancellation and noise suppression for one microphone stream, by WebRTC's audio
-/// processing module in the plugin `libEarshotSpeechProcessing.so` (CSpeechProcessing),
+/// processing module in the plugin `libEarshotSpeechProcessing.so` (Sources/Plugins),
 /// loaded at the first processor made.
 ///
 /// Audio goes through in 10 ms frames (`frameSize` samples, mono). What the speakers play

@@ -27,7 +27,7 @@ public struct ALSATestDevices: Sendable {
 
     /// A capture PCM `name` returning the bytes of `infile` that only one user may open at
     /// a time, as hardware: others get `-EBUSY` while it is open (the `earshot_unpluggable`
-    /// plugin, `libEarshotUnpluggablePCM.so` from the build, with `exclusive`; its presence
+    /// plugin `libEarshotUnpluggablePCM.so` of Sources/Plugins, with `exclusive`; its presence
     /// file is made next to the configuration).
     /// `rate`, when given, is the only sample rate it accepts.
     public mutating func exclusiveMicrophone(_ name: String, infile: URL, library: URL, rate: Int? = nil) throws {

@@ -19,6 +19,18 @@ public final class ServiceProcess: Sendable {
         return me.deletingLastPathComponent()
     }
 
+    /// One of the C plugins of `Sources/Plugins` (`libEarshotUnpluggablePCM.so`, say) in
+    /// the products directory, where `make -C Sources/Plugins OUT=DIR` builds it (as
+    /// `deploy/earshot-dev` does after every `swift build`).
+    public static func plugin(_ fileName: String) throws -> URL {
+        let library = productsDirectory.appendingPathComponent(fileName)
+        guard FileManager.default.fileExists(atPath: library.path) else {
+            throw HarnessError("\(library.path) is not built: run `make -C Sources/Plugins OUT=\(productsDirectory.path)` "
+                               + "(deploy/earshot-dev builds it with the package)")
+        }
+        return library
+    }
+
     /// Starts `executable` (a name in the products directory, or a path) with `--address`
     /// of `bus` (unless `passAddress` is false: then only `DBUS_SESSION_BUS_ADDRESS` names
     /// it), then waits until it owns `busName` (when given). `commandPrefix` goes before the

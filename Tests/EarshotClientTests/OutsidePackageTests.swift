@@ -3,9 +3,10 @@ import Foundation
 import Testing
 
 /// EarshotClient used the way an application uses it: a package of its own that depends on
-/// Earshot by git URL and version tag. SwiftPM refuses, in a package depended on by
-/// version, any product whose targets carry unsafe build flags; this is what proves the
-/// library products carry none.
+/// Earshot by git URL and version tag, on every library product the manifest declares.
+/// SwiftPM refuses, in a package depended on by version, any product whose targets carry
+/// unsafe build flags; this is what proves the library products carry none (a product
+/// added later is depended on here without a word in this file).
 @Suite(.serialized) struct OutsidePackageTests {
     static let root = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../..").standardized
 
@@ -37,11 +38,29 @@ import Testing
         return bare
     }
 
-    @Test func anApplicationDependsOnEarshotClientByVersionAndCallsAService() async throws {
+    /// The names of the library products of the manifest in `tree`, as SwiftPM reads them.
+    /// (Read from the released copy: SwiftPM locks the build directory of the tree whose
+    /// tests are running.)
+    static func libraryProducts(of tree: URL) async throws -> [String] {
+        let dumped = try await ToolRun.run(["/usr/bin/env", "swift", "package", "dump-package", "--package-path", tree.path],
+                                           timeout: .seconds(300))
+        struct Manifest: Decodable {
+            struct Product: Decodable { let name: String; let type: [String: AnyDecodable] }
+            let products: [Product]
+        }
+        struct AnyDecodable: Decodable { init(from decoder: any Decoder) throws {} }
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(dumped.utf8))
+        return manifest.products.filter { $0.type.keys.contains("library") }.map(\.name).sorted()
+    }
+
+    @Test func anApplicationDependsOnEveryLibraryProductByVersionAndCallsAService() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "earshot-outside-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let bare = try await Self.release(in: directory)
+        let products = try await Self.libraryProducts(of: directory.appending(path: "earshot"))
+        // The three the application below imports; any other is depended on all the same.
+        try #require(Set(products).isSuperset(of: ["EarshotClient", "EarshotDBus", "EarshotService"]), "\(products)")
 
         let app = directory.appending(path: "take-app")
         try FileManager.default.createDirectory(at: app.appending(path: "Sources/take-app"), withIntermediateDirectories: true)
@@ -53,8 +72,7 @@ import Testing
                 name: "take-app",
                 dependencies: [.package(url: "\(bare.absoluteURL.absoluteString)", from: "1.0.0")],
                 targets: [.executableTarget(name: "take-app", dependencies: [
-                    .product(name: "EarshotClient", package: "earshot"), .product(name: "EarshotDBus", package: "earshot"),
-                    .product(name: "EarshotService", package: "earshot"),
+                    \(products.map { ".product(name: \"\($0)\", package: \"earshot\")" }.joined(separator: ", "))
                 ])]
             )
 

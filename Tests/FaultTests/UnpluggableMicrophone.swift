@@ -3,24 +3,18 @@ import Foundation
 import Glibc
 
 /// A capture PCM that can be pulled out, added to a stack's ALSA configuration: the
-/// `earshot_unpluggable` ioplug plugin (`libEarshotUnpluggablePCM.so`, built with the
-/// package) serving `infile` while the presence file exists. `unplug()` removes the file:
+/// `earshot_unpluggable` ioplug plugin (`libEarshotUnpluggablePCM.so` of Sources/Plugins,
+/// built beside the executables) serving `infile` while the presence file exists. `unplug()` removes the file:
 /// the open PCM turns DISCONNECTED and its reads fail with -ENODEV, as with a USB
 /// microphone pulled out; new opens fail with -ENODEV.
 struct UnpluggableMicrophone {
     let name: String
     let presence: URL
 
-    static var library: URL {
-        ServiceProcess.productsDirectory.appendingPathComponent("libEarshotUnpluggablePCM.so")
-    }
-
     /// Defines PCM `name` in `stack`'s ALSA configuration, reading `infile`. Call before
     /// starting the services that should see it.
     init(_ name: String, infile: URL, in stack: ServiceStack) throws {
-        guard FileManager.default.fileExists(atPath: Self.library.path) else {
-            throw HarnessError("\(Self.library.path) is not built (swift build builds it with the package)")
-        }
+        let library = try ServiceProcess.plugin("libEarshotUnpluggablePCM.so")
         self.name = name
         presence = stack.file(name + ".present")
         guard FileManager.default.createFile(atPath: presence.path, contents: nil) else {
@@ -28,7 +22,7 @@ struct UnpluggableMicrophone {
         }
         let definition = """
 
-            pcm_type.earshot_unpluggable { lib "\(Self.library.path)" }
+            pcm_type.earshot_unpluggable { lib "\(library.path)" }
             pcm.\(name) { type earshot_unpluggable infile "\(infile.path)" presence "\(presence.path)" }
 
             """

@@ -64,7 +64,7 @@ struct SessionFixture {
         var devices = Self.devices(of: bus, extra: extra)
         for name in exclusive {
             try devices.exclusiveMicrophone(name, infile: Self.microphoneInput(of: bus),
-                                            library: ServiceProcess.productsDirectory.appendingPathComponent("libEarshotUnpluggablePCM.so"),
+                                            library: try ServiceProcess.plugin("libEarshotUnpluggablePCM.so"),
                                             rate: rates[name])
         }
         try devices.write()

@@ -64,6 +64,23 @@ struct ReleaseBuildTests {
         }
     }
 
+    /// The plugins installed beside the services are C (and C++): nothing of Swift in what
+    /// they name or leave for the loader to find, so that they load into a service, which
+    /// links the Swift runtime into itself and exports none of it.
+    @Test func thePluginsHoldNothingOfSwift() async throws {
+        for plugin in ["libEarshotAACEncoder.so", "libEarshotSpeechProcessing.so"] {
+            let path = BoxScenario.box.file("usr/local/lib/earshot/\(plugin)").path
+            let dynamic = try await ToolRun.run(["readelf", "-d", "-W", path])
+            let needed = dynamic.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            #expect(!needed.isEmpty, "\(plugin) names no library")
+            for library in ["libswift", "libFoundation", "libdispatch"] {
+                #expect(!needed.contains { $0.contains(library) }, "\(plugin) names \(library)")
+            }
+            let undefined = try await ToolRun.run(["nm", "-D", "--undefined-only", path])
+            #expect(!undefined.contains("swift_"), "\(plugin) wants symbols of the Swift runtime")
+        }
+    }
+
     @Test func noServiceExportsASymbol() async throws {
         for service in ServiceLifeTests.services {
             let exported = try await ToolRun.run(["nm", "-D", "--defined-only", Self.binary(service)])
