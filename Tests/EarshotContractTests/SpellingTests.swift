@@ -258,14 +258,30 @@ import Testing
         }
     }
 
+    /// Words of a literal's prose that are a name of two words or more gone wrong: of
+    /// UpperCamelCase with two capitals or more, no name, one edit from one ("set
+    /// MaxDurations to 5"), with the name meant.
+    static func misspeltInProse(_ text: String) -> [(line: Int, word: String, name: String)] {
+        literalTexts(in: text).flatMap { literal in
+            literal.text.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map(String.init).compactMap { word in
+                guard word.count >= 5, !names.contains(word), word.first?.isUppercase == true,
+                      word.dropFirst().first?.isLowercase == true, word.filter(\.isUppercase).count >= 2,
+                      let name = wordNames.first(where: { oneEdit(Array(word), Array($0)) }) else { return nil }
+                return (literal.line, word, name)
+            }
+        }
+    }
+
     @Test func noLiteralNamesAnEarshotNameInItsProse() throws {
         #expect(Self.wordNames.count > 60)
-        var found: [String] = []
+        var found: [String] = [], misspelt: [String] = []
         for file in try Self.sources() {
             let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
             found += Self.namedInProse(text).map { "\(file):\($0.line): \($0.name)" }
+            misspelt += Self.misspeltInProse(text).map { "\(file):\($0.line): \($0.word) (\($0.name)?)" }
         }
         #expect(found == [], "interpolate these from EarshotContract (\\(….name))")
+        #expect(misspelt == [], "a misspelt name; interpolate it from EarshotContract (\\(….name))")
     }
 
     @Test func theProseCheckFindsNamesInMessagesAndLeavesInterpolations() {
@@ -282,6 +298,20 @@ import Testing
         let found = Self.namedInProse(sample)
         #expect(found.map(\.name) == ["KeepEnforced", "PresentAlert", "GetState", "ChunkMs"])
         #expect(found.map(\.line) == [1, 2, 2, 4])
+    }
+
+    @Test func theProseCheckFindsMisspeltNames() {
+        let sample = #"""
+            throw .failed("set MaxDurations to 5, or MaxDuration to 6")
+            let help = "after \(Keys.maxDuration.name), EndOnSilenceMS and PresentAlrt"
+            let text = """
+                KeepEnforcd, Keep, DBusConnection and MaxDuration
+                """
+            """#
+        let found = Self.misspeltInProse(sample)
+        #expect(found.map(\.word) == ["MaxDurations", "EndOnSilenceMS", "PresentAlrt", "KeepEnforcd"])
+        #expect(found.map(\.line) == [1, 2, 2, 4])
+        #expect(found.map(\.name) == ["MaxDuration", "EndOnSilenceMs", "PresentAlert", "KeepEnforced"])
     }
 
     /// The Earshot names written as string literals in `text`, with their line numbers.
