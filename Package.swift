@@ -48,6 +48,7 @@ let package = Package(
         .executable(name: "earshot-bench", targets: ["earshot-bench"]),
         .executable(name: "earshot-capture-loop", targets: ["earshot-capture-loop"]),
         .executable(name: "earshot-open-as", targets: ["earshot-open-as"]),
+        .executable(name: "earshot-speak", targets: ["earshot-speak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -68,10 +69,7 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
-        // Speech synthesis, audio files and resampling for the alert voice.
-        // libespeak-ng's header only: the library is opened when speech is first needed
-        // (no pkgConfig, whose link flag would load it, and all it needs, at every start).
-        .systemLibrary(name: "CEspeakNG", providers: [.apt(["libespeak-ng-dev"])]),
+        // Audio files and resampling for the alert voice (speech is earshot-speak's).
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
         // libsndfile for the services: opened at the first audio file and closed once
@@ -102,7 +100,12 @@ let package = Package(
         // ALSA access shared by the services: devices, formats, capture and playback threads.
         .target(name: "EarshotALSA", dependencies: ["CALSA", "CCapturePump", "EarshotSync"]),
         // The alert voice: espeak-ng speech, phoneme tables, jingles, audio files to mono PCM.
-        .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CEspeakNG", "CSndFileLoader", "CSampleRate"]),
+        .target(name: "EarshotVoice", dependencies: ["ContractCore", "EarshotSync", "CSndFileLoader", "CSampleRate"]),
+        // Speech by libespeak-ng in a process of its own, which the services that speak
+        // start at their first speech and end once quiet: what libespeak-ng brings
+        // (libpcaudio, PulseAudio's client libraries, never unloaded once loaded) then never
+        // enters a service. C, with no Swift in it (`cOnlyLinking`).
+        .executableTarget(name: "earshot-speak", linkerSettings: [.linkedLibrary("espeak-ng")] + cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
 
         // Audio files for the piece store: analysis (libsndfile, libebur128), transcoding
         // (libsndfile; AAC in M4A through FFmpeg's libraries, in the plugin

@@ -21,6 +21,12 @@ public struct PluginLibrary: Sendable {
     /// The directories searched, in order.
     public static var searchDirectories: [String] {
         if let configured = getenv("EARSHOT_PLUGIN_DIR") { return [String(cString: configured)] }
+        return installedDirectories
+    }
+
+    /// Where Earshot's own plugins and helper programs are installed beside the running
+    /// executable: its directory, then `../lib/earshot` from it.
+    public static var installedDirectories: [String] {
         guard let executable = executableDirectory else { return [] }
         return [executable, executable + "/../lib/earshot"]
     }

@@ -95,6 +95,22 @@ public final class ServiceProcess: Sendable {
         try mappedFiles().contains { $0.contains(name) }
     }
 
+    /// The processes the service started whose command is `command` (`earshot-speak`,
+    /// say), from `/proc`, zombies (ended and not yet waited for) included.
+    public func children(named command: String) -> [(pid: Int32, zombie: Bool)] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> (pid: Int32, zombie: Bool)? in
+            guard let child = Int32(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+            // pid (comm) state ppid …: the command may hold spaces and parentheses.
+            let name = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard name == command, fields.count > 1, Int32(fields[1]) == pid else { return nil }
+            return (child, fields[0] == "Z")
+        }
+    }
+
     /// Everything the service has logged so far.
     public var logText: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 

@@ -77,8 +77,8 @@ final class AlertsService: Sendable {
         ])
         manager.withLock { $0 = object }
         try await captureWatch.start()
-        // Once quiet, libespeak-ng goes (its tables and the libraries it brought), and
-        // libsndfile (opened for a jingle or an audio file); the next alert opens them again.
+        // Once quiet, the speech helper goes (and libespeak-ng with it), and libsndfile
+        // (opened for a jingle or an audio file); the next alert starts and opens them again.
         MemoryReturn.whenIdle {
             SpeechSynthesizer.releaseEngine()
             _ = earshot_sndfile_release()

@@ -38,7 +38,7 @@ struct QuietBenchmarkCommand: AsyncParsableCommand {
             give); then End. Goal: both within 2x of warm.
 
             Before the round's first calls it checks that the services have let go: no \
-            libespeak-ng mapped in earshot-alerts and no libsndfile mapped in earshot-pieces \
+            speech helper (earshot-speak) left by earshot-alerts and no libsndfile mapped in earshot-pieces \
             (they go 10 to 30 s after the last call); a shorter quiet spell is refused there. \
             After that the services are left alone, so a spell of 40 s finds them as 10 minutes \
             would; what a longer spell adds on a head unit is the kernel reclaiming page cache \
@@ -97,8 +97,25 @@ struct QuietBenchmark: Sendable {
     let chunkMs: UInt32
 
     static let outputRate: UInt32 = 22050
-    /// What each service lets go of once quiet, by the name its mapping carries.
-    static let releasedLibraries = [("earshot-alerts", "libespeak-ng"), ("earshot-pieces", "libsndfile")]
+    /// What each service lets go of once quiet: a library, by the name its mapping carries,
+    /// or a helper process, by its command.
+    static let released: [(service: String, what: Released)] = [("earshot-alerts", .helper("earshot-speak")),
+                                                                 ("earshot-pieces", .library("libsndfile"))]
+    enum Released: CustomStringConvertible {
+        case library(String), helper(String)
+        var description: String {
+            switch self {
+            case .library(let name): "maps \(name)"
+            case .helper(let command): "has its \(command) process"
+            }
+        }
+        func held(by service: ServiceProcess) -> Bool {
+            switch self {
+            case .library(let name): QuietBenchmark.maps(service.pid, name)
+            case .helper(let command): !service.children(named: command).isEmpty
+            }
+        }
+    }
     static let dropBytes = 10 * 1024 * 1024 - 44
 
     func run() async throws -> QuietResults {
@@ -147,9 +164,9 @@ struct QuietBenchmark: Sendable {
                 progress("round \(index) of \(rounds): \(quiet) without calls\(dropCaches ? ", then the page cache dropped" : "")")
                 try await Task.sleep(for: quiet)
                 if dropCaches { try Self.dropPageCache() }
-                for (name, library) in Self.releasedLibraries {
-                    guard let pid = services[name]?.pid, !Self.maps(pid, library) else {
-                        throw BenchmarkError("\(name) still maps \(library) after \(quiet) without calls: the spell is shorter "
+                for (name, what) in Self.released {
+                    guard let service = services[name], !what.held(by: service) else {
+                        throw BenchmarkError("\(name) still \(what) after \(quiet) without calls: the spell is shorter "
                                              + "than the service's release (use --quiet-seconds 40 or more)")
                     }
                 }

@@ -5,6 +5,7 @@ import EarshotContract
 import EarshotDBus
 import EarshotService
 import EarshotSpeechProcessing
+import EarshotVoice
 import FoundationEssentials
 import Logging
 
@@ -69,6 +70,9 @@ final class CaptureService: Sendable {
         ])
         manager.withLock { $0 = object }
         described.withLock { $0.input = (settings.device, settings.channels) }
+        // A prompt rendered for the echo canceller started the speech helper; once quiet,
+        // it goes (the next such prompt starts it again).
+        MemoryReturn.whenIdle { SpeechSynthesizer.releaseEngine() }
     }
 
     /// Keeps `Device` and `Capabilities` on the input the next pass-thru will use: the

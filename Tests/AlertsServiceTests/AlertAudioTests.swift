@@ -53,35 +53,41 @@ import Testing
         }
     }
 
-    /// libespeak-ng (and the libraries it pulls in) is opened at the first spoken chunk,
-    /// not at start: a service that has spoken nothing has not mapped it.
-    @Test func speechEngineIsOpenedWhenFirstNeeded() async throws {
+    /// Speech is made by the helper `earshot-speak`, which the service starts at its first
+    /// spoken chunk: a service that has spoken nothing has started none, and the service
+    /// itself never maps libespeak-ng, nor what it brings (libpcaudio, and PulseAudio's
+    /// client libraries, which could never be unloaded from it).
+    @Test func speechIsMadeByAHelperStartedWhenFirstNeeded() async throws {
         try await AlertsFixture.with { f in
-            func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
-            #expect(try !mapsSpeechEngine(), "libespeak-ng mapped before any speech")
+            func helpers() -> [(pid: Int32, zombie: Bool)] { f.service.children(named: "earshot-speak") }
+            #expect(helpers().isEmpty, "a speech helper before any speech")
             let silence = try await Self.spoken(f, [.silence(ms: 100)])
             #expect(silence.count == Int(0.1 * Self.rate))
-            #expect(try !mapsSpeechEngine(), "libespeak-ng mapped for a SILENCE chunk")
+            #expect(helpers().isEmpty, "a speech helper for a SILENCE chunk")
             let speech = try await Self.spoken(f, [.text("hello")])
             #expect(isAudible(speech[...]))
-            #expect(try mapsSpeechEngine(), "libespeak-ng not mapped after speaking")
+            #expect(helpers().map(\.zombie) == [false], "\(helpers())")
+            for library in ["libespeak-ng", "libpcaudio", "libpulse"] {
+                #expect(try !f.service.maps(library), "\(library) mapped in the service")
+            }
         }
     }
 
-    /// Once the service has gone quiet after speaking, libespeak-ng is terminated and
-    /// closed (its tables freed, the libraries it brought unmapped); the next spoken alert
-    /// opens it again and sounds the same.
-    @Test func aQuietServiceClosesTheSpeechEngine() async throws {
+    /// Once the service has gone quiet after speaking, its speech helper is ended (and
+    /// waited for: no zombie); the next spoken alert starts another and sounds the same.
+    @Test func aQuietServiceEndsTheSpeechHelper() async throws {
         try await AlertsFixture.with { f in
-            func mapsSpeechEngine() throws -> Bool { try f.service.maps("libespeak-ng") }
+            func helpers() -> [(pid: Int32, zombie: Bool)] { f.service.children(named: "earshot-speak") }
             let before = try await Self.spoken(f, [.text("hello there")])
-            #expect(try mapsSpeechEngine())
+            let first = helpers().map(\.pid)
+            #expect(first.count == 1)
             // Quiet: no call for one trim interval (10 s) after one with calls.
             let deadline = ContinuousClock.now + .seconds(40)
-            while try mapsSpeechEngine(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
-            #expect(try !mapsSpeechEngine(), "libespeak-ng still mapped 40 s after the last call")
+            while !helpers().isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(250)) }
+            #expect(helpers().isEmpty, "the speech helper is still there 40 s after the last call: \(helpers())")
             let after = try await Self.spoken(f, [.text("hello there")])
-            #expect(try mapsSpeechEngine())
+            let second = helpers().map(\.pid)
+            #expect(second.count == 1 && second != first, "\(first) then \(second)")
             #expect(isAudible(after[...]))
             // espeak-ng varies an utterance's length by about 1 % from call to call.
             #expect(abs(Double(after.count - before.count)) / Double(before.count) < 0.05, "\(before.count) then \(after.count) samples")

@@ -52,6 +52,8 @@ import Testing
         // earshot-pieces loads its AAC encoder from bin/../lib/earshot.
         #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent("lib/earshot/libEarshotAACEncoder.so").path))
         #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent("lib/earshot/libEarshotSpeechProcessing.so").path))
+        // The services that speak start the speech helper from the same directory.
+        #expect(FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("lib/earshot/earshot-speak").path))
         let pieces = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/system/earshot-pieces.service"), encoding: .utf8)
         #expect(pieces.contains("StateDirectory=earshot/pieces"))
         for name in ["Capture1", "Alerts1", "Session1", "Pieces1", "Orchestrator1"] {

@@ -34,19 +34,6 @@ struct AlertAudioRendererTests {
         #expect(AudioMeasures.rms(b) > 0.02)
     }
 
-    /// Released (terminated and closed) between syntheses, the engine opens again each time
-    /// and speaks as before.
-    @Test func theSpeechEngineSpeaksAgainAfterEachRelease() throws {
-        let renderer = AlertAudioRenderer()
-        let first = try renderer.render(SpeechChunk(kind: .text, text: "hello again"))
-        for _ in 0..<3 {
-            SpeechSynthesizer.releaseEngine()
-            let again = try renderer.render(SpeechChunk(kind: .text, text: "hello again"))
-            #expect(AudioMeasures.rms(again) > 0.02)
-            #expect(abs(Double(again.count - first.count)) / Double(first.count) < 0.05, "\(first.count) then \(again.count) samples")
-        }
-    }
-
     @Test func phonemeChunksAreSpoken() throws {
         let renderer = AlertAudioRenderer()
         for chunk in [SpeechChunk(kind: .sapiPhonemes, text: "h eh 1 l ow"),

@@ -1,7 +1,10 @@
+import ContractCore
+import Foundation
+import Glibc
 import Testing
 @testable import EarshotVoice
 
-@Suite("espeak-ng speech in process")
+@Suite("espeak-ng speech in its helper process", .serialized)
 struct SpeechSynthesizerTests {
     @Test func fiveWordSentenceHasAPlausibleLength() throws {
         let synthesizer = try SpeechSynthesizer()
@@ -40,6 +43,59 @@ struct SpeechSynthesizerTests {
 
     @Test func unknownVoiceIsAnError() {
         #expect(throws: SpeechError.unknownVoice("xx-nosuch")) { try SpeechSynthesizer(voice: "xx-nosuch") }
+    }
+
+    /// The text of a file of /proc (whose size reads as 0: read to the end).
+    static func proc(_ path: String) throws -> String {
+        String(decoding: try FileHandle(forReadingFrom: URL(filePath: "/proc/" + path)).readToEnd() ?? Data(), as: UTF8.self)
+    }
+
+    /// Whether this process has a file mapped whose path contains `name`.
+    static func mapped(_ name: String) throws -> Bool {
+        let maps = try proc("self/maps")
+        #expect(maps.contains("/libc.so"), "the maps were not read")
+        return maps.contains(name)
+    }
+
+    /// Speech comes from the helper: this process maps none of libespeak-ng or of what it
+    /// brings, and a released helper is gone (reaped, not a zombie).
+    @Test func speechIsMadeInTheHelperAndTheHelperGoesWhenReleased() throws {
+        let samples = try SpeechSynthesizer().synthesize(text: "Door open.", phonemes: false)
+        #expect(AudioMeasures.rms(samples) > 0.02)
+        let helper = try #require(SpeechSynthesizer.engineProcessID)
+        let command = try Self.proc("\(helper)/comm")
+        #expect(command == "earshot-speak\n")
+        #expect(try Self.proc("\(helper)/maps").contains("libespeak-ng"))
+        for library in ["libespeak-ng", "libpcaudio"] { #expect(try !Self.mapped(library), "\(library) mapped here") }
+        SpeechSynthesizer.releaseEngine()
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(helper)"), "the released helper \(helper) is still there")
+    }
+
+    /// Released (the helper ended) between syntheses, the engine starts again each time
+    /// and speaks as before. (Here, in this serialized suite: the other suites' speech only
+    /// starts the helper.)
+    @Test func theSpeechEngineSpeaksAgainAfterEachRelease() throws {
+        let renderer = AlertAudioRenderer()
+        let first = try renderer.render(SpeechChunk(kind: .text, text: "hello again"))
+        for _ in 0..<3 {
+            SpeechSynthesizer.releaseEngine()
+            let again = try renderer.render(SpeechChunk(kind: .text, text: "hello again"))
+            #expect(AudioMeasures.rms(again) > 0.02)
+            #expect(abs(Double(again.count - first.count)) / Double(first.count) < 0.05, "\(first.count) then \(again.count) samples")
+        }
+    }
+
+    /// A helper that dies is replaced at the next synthesis, which is answered all the same.
+    @Test func aHelperThatDiesIsReplaced() throws {
+        let synthesizer = try SpeechSynthesizer()
+        let before = try synthesizer.synthesize(text: "Low fuel.", phonemes: false)
+        let helper = try #require(SpeechSynthesizer.engineProcessID)
+        kill(helper, SIGKILL)
+        let after = try synthesizer.synthesize(text: "Low fuel.", phonemes: false)
+        #expect(abs(Double(after.count - before.count)) / Double(before.count) < 0.05, "\(before.count) then \(after.count) samples")
+        let replacement = try #require(SpeechSynthesizer.engineProcessID)
+        #expect(replacement != helper)
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(helper)"), "the dead helper \(helper) was not reaped")
     }
 
     @Test func concurrentCallsAreSerializedAndAgree() async throws {
