@@ -81,6 +81,30 @@ struct ReleaseBuildTests {
         }
     }
 
+    /// The installed earshot-alerts speaks through the helper installed beside it: a spoken
+    /// alert completes with SUCCESS (with the helper missing or failing it would be
+    /// WARNINGS), the helper runs as the service's child while the service maps nothing of
+    /// libespeak-ng's, and it is gone (waited for) once the service has been quiet.
+    @Test func theInstalledAlertsSpeaksThroughItsHelper() async throws {
+        let box = BoxScenario.box
+        let said = try await box.run("earshot alert --system --wait --timeout 3 --speak 'Door open' 'Door'", as: "app",
+                                     timeout: .seconds(30))
+        #expect(said.contains("SUCCESS"), "\(said)")
+        let service = try await box.run("systemctl show -P MainPID earshot-alerts").trimmingCharacters(in: .whitespacesAndNewlines)
+        let helpers = try await box.run("pgrep -P \(service) -x earshot-speak || true")
+        #expect(!helpers.isEmpty, "no earshot-speak under earshot-alerts (\(service)) after it spoke")
+        let maps = try await box.run("cat /proc/\(service)/maps")
+        for library in ["libespeak-ng", "libpcaudio", "libpulse"] { #expect(!maps.contains(library), "earshot-alerts maps \(library)") }
+        // Quiet: no call for a trim interval (10 s) after one with calls.
+        let deadline = ContinuousClock.now + .seconds(40)
+        var left = helpers
+        while !left.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            left = try await box.run("pgrep -P \(service) earshot-speak || true")
+        }
+        #expect(left.isEmpty, "earshot-speak still under earshot-alerts 40 s after the alert: \(left)")
+    }
+
     @Test func noServiceExportsASymbol() async throws {
         for service in ServiceLifeTests.services {
             let exported = try await ToolRun.run(["nm", "-D", "--defined-only", Self.binary(service)])
