@@ -75,17 +75,23 @@ final class SpeechEngine: @unchecked Sendable {
     /// helper that fails to answer (one that died since its last reply, say) is ended and
     /// another started for the same request, once: a second failure is the error.
     private func exchangeLocked(_ request: Request, samples: Bool) throws(SpeechError) -> (rate: Int, samples: [Int16]) {
-        do {
-            return try attemptLocked(request, samples: samples)
-        } catch .engineUnavailable(let why) where why.hasPrefix(Self.stoppedAnswering) {
-            return try attemptLocked(request, samples: samples)
+        if case .answered(let rate, let got) = try attemptLocked(request, samples: samples) { return (rate, got) }
+        switch try attemptLocked(request, samples: samples) {
+        case .answered(let rate, let got): return (rate, got)
+        case .broke(let why): throw .engineUnavailable(why)
         }
     }
 
-    /// The start of the error of a helper that stopped answering.
-    private static let stoppedAnswering = "\(helperName) stopped answering"
+    /// How one attempt at a request ended when the helper did not refuse it.
+    private enum Attempt {
+        /// The helper's reply.
+        case answered(rate: Int, samples: [Int16])
+        /// The helper ended or broke off before its reply was whole (why, for the error);
+        /// it has been ended.
+        case broke(String)
+    }
 
-    private func attemptLocked(_ request: Request, samples: Bool) throws(SpeechError) -> (rate: Int, samples: [Int16]) {
+    private func attemptLocked(_ request: Request, samples: Bool) throws(SpeechError) -> Attempt {
         let running = try startLocked()
         do {
             try Self.send(request.bytes, to: running.socket)
@@ -101,17 +107,17 @@ final class SpeechEngine: @unchecked Sendable {
                 }
             }
             let rate: UInt32 = try Self.receive(from: running.socket)
-            guard samples else { return (Int(rate), []) }
+            guard samples else { return .answered(rate: Int(rate), samples: []) }
             let count: UInt32 = try Self.receive(from: running.socket)
             var result = [Int16](repeating: 0, count: Int(count))
             try result.withUnsafeMutableBytes { try Self.receiveInto($0, from: running.socket) }
-            return (Int(rate), result)
+            return .answered(rate: Int(rate), samples: result)
         } catch let error as SpeechError {
             throw error
         } catch {
             // The helper ended or broke off: it goes, and the next call starts another.
             let status = stopLocked()
-            throw SpeechError.engineUnavailable("\(Self.stoppedAnswering) (\(error)\(status.map { "; \($0)" } ?? ""))")
+            return .broke("\(Self.helperName) stopped answering (\(error)\(status.map { "; \($0)" } ?? ""))")
         }
     }
 
