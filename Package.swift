@@ -69,6 +69,10 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
+        // PipeWire's echo canceller (its SPA plugin, opened with dlopen) for the echo
+        // benchmark's peer: SPA's headers.
+        .systemLibrary(name: "CSpaEchoCancel", pkgConfig: "libspa-0.2",
+                       providers: [.apt(["libspa-0.2-dev"])]),
         // Audio files and resampling for the alert voice (speech is earshot-speak's).
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
@@ -239,7 +243,7 @@ let package = Package(
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
             "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
-            "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire", "EarshotSpeechProcessing", "EarshotCabinSound", "CSpeexDSP",
+            "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire", "EarshotSpeechProcessing", "EarshotCabinSound", "CSpeexDSP", "CSpaEchoCancel",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

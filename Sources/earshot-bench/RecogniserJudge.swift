@@ -1,13 +1,22 @@
 import ContractCore
 import EarshotCabinSound
-import EarshotSpeechProcessing
 import EarshotTestHarness
 import Foundation
 
 /// A real recogniser as the judge of the speech processing: pocketsphinx (Debian's
 /// `pocketsphinx`, `pocketsphinx-en-us`) with a small command grammar, as in-car voice
-/// control runs it, on a driver's commands spoken over the prompt with road noise, with
-/// processing off and on, against the same commands alone.
+/// control runs it.
+///
+/// Two verdicts, each on scenes of the same length (the far end playing from the start, its
+/// echo heard 250 ms later through a cabin, brown road noise throughout):
+///   - the driver's word errors: 44 commands from two voices, each spoken over the prompt,
+///     an alert or the radio; only the driver's span is decoded (the mixer's own indices,
+///     the same span for clean, off and on), and clean is the driver's voice at the same
+///     moment in a file of the same length with nothing else. The whole file decoded is
+///     kept as a third figure: it counts what the grammar makes of the far end and the noise
+///     around the driver too.
+///   - false commands: the same far ends and road noise with no driver, decoded whole; every
+///     command heard is a false one.
 struct RecogniserJudge {
     static let program = "/usr/bin/pocketsphinx_continuous"
     static let model = "/usr/share/pocketsphinx/model/en-us"
@@ -20,6 +29,8 @@ struct RecogniserJudge {
         "play music then turn left", "call mom", "turn left", "navigate to the airport and play the radio",
         "turn right then call work", "stop and repeat that", "play the radio and call home", "cancel then navigate to work",
     ]
+    /// The driver's voices (espeak-ng): every command is said by each.
+    static let voices = ["en-us+f3", "en-us+m3"]
 
     static let grammar = """
         #JSGF V1.0;
@@ -32,76 +43,182 @@ struct RecogniserJudge {
 
     static var available: Bool { FileManager.default.isExecutableFile(atPath: program) && FileManager.default.fileExists(atPath: model) }
 
-    struct Rates {
-        var clean = (errors: 0, words: 0)
-        var off = (errors: 0, words: 0)
-        var on = (errors: 0, words: 0)
+    /// What plays in the cabin besides the driver.
+    enum FarEnd: String, CaseIterable, Codable, Sendable {
+        /// Earshot's pass-thru prompt, as the alert service renders it.
+        case prompt
+        /// A spoken alert, as the alert service renders it.
+        case alert
+        /// Music with a presenter talking over it.
+        case radio
     }
 
-    /// Word error rates (%) over `commands`; each utterance judged is also written into
-    /// `keepingIn` when given (`NN-clean.wav`, `NN-off.wav`, `NN-on.wav`).
-    static func measure(prompt: [Float], keepingIn kept: URL? = nil, progress: (String) -> Void) async throws -> Rates {
-        typealias S = CabinSound
-        let rate = S.rate
+    /// A processing engine: the microphone's samples and what played (from sample 0) in,
+    /// the processed microphone out.
+    struct Engine: Sendable {
+        let name: String
+        let process: @Sendable (_ microphone: [Float], _ played: [Float]) throws -> [Float]
+    }
+
+    /// One engine's figures.
+    struct EngineVerdict: Codable, Sendable {
+        var driver = WordErrors()
+        var wholeFile = WordErrors()
+        var falseCommands = 0
+    }
+
+    struct Verdict: Codable, Sendable {
+        var utterances = 0
+        var voices = RecogniserJudge.voices
+        var farEnds = FarEnd.allCases.map(\.rawValue) + ["road noise only"]
+        /// The driver's span decoded: clean and unprocessed.
+        var driverClean = WordErrors()
+        var driverOff = WordErrors()
+        /// The whole file decoded, with the driver: clean and unprocessed.
+        var wholeFileClean = WordErrors()
+        var wholeFileOff = WordErrors()
+        /// Scenes with no driver, and how long they are together.
+        var scenesWithoutDriver = 0
+        var minutesWithoutDriver = 0.0
+        var falseCommandsOff = 0
+        var engines: [String: EngineVerdict] = [:]
+
+        func perMinute(_ commands: Int) -> Double { minutesWithoutDriver > 0 ? Double(commands) / minutesWithoutDriver : 0 }
+    }
+
+    typealias S = CabinSound
+    static let rate = S.rate
+    /// The far end starts at 0; its echo reaches the microphone `lead` later (a buffered
+    /// output), through the cabin.
+    static let lead = rate / 4
+    static let farSeconds = 8.0
+    static let count = S.whole(lead + Int(farSeconds * Double(rate)) + rate / 2)
+    static let echoRMS: Float = 0.08
+
+    /// The far ends, each `farSeconds` long from sample 0.
+    static func farEnds() throws -> [FarEnd: [Float]] {
+        let farCount = Int(farSeconds * Double(rate))
+        let prompt = try S.prompt("Please say the name of the piece after the tone. You can also say cancel to stop, or "
+                                  + "help to hear what you can say. Recording starts when the prompt is over.")
+        let alert = try S.prompt("Low fuel. The nearest filling station is twelve kilometres ahead, on the right. "
+                                 + "Traffic on the ring road is heavy: expect ten minutes of delay.")
+        let presenter = try S.speech("You are listening to the drive home. After the news, the weather for the weekend, "
+                                     + "and the travel news on the motorways and the ring road.", voice: "en+m7")
+        let radio = S.sum(S.scaled(S.music(seconds: farSeconds), toRMS: 0.05),
+                          S.placed(S.scaled(presenter, toRMS: 0.08), at: rate / 2, count: farCount))
+        return [.prompt: S.placed(prompt, at: 0, count: farCount), .alert: S.placed(alert, at: 0, count: farCount),
+                .radio: S.placed(radio, at: 0, count: farCount)]
+    }
+
+    /// The far end's echo at the microphone: through a cabin of `delayMs`, from `lead`.
+    static func echo(of far: [Float], delayMs: Int) -> [Float] {
+        S.placed(S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: echoRMS), at: lead, count: count)
+    }
+
+    static func measure(engines: [Engine], keepingIn kept: URL? = nil, progress: @escaping @Sendable (String) -> Void) async throws -> Verdict {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-recogniser-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         if let kept { try FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true) }
         let grammarFile = directory.appendingPathComponent("commands.jsgf")
         try Data(grammar.utf8).write(to: grammarFile)
-        let lead = rate / 4
-        let room = S.room(delayMs: 80)
-        var rates = Rates()
-        for (index, command) in commands.enumerated() {
-            progress("recognising \(index + 1) of \(commands.count): \(command)")
-            // Rendered before the driver's voice: libespeak-ng keeps a variant across voices.
-            let voice = try S.speech(command, voice: "en-us+f3")
-            let talkStart = lead + rate * 3 / 2
-            let count = S.whole(max(lead + prompt.count, talkStart + voice.count) + rate / 2)
-            let driver = S.placed(S.scaled(voice, toRMS: 0.08), at: talkStart, count: count)
-            let talking = talkStart ..< talkStart + voice.count
-            let echo = S.placed(S.scaled(S.convolve(prompt, room), toRMS: 0.08), at: lead, count: count)
+        let decoder = Decoder(directory: directory, grammar: grammarFile)
+        let far = try farEnds()
+        var verdict = Verdict()
+        for engine in engines { verdict.engines[engine.name] = EngineVerdict() }
+        var spans = "utterance\tvoice\tfar end\tcommand\tdriver from sample\tto sample\n"
+        let delays = [40, 80, 120]
+
+        // The driver's words.
+        let utterances = voices.flatMap { voice in commands.map { (voice, $0) } }
+        for (index, (voice, command)) in utterances.enumerated() {
+            let farEnd = FarEnd.allCases[index % FarEnd.allCases.count]
+            let spoken = S.scaled(try S.speech(command, voice: voice), toRMS: 0.08)
+            let talkStart = lead + rate + (index % 5) * rate / 4
+            let talking = talkStart ..< talkStart + spoken.count
+            let driver = S.placed(spoken, at: talkStart, count: count)
             let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
-            let microphone = S.sum(echo, driver, road)
-            let processor = try SpeechProcessor(rate: rate, echoCancel: true, noise: .high)
-            processor.play(prompt, startedAt: 0)
-            var processed = microphone
-            for start in stride(from: 0, to: count, by: rate / 10) {
-                var part = Array(processed[start ..< min(count, start + rate / 10)])
-                processor.process(&part)
-                processed.replaceSubrange(start ..< start + part.count, with: part)
+            let microphone = S.sum(echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count]), driver, road)
+            var heard: [(name: String, whole: [Float])] = [("clean", driver), ("off", microphone)]
+            for engine in engines { heard.append((engine.name, try engine.process(microphone, far[farEnd]!))) }
+            let signals = heard.map { Array($0.whole[talking]) } + heard.map(\.whole)
+            let decoded = try await decoder.decode(signals)
+            let number = String(format: "%02d", index + 1)
+            spans += "\(number)\t\(voice)\t\(farEnd.rawValue)\t\(command)\t\(talking.lowerBound)\t\(talking.upperBound)\n"
+            for (position, (name, whole)) in heard.enumerated() {
+                let driverErrors = WordErrors(reference: command, hypothesis: decoded[position].joined(separator: " "))
+                let wholeErrors = WordErrors(reference: command, hypothesis: decoded[heard.count + position].joined(separator: " "))
+                switch name {
+                case "clean": verdict.driverClean += driverErrors; verdict.wholeFileClean += wholeErrors
+                case "off": verdict.driverOff += driverErrors; verdict.wholeFileOff += wholeErrors
+                default: verdict.engines[name]!.driver += driverErrors; verdict.engines[name]!.wholeFile += wholeErrors
+                }
+                progress("  \(number) \(voice) over the \(farEnd.rawValue), \(name): driver heard \"\(decoded[position].joined(separator: " | "))\" "
+                         + "(\(driverErrors.errors)), whole file \"\(decoded[heard.count + position].joined(separator: " | "))\" (\(wholeErrors.errors))")
+                if let kept, name == "clean" || name == "off" || name == engines.first?.name {
+                    try wave(whole).write(to: kept.appendingPathComponent("\(number)-\(name == engines.first?.name ? "on" : name).wav"))
+                }
             }
-            for (signal, keyPath, name) in [(S.placed(S.scaled(voice, toRMS: 0.08), at: rate / 4, count: voice.count + rate / 2), \Rates.clean, "clean"),
-                                            (microphone, \Rates.off, "off"), (processed, \Rates.on, "on")] {
-                let file = kept?.appendingPathComponent((index < 9 ? "0" : "") + "\(index + 1)-\(name).wav")
-                    ?? directory.appendingPathComponent("utterance.wav")
-                try Data(PCMWave.header(sampleRate: UInt32(rate), channels: 1, bitsPerSample: 16, dataBytes: UInt64(signal.count * 2))
-                         + S.pcm16(signal)).write(to: file)
-                let heard = try await ToolRun.run([program, "-infile", file.path, "-jsgf", grammarFile.path,
-                                                   "-dict", model + "/cmudict-en-us.dict", "-hmm", model + "/en-us",
-                                                   "-logfn", "/dev/null"])
-                let errors = wordErrors(command, heard)
-                progress("  heard: \(heard.split(separator: "\n").joined(separator: " | ")) (\(errors) errors)")
-                rates[keyPath: keyPath].errors += errors
-                rates[keyPath: keyPath].words += command.split(separator: " ").count
-            }
+            progress("recognised \(index + 1) of \(utterances.count): \(command) (\(voice), over the \(farEnd.rawValue))")
+            verdict.utterances += 1
         }
-        return rates
+        if let kept { try Data(spans.utf8).write(to: kept.appendingPathComponent("spans.tsv")) }
+
+        // No driver: what the grammar makes of the far ends and the road.
+        let kinds: [FarEnd?] = FarEnd.allCases + [nil]
+        for (index, (kind, delay)) in kinds.flatMap({ kind in (delays + [80]).map { (kind, $0) } }).enumerated() {
+            let played = kind.map { far[$0]! } ?? []
+            let road = S.brownNoise(count: count, rms: echoRMS / Float(pow(10, 5.0 / 20)), seed: UInt64(100 + index))
+            let microphone = kind.map { S.sum(echo(of: far[$0]!, delayMs: delay), road) } ?? road
+            var signals = [microphone]
+            for engine in engines { signals.append(try engine.process(microphone, played)) }
+            let decoded = try await decoder.decode(signals)
+            verdict.falseCommandsOff += decoded[0].count
+            for (engine, commands) in zip(engines, decoded.dropFirst()) { verdict.engines[engine.name]!.falseCommands += commands.count }
+            verdict.scenesWithoutDriver += 1
+            verdict.minutesWithoutDriver += Double(count) / Double(rate) / 60
+            progress("no driver, \(kind?.rawValue ?? "road noise only") (\(delay) ms): off heard \(decoded[0]); "
+                     + zip(engines, decoded.dropFirst()).map { "\($0.name) \($1)" }.joined(separator: ", "))
+        }
+        return verdict
     }
 
-    /// Substitutions, insertions and deletions between the words of `reference` and
-    /// `hypothesis` (a Levenshtein distance over words).
-    static func wordErrors(_ reference: String, _ hypothesis: String) -> Int {
-        let wanted = reference.lowercased().split(whereSeparator: \.isWhitespace)
-        let heard = hypothesis.lowercased().split(whereSeparator: \.isWhitespace)
-        var previous = Array(0 ... heard.count)
-        for (i, word) in wanted.enumerated() {
-            var current = [i + 1] + [Int](repeating: 0, count: heard.count)
-            for j in heard.indices {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (word == heard[j] ? 0 : 1))
+    static func wave(_ signal: [Float]) -> Data {
+        Data(PCMWave.header(sampleRate: UInt32(rate), channels: 1, bitsPerSample: 16, dataBytes: UInt64(signal.count * 2)) + S.pcm16(signal))
+    }
+
+    /// pocketsphinx on WAV files, two at a time (the machine's cores).
+    struct Decoder: Sendable {
+        let directory: URL
+        let grammar: URL
+
+        /// The commands heard in each signal, one per utterance the decoder found.
+        func decode(_ signals: [[Float]]) async throws -> [[String]] {
+            try await withThrowingTaskGroup(of: (Int, [String]).self) { group in
+                var results = [[String]](repeating: [], count: signals.count)
+                var next = 0
+                func start() {
+                    guard next < signals.count else { return }
+                    let (index, signal) = (next, signals[next])
+                    next += 1
+                    group.addTask {
+                        let file = directory.appendingPathComponent("\(UUID().uuidString).wav")
+                        try RecogniserJudge.wave(signal).write(to: file)
+                        defer { try? FileManager.default.removeItem(at: file) }
+                        let heard = try await ToolRun.run([RecogniserJudge.program, "-infile", file.path, "-jsgf", grammar.path,
+                                                           "-dict", RecogniserJudge.model + "/cmudict-en-us.dict",
+                                                           "-hmm", RecogniserJudge.model + "/en-us", "-logfn", "/dev/null"])
+                        return (index, heard.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+                    }
+                }
+                start()
+                start()
+                while let (index, heard) = try await group.next() {
+                    results[index] = heard
+                    start()
+                }
+                return results
             }
-            previous = current
         }
-        return previous[heard.count]
     }
 }

@@ -1,0 +1,166 @@
+import EarshotCabinSound
+import Foundation
+
+/// What `earshot-bench echo` found: each engine on the echo scenarios and on road noise,
+/// and the recogniser's verdicts.
+struct EchoResults: BenchmarkReport, Sendable {
+    /// One engine on one echo scenario.
+    struct ScenarioRow: Encodable, Sendable {
+        let scenario: String
+        let engine: String
+        let erleFirstSecondDb: Double
+        let erleDb: Double
+        /// nil: never converged.
+        let convergenceMs: Int?
+        let driverDb: Double
+        let cpuPerSecondMs: Double
+    }
+
+    /// One engine on the driver's voice in road noise.
+    struct NoiseRow: Encodable, Sendable {
+        let engine: String
+        let snrGainDb: Double
+        let voiceDb: Double
+        let cpuPerSecondMs: Double
+    }
+
+    struct Pair: Encodable, Sendable { let off: Double; let on: Double }
+    struct Triple: Encodable, Sendable { let clean: Double; let off: Double; let on: Double }
+
+    /// One engine's headline figures (the worst scenario for ERLE and convergence).
+    struct EngineSummary: Encodable, Sendable {
+        var erleDb = Double.infinity
+        /// nil: some scenario never converged.
+        var convergenceMs: Int? = 0
+        var cpuPerSecondMs = 0.0
+        var driverWer: Triple?
+        var falseCommandsPerMinute: Pair?
+        var wholeFileWer: Triple?
+        var driverErrors: WordErrors?
+    }
+
+    let seconds: Double
+    let roadNoiseSnrDb: Double
+    var scenarios: [ScenarioRow] = []
+    var noise: [NoiseRow] = []
+    var recogniser: RecogniserJudge.Verdict?
+    var recogniserNotRun: String?
+    var engines: [String: EngineSummary] = [:]
+    /// The engine that ships, and the peers, in the order the tables give them.
+    let engineOrder: [String]
+    let shipping: String
+    let peer: String
+
+    init(seconds: Double, roadNoiseSnrDb: Double, engineOrder: [String], shipping: String, peer: String) {
+        self.seconds = seconds
+        self.roadNoiseSnrDb = roadNoiseSnrDb
+        self.engineOrder = engineOrder
+        self.shipping = shipping
+        self.peer = peer
+    }
+
+    mutating func add(_ row: ScenarioRow) {
+        scenarios.append(row)
+        var summary = engines[row.engine] ?? EngineSummary()
+        summary.erleDb = min(summary.erleDb, row.erleDb)
+        summary.convergenceMs = summary.convergenceMs.flatMap { worst in row.convergenceMs.map { max(worst, $0) } }
+        let rows = scenarios.filter { $0.engine == row.engine }
+        summary.cpuPerSecondMs = rows.map(\.cpuPerSecondMs).reduce(0, +) / Double(rows.count)
+        engines[row.engine] = summary
+    }
+
+    mutating func add(_ verdict: RecogniserJudge.Verdict) {
+        recogniser = verdict
+        for (name, figures) in verdict.engines {
+            var summary = engines[name] ?? EngineSummary()
+            summary.driverWer = Triple(clean: verdict.driverClean.percent, off: verdict.driverOff.percent, on: figures.driver.percent)
+            summary.wholeFileWer = Triple(clean: verdict.wholeFileClean.percent, off: verdict.wholeFileOff.percent, on: figures.wholeFile.percent)
+            summary.falseCommandsPerMinute = Pair(off: verdict.perMinute(verdict.falseCommandsOff), on: verdict.perMinute(figures.falseCommands))
+            summary.driverErrors = figures.driver
+            engines[name] = summary
+        }
+    }
+
+    /// Goal: processed driver errors within 5 points of clean and at most half of off.
+    func driverGoal(_ engine: String) -> Bool? {
+        engines[engine]?.driverWer.map { $0.on <= $0.clean + 5 && $0.on <= $0.off / 2 }
+    }
+
+    /// Goal: at least 90 % fewer false commands processed than off.
+    func falseCommandGoal(_ engine: String) -> Bool? {
+        engines[engine]?.falseCommandsPerMinute.map { $0.on <= $0.off / 10 }
+    }
+
+    /// Every figure of `shipping` at least as good as the peer's: (figure, met) pairs.
+    func againstPeer() -> [(String, Bool?)] {
+        guard let ours = engines[shipping], let theirs = engines[peer] else { return [] }
+        func lower(_ a: Double?, _ b: Double?) -> Bool? { a.flatMap { a in b.map { a <= $0 } } }
+        return [
+            ("ERLE", ours.erleDb >= theirs.erleDb),
+            ("convergence", theirs.convergenceMs.map { t in ours.convergenceMs.map { $0 <= t } ?? false } ?? true),
+            ("driver word errors", lower(ours.driverWer?.on, theirs.driverWer?.on)),
+            ("false commands", lower(ours.falseCommandsPerMinute?.on, theirs.falseCommandsPerMinute?.on)),
+        ]
+    }
+
+    func table() -> String {
+        var lines: [String] = []
+        lines.append("Echo cancellation, 16 kHz, \(TableFormat.fixed(seconds, 0)) s per scenario (ERLE dB: far end only; "
+                     + "driver: level of a voice talking over the far end)")
+        let widths = [-30, 12, 12, 12, 13, 12, 14]
+        lines.append(TableFormat.row(["scenario", "engine", "ERLE 0-1 s", "ERLE 1 s-", "converged ms", "driver dB", "CPU ms per s"], widths: widths))
+        for row in scenarios {
+            lines.append(TableFormat.row([row.scenario, row.engine, TableFormat.fixed(row.erleFirstSecondDb, 1), TableFormat.fixed(row.erleDb, 1),
+                                          row.convergenceMs.map(String.init) ?? "never", TableFormat.fixed(row.driverDb, 1),
+                                          TableFormat.fixed(row.cpuPerSecondMs, 2)], widths: widths))
+        }
+        lines.append("")
+        lines.append("Noise suppression (high), brown road noise at \(TableFormat.fixed(roadNoiseSnrDb, 1)) dB SNR")
+        let noiseWidths = [-12, 12, 12, 14]
+        lines.append(TableFormat.row(["engine", "SNR gain", "voice dB", "CPU ms per s"], widths: noiseWidths))
+        for row in noise {
+            lines.append(TableFormat.row([row.engine, TableFormat.fixed(row.snrGainDb, 1), TableFormat.fixed(row.voiceDb, 1),
+                                          TableFormat.fixed(row.cpuPerSecondMs, 2)], widths: noiseWidths))
+        }
+        lines.append("")
+        if let verdict = recogniser {
+            func rate(_ errors: WordErrors) -> String {
+                "\(TableFormat.fixed(errors.percent, 1)) % (S \(errors.substitutions), D \(errors.deletions), I \(errors.insertions))"
+            }
+            lines.append("Recogniser (pocketsphinx, command grammar): \(verdict.utterances) commands from \(verdict.voices.count) voices "
+                         + "(\(verdict.driverClean.words) words) over \(RecogniserJudge.FarEnd.allCases.map(\.rawValue).joined(separator: ", ")), "
+                         + "road noise at 5 dB SNR; \(verdict.scenesWithoutDriver) scenes with no driver "
+                         + "(\(TableFormat.fixed(verdict.minutesWithoutDriver, 2)) min: \(verdict.farEnds.joined(separator: ", ")))")
+            let judgeWidths = [-12, 34, 34, 20]
+            lines.append(TableFormat.row(["", "driver's span: word errors", "whole file (far end counted too)", "false commands/min"], widths: judgeWidths))
+            lines.append(TableFormat.row(["clean", rate(verdict.driverClean), rate(verdict.wholeFileClean), "-"], widths: judgeWidths))
+            lines.append(TableFormat.row(["off", rate(verdict.driverOff), rate(verdict.wholeFileOff),
+                                          TableFormat.fixed(verdict.perMinute(verdict.falseCommandsOff), 1)], widths: judgeWidths))
+            for name in engineOrder {
+                guard let figures = verdict.engines[name] else { continue }
+                lines.append(TableFormat.row([name, rate(figures.driver), rate(figures.wholeFile),
+                                              TableFormat.fixed(verdict.perMinute(figures.falseCommands), 1)], widths: judgeWidths))
+            }
+        } else if let why = recogniserNotRun {
+            lines.append("Recogniser: not run (\(why))")
+        }
+        lines.append("")
+        func verdict(_ met: Bool?) -> String { met.map { $0 ? "MET" : "NOT MET" } ?? "not measured" }
+        for name in engineOrder {
+            guard let summary = engines[name] else { continue }
+            let noiseMet = noise.first { $0.engine == name }.map { $0.snrGainDb >= 10 && abs($0.voiceDb) <= 3 }
+            lines.append("Goals, \(name): ERLE >= 25 dB after the first second (worst \(TableFormat.fixed(summary.erleDb, 1))): "
+                         + verdict(summary.erleDb >= 25) + "; noise: SNR gain >= 10 dB, voice within 3 dB: " + verdict(noiseMet)
+                         + "; driver's word errors within 5 points of clean and at most half of off: " + verdict(driverGoal(name))
+                         + "; false commands at least 90 % fewer than off: " + verdict(falseCommandGoal(name)))
+        }
+        let peerFigures = againstPeer()
+        if !peerFigures.isEmpty {
+            lines.append("Goal, \(shipping) at least as good as \(peer) on every figure: "
+                         + peerFigures.map { "\($0.0) \(verdict($0.1))" }.joined(separator: ", "))
+        }
+        lines.append("Not measured here: CPU against arecord for the same audio, chunk latency with processing on "
+                     + "(both through earshot-capture).")
+        return lines.joined(separator: "\n")
+    }
+}
