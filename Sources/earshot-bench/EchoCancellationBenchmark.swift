@@ -11,18 +11,20 @@ import Glibc
 struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "echo",
-        abstract: "Echo cancellation and noise suppression: earshot-capture's (WebRTC) against PipeWire's and SpeexDSP.",
+        abstract: "Echo cancellation and noise suppression: earshot-capture's (WebRTC) against PipeWire's and SpeexDSP's.",
         discussion: """
             Makes a car's sound at 16 kHz (CabinSound): the prompt as Earshot renders it and \
             music, each through a cabin's echo path (decaying noise after 40, 80 or 120 ms, \
             and the same 80 ms path with the far end given 300 ms early, as a prompt sent to an \
             output with a buffer), a driver's voice (espeak-ng, another voice), brown road \
-            noise at 5 dB SNR. Three engines process the same files: earshot-capture's \
-            (WebRTC's audio processing through SpeechProcessor, 100 ms reads in 10 ms frames), \
-            PipeWire's module-echo-cancel as it runs by default (its SPA plugin \
-            aec/libspa-aec-webrtc.so with the plugin's defaults, noise suppression on, 10 ms \
-            blocks of the microphone and of what plays at the same index) and SpeexDSP's. The \
-            benchmark reports:
+            noise at 5 dB SNR. Four engines process the same files: earshot-capture's \
+            (WebRTC's audio processing through SpeechProcessor, 100 ms reads in 10 ms frames, \
+            the far end as handed over to play), PipeWire's module-echo-cancel as it runs by \
+            default (its SPA plugin aec/libspa-aec-webrtc.so with the plugin's defaults, noise \
+            suppression on, 10 ms blocks of the microphone and of the far end as it plays out), \
+            SpeexDSP's canceller with its preprocessor (residual echo and noise suppression), \
+            and SpeexDSP's adaptive filter alone on the far end as it plays out (no suppression \
+            of any kind: what a linear filter by itself keeps of a voice). The benchmark reports:
               - ERLE: how far the far end is down (dB) in its first second and after it, with \
             only the echo at the microphone (and a -60 dBFS floor),
               - convergence: the first 100 ms window from which every window with echo (30 dB \
@@ -59,13 +61,24 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
+    /// earshot-capture's engine as a pass-thru with `BargeIn` alone runs it (the recogniser's
+    /// verdicts only: the echo scenarios run every engine without noise suppression).
+    static let echoOnly = "Earshot, echo only"
+
     /// The engines, in the order the tables give them.
     enum Engine: String, CaseIterable {
-        case earshot = "Earshot", pipewire = "PipeWire", speex = "SpeexDSP"
+        case earshot = "Earshot", pipewire = "PipeWire", speex = "SpeexDSP", linear = "SpeexDSP, linear only"
 
-        /// `near` processed against `far` (what plays, from sample 0): the engine's output
-        /// and its CPU time (s). PipeWire's always suppresses noise too, as its module does.
-        func process(near: [Float], far: [Float], echoCancel: Bool, noise: Bool) throws -> (output: [Float], cpu: Double) {
+        /// Whether the engine has noise suppression to measure.
+        var suppressesNoise: Bool { self != .linear }
+
+        /// `near` processed against `far`, handed over at sample 0 and played out from
+        /// `playsAt` (an output's buffer between): the engine's output and its CPU time (s).
+        /// Earshot's and SpeexDSP's get `far` as handed over; PipeWire's as its module gets it,
+        /// at the sink, when it plays, and so does SpeexDSP's filter alone (`linear`: no
+        /// suppression of any kind, a reference for what the filter itself keeps of a voice).
+        /// PipeWire's always suppresses noise too, as its module does.
+        func process(near: [Float], far: [Float], playsAt: Int, echoCancel: Bool, noise: Bool) throws -> (output: [Float], cpu: Double) {
             let rate = CabinSound.rate
             var output = near
             let before = EchoCancellationBenchmarkCommand.threadCPUSeconds()
@@ -80,9 +93,12 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
                     output.replaceSubrange(start ..< start + part.count, with: part)
                 }
             case .pipewire:
-                try PipeWireEchoPeer(rate: rate).process(near: &output, far: far)
+                try PipeWireEchoPeer(rate: rate).process(near: &output, far: CabinSound.placed(far, at: playsAt, count: far.count + playsAt))
             case .speex:
                 SpeexEchoPeer(rate: rate, echoCancel: echoCancel, noiseSuppressionDb: noise ? -30 : nil).process(near: &output, far: echoCancel ? far : [])
+            case .linear:
+                SpeexEchoPeer(rate: rate, echoCancel: echoCancel, noiseSuppressionDb: nil, linearOnly: true)
+                    .process(near: &output, far: echoCancel ? CabinSound.placed(far, at: playsAt, count: far.count + playsAt) : [])
             }
             return (output, EchoCancellationBenchmarkCommand.threadCPUSeconds() - before)
         }
@@ -114,7 +130,8 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)))
         let noisy = S.sum(driver, road)
         func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: talking, quiet: noiseOnly) }
-        var results = EchoResults(seconds: seconds, roadNoiseSnrDb: snr(noisy), engineOrder: Engine.allCases.map(\.rawValue),
+        var results = EchoResults(seconds: seconds, roadNoiseSnrDb: snr(noisy),
+                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly] + Engine.allCases.dropFirst().map(\.rawValue),
                                   shipping: Engine.earshot.rawValue, peer: Engine.pipewire.rawValue)
         let perSecond = 1000 / (Double(count) / Double(rate))
 
@@ -125,7 +142,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             let microphone = S.sum(echo, floor)
             let withDriver = S.sum(echo, driver, floor)
             for engine in Engine.allCases {
-                let (output, cpu) = try engine.process(near: microphone, far: scenario.far, echoCancel: true, noise: false)
+                let (output, cpu) = try engine.process(near: microphone, far: scenario.far, playsAt: scenario.early, echoCancel: true, noise: false)
                 let first = S.decibels(S.energy(microphone, 0 ..< rate) / S.energy(output, 0 ..< rate))
                 let after = S.decibels(S.energy(microphone, rate ..< count) / S.energy(output, rate ..< count))
                 let window = rate / 10
@@ -138,15 +155,15 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
                     if S.decibels(S.energy(microphone, range) / S.energy(output, range)) < 25 { break }
                     converged = start
                 }
-                let (talk, _) = try engine.process(near: withDriver, far: scenario.far, echoCancel: true, noise: false)
+                let (talk, _) = try engine.process(near: withDriver, far: scenario.far, playsAt: scenario.early, echoCancel: true, noise: false)
                 results.add(EchoResults.ScenarioRow(
                     scenario: scenario.name, engine: engine.rawValue, erleFirstSecondDb: first, erleDb: after,
                     convergenceMs: converged.map { $0 * 1000 / rate },
                     driverDb: S.decibels(S.energy(talk, talking) / S.energy(driver, talking)), cpuPerSecondMs: cpu * perSecond))
             }
         }
-        for engine in Engine.allCases {
-            let (output, cpu) = try engine.process(near: noisy, far: [], echoCancel: false, noise: true)
+        for engine in Engine.allCases where engine.suppressesNoise {
+            let (output, cpu) = try engine.process(near: noisy, far: [], playsAt: 0, echoCancel: false, noise: true)
             results.noise.append(EchoResults.NoiseRow(engine: engine.rawValue, snrGainDb: snr(output) - snr(noisy),
                                                       voiceDb: S.voiceLevel(output, of: driver, speaking: talking, quiet: noiseOnly),
                                                       cpuPerSecondMs: cpu * perSecond))
@@ -156,11 +173,15 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         } else if RecogniserJudge.available {
             // As a pass-thru with BargeIn and NoiseSuppression runs: echo cancellation and high
             // noise suppression.
-            let engines = Engine.allCases.map { engine in
-                RecogniserJudge.Engine(name: engine.rawValue) { microphone, played in
-                    try engine.process(near: microphone, far: played, echoCancel: true, noise: true).output
+            var engines = Engine.allCases.map { engine in
+                RecogniserJudge.Engine(name: engine.rawValue) { microphone, played, playsAt in
+                    try engine.process(near: microphone, far: played, playsAt: playsAt, echoCancel: true, noise: true).output
                 }
             }
+            // A pass-thru with BargeIn alone: echo cancellation, no noise suppression.
+            engines.insert(RecogniserJudge.Engine(name: Self.echoOnly) { microphone, played, playsAt in
+                try Engine.earshot.process(near: microphone, far: played, playsAt: playsAt, echoCancel: true, noise: false).output
+            }, at: 1)
             results.add(try await RecogniserJudge.measure(engines: engines, keepingIn: keepUtterances.map { URL(fileURLWithPath: $0) },
                                                           progress: progress))
         } else {

@@ -53,11 +53,11 @@ struct RecogniserJudge {
         case radio
     }
 
-    /// A processing engine: the microphone's samples and what played (from sample 0) in,
-    /// the processed microphone out.
+    /// A processing engine: the microphone's samples, what was handed over to play (at
+    /// sample 0) and where it plays out (`lead`) in, the processed microphone out.
     struct Engine: Sendable {
         let name: String
-        let process: @Sendable (_ microphone: [Float], _ played: [Float]) throws -> [Float]
+        let process: @Sendable (_ microphone: [Float], _ played: [Float], _ playsAt: Int) throws -> [Float]
     }
 
     /// One engine's figures.
@@ -71,11 +71,14 @@ struct RecogniserJudge {
         var utterances = 0
         var voices = RecogniserJudge.voices
         var farEnds = FarEnd.allCases.map(\.rawValue) + ["road noise only"]
-        /// The driver's span decoded: clean and unprocessed.
+        /// The driver's span decoded: clean, in the road noise alone (no far end: what an
+        /// engine that took away every echo and left the noise would give), and unprocessed.
         var driverClean = WordErrors()
+        var driverInRoadNoise = WordErrors()
         var driverOff = WordErrors()
         /// The whole file decoded, with the driver: clean and unprocessed.
         var wholeFileClean = WordErrors()
+        var wholeFileInRoadNoise = WordErrors()
         var wholeFileOff = WordErrors()
         /// Scenes with no driver, and how long they are together.
         var scenesWithoutDriver = 0
@@ -139,8 +142,8 @@ struct RecogniserJudge {
             let driver = S.placed(spoken, at: talkStart, count: count)
             let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
             let microphone = S.sum(echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count]), driver, road)
-            var heard: [(name: String, whole: [Float])] = [("clean", driver), ("off", microphone)]
-            for engine in engines { heard.append((engine.name, try engine.process(microphone, far[farEnd]!))) }
+            var heard: [(name: String, whole: [Float])] = [("clean", driver), ("road", S.sum(driver, road)), ("off", microphone)]
+            for engine in engines { heard.append((engine.name, try engine.process(microphone, far[farEnd]!, lead))) }
             let signals = heard.map { Array($0.whole[talking]) } + heard.map(\.whole)
             let decoded = try await decoder.decode(signals)
             let number = String(format: "%02d", index + 1)
@@ -150,6 +153,7 @@ struct RecogniserJudge {
                 let wholeErrors = WordErrors(reference: command, hypothesis: decoded[heard.count + position].joined(separator: " "))
                 switch name {
                 case "clean": verdict.driverClean += driverErrors; verdict.wholeFileClean += wholeErrors
+                case "road": verdict.driverInRoadNoise += driverErrors; verdict.wholeFileInRoadNoise += wholeErrors
                 case "off": verdict.driverOff += driverErrors; verdict.wholeFileOff += wholeErrors
                 default: verdict.engines[name]!.driver += driverErrors; verdict.engines[name]!.wholeFile += wholeErrors
                 }
@@ -171,7 +175,7 @@ struct RecogniserJudge {
             let road = S.brownNoise(count: count, rms: echoRMS / Float(pow(10, 5.0 / 20)), seed: UInt64(100 + index))
             let microphone = kind.map { S.sum(echo(of: far[$0]!, delayMs: delay), road) } ?? road
             var signals = [microphone]
-            for engine in engines { signals.append(try engine.process(microphone, played)) }
+            for engine in engines { signals.append(try engine.process(microphone, played, lead)) }
             let decoded = try await decoder.decode(signals)
             verdict.falseCommandsOff += decoded[0].count
             for (engine, commands) in zip(engines, decoded.dropFirst()) { verdict.engines[engine.name]!.falseCommands += commands.count }

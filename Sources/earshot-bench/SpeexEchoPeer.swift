@@ -3,13 +3,16 @@ import CSpeexDSP
 /// SpeexDSP's echo canceller with its preprocessor (residual echo and noise suppression),
 /// as a peer of WebRTC's on the same sound: 10 ms frames of 16-bit samples, a 300 ms
 /// filter (a cabin's delay and its tail). Not used by any service: it lost on the figures
-/// (docs/benchmarks.md).
+/// (docs/benchmarks.md). With `linearOnly`, the adaptive filter alone: no preprocessor, so
+/// nothing is suppressed, the near end's voice least of all.
 final class SpeexEchoPeer {
     let frameSize: Int
     private let echo: OpaquePointer?
     private let preprocess: OpaquePointer
+    private let linearOnly: Bool
 
-    init(rate: Int, echoCancel: Bool, noiseSuppressionDb: Int32?) {
+    init(rate: Int, echoCancel: Bool, noiseSuppressionDb: Int32?, linearOnly: Bool = false) {
+        self.linearOnly = linearOnly
         frameSize = rate / 100
         var rateValue = Int32(rate)
         if echoCancel {
@@ -45,7 +48,7 @@ final class SpeexEchoPeer {
             } else {
                 output = microphone
             }
-            speex_preprocess_run(preprocess, &output)
+            if !linearOnly { speex_preprocess_run(preprocess, &output) }
             for index in 0 ..< frameSize { near[start + index] = Float(output[index]) / 32768 }
         }
     }
