@@ -69,10 +69,6 @@ let package = Package(
                        providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
-        // PipeWire's echo canceller (its SPA plugin, opened with dlopen) for the echo
-        // benchmark's peer: SPA's headers.
-        .systemLibrary(name: "CSpaEchoCancel", pkgConfig: "libspa-0.2",
-                       providers: [.apt(["libspa-0.2-dev"])]),
         // Audio files and resampling for the alert voice (speech is earshot-speak's).
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
@@ -93,6 +89,9 @@ let package = Package(
         // where its API is macros, and opened when the first mixer is made instead of
         // linked: a session with no daemon to attach to maps none of it.
         .target(name: "CPipeWireMixer", cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])]),
+        // PipeWire's echo canceller (its SPA plugin, opened with dlopen) for the echo
+        // benchmark's peer: SPA's interface is macros, so it is driven from C.
+        .target(name: "CSpaEchoCancel", cSettings: [.unsafeFlags(["-I/usr/include/spa-0.2"])]),
         // A PipeWire client on its own thread loop: follows streams, sinks, sources and
         // defaults, and sets stream volumes.
         .target(name: "EarshotPipeWire", dependencies: ["CPipeWireMixer", "EarshotSync"]),

@@ -1,4 +1,5 @@
 import CSpaEchoCancel
+import Foundation
 
 /// PipeWire's echo canceller as its `module-echo-cancel` runs it by default: the SPA
 /// plugin `aec/libspa-aec-webrtc.so` (libspa-0.2-modules; WebRTC's audio processing with
@@ -8,9 +9,18 @@ import CSpaEchoCancel
 /// The module's graph (streams, resampling, drift) is not run: the peer gets the same files
 /// as Earshot's canceller. Not used by any service.
 final class PipeWireEchoPeer {
-    static let pluginPath = "/usr/lib/x86_64-linux-gnu/spa-0.2/aec/libspa-aec-webrtc.so"
+    /// Where PipeWire looks for it: `SPA_PLUGIN_DIR`, else Debian's directory.
+    static var pluginPath: String {
+        #if arch(arm64)
+        let triplet = "aarch64-linux-gnu"
+        #else
+        let triplet = "x86_64-linux-gnu"
+        #endif
+        let directory = ProcessInfo.processInfo.environment["SPA_PLUGIN_DIR"] ?? "/usr/lib/\(triplet)/spa-0.2"
+        return directory + "/aec/libspa-aec-webrtc.so"
+    }
 
-    private let canceller: UnsafeMutablePointer<earshot_spa_aec>
+    private let canceller: OpaquePointer
     let block: Int
 
     init(rate: Int, path: String = PipeWireEchoPeer.pluginPath) throws {

@@ -1,10 +1,4 @@
-// PipeWire's echo canceller as its module-echo-cancel runs it: the SPA plugin
-// (libspa-0.2-modules' aec/libspa-aec-webrtc.so) opened with dlopen, made with the
-// module's arguments (none: the plugin's defaults) and run on 10 ms blocks of the
-// microphone and of what plays. For the echo benchmark's peer; SPA's interface is
-// macros and inline functions, so it is wrapped here.
-#ifndef EARSHOT_SPA_ECHO_CANCEL_H
-#define EARSHOT_SPA_ECHO_CANCEL_H
+#include "spa_echo_cancel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,14 +12,14 @@
 #include <spa/utils/names.h>
 #include <spa/utils/string.h>
 
-typedef struct earshot_spa_aec {
+struct earshot_spa_aec {
     void *library;
     struct spa_handle *handle;
     struct spa_audio_aec *aec;
     unsigned block;
-} earshot_spa_aec;
+};
 
-static inline void earshot_spa_aec_close(earshot_spa_aec *canceller) {
+void earshot_spa_aec_close(earshot_spa_aec *canceller) {
     if (canceller == NULL) return;
     if (canceller->handle != NULL) {
         spa_handle_clear(canceller->handle);
@@ -35,9 +29,7 @@ static inline void earshot_spa_aec_close(earshot_spa_aec *canceller) {
     free(canceller);
 }
 
-/// Opens the plugin at `path` and makes a mono canceller at `rate`; NULL with `error`
-/// filled in when it cannot.
-static inline earshot_spa_aec *earshot_spa_aec_open(const char *path, unsigned rate, char *error, size_t error_size) {
+earshot_spa_aec *earshot_spa_aec_open(const char *path, unsigned rate, char *error, size_t error_size) {
     earshot_spa_aec *canceller = (earshot_spa_aec *)calloc(1, sizeof *canceller);
     if (canceller == NULL) { snprintf(error, error_size, "out of memory"); return NULL; }
     canceller->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -98,10 +90,9 @@ static inline earshot_spa_aec *earshot_spa_aec_open(const char *path, unsigned r
     return canceller;
 }
 
-static inline unsigned earshot_spa_aec_block(const earshot_spa_aec *canceller) { return canceller->block; }
+unsigned earshot_spa_aec_block(const earshot_spa_aec *canceller) { return canceller->block; }
 
-/// One block: `recorded` (the microphone) less the echo of `played` into `output`.
-static inline int earshot_spa_aec_run(earshot_spa_aec *canceller, const float *recorded, const float *played, float *output,
+int earshot_spa_aec_run(earshot_spa_aec *canceller, const float *recorded, const float *played, float *output,
                                       unsigned count) {
     const float *rec[1] = { recorded };
     const float *play[1] = { played };
@@ -109,4 +100,3 @@ static inline int earshot_spa_aec_run(earshot_spa_aec *canceller, const float *r
     return spa_audio_aec_run(canceller->aec, rec, play, out, count);
 }
 
-#endif
