@@ -28,6 +28,9 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
               (b) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 100
               (c) 48 kHz stereo 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 10 (earshot-capture --channels 2)
               (d) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 1000 (the longest chunk)
+              (p) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 100, \(CaptureContract.Manager.Keys.noiseSuppression.name) high: (b) with \
+            speech processing (WebRTC's, in 10 ms frames on the reading thread); its chunks are not compared with the input, \
+            and what it adds to (b)'s p99 is reported
             and, for CPU and memory only, (s) 16 kHz mono 16-bit, \(CaptureContract.Manager.Keys.chunkMs.name) 100, Delivery stream: the \
             audio read from \(CaptureContract.PassThru.openStream.name)'s pipe, with no \(CaptureContract.PassThru.audioPassThru.name) signals; the pipe is read as \
             arecord's are, on a 10 ms tick of the reader's own, so that no write into it wakes a reader. \
@@ -61,7 +64,7 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
     @Option(help: "Seconds of audio per configuration (\(CaptureContract.Manager.Keys.maxDuration.name) = seconds x 1000), 1...1000.")
     var seconds: Int = 60
 
-    @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b, d or s (16 kHz mono 16-bit); default b,d,s (s with --microphone pipewire).",
+    @Option(help: ArgumentHelp("The configurations during which CPU and memory are measured next to arecord, comma-separated: a, b, d, p or s (16 kHz mono 16-bit); default b,d,s (s with --microphone pipewire).",
                                valueName: "labels"))
     var cpuConfigurations: String?
 
@@ -95,7 +98,7 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
                 throw ValidationError("--microphone pipewire needs \(tool) (pipewire, wireplumber and pipewire-alsa)")
             }
         }
-        guard cpuLabels.isSubset(of: ["a", "b", "d", "s"]) else { throw ValidationError("--cpu-configurations: each must be a, b, d or s") }
+        guard cpuLabels.isSubset(of: ["a", "b", "d", "p", "s"]) else { throw ValidationError("--cpu-configurations: each must be a, b, d, p or s") }
         if microphone == .pipewire, cpuLabels != ["s"] {
             throw ValidationError("--microphone pipewire measures the stream alone (--cpu-configurations s): signals are checked against the benchmark's own input")
         }
@@ -117,13 +120,18 @@ struct CaptureConfiguration: Sendable {
     let chunkMs: UInt32
     /// Audio through `OpenStream`'s pipe alone (`Delivery` `stream`), not as signals.
     var streamed = false
+    /// With speech processing (`NoiseSuppression` high): its chunks are not the input.
+    var processed = false
 
     static let all = [
         CaptureConfiguration(label: "a", samplingRate: 16000, channels: 1, chunkMs: 10),
         CaptureConfiguration(label: "b", samplingRate: 16000, channels: 1, chunkMs: 100),
         CaptureConfiguration(label: "c", samplingRate: 48000, channels: 2, chunkMs: 10),
         CaptureConfiguration(label: "d", samplingRate: 16000, channels: 1, chunkMs: 1000),
+        CaptureConfiguration(label: "p", samplingRate: 16000, channels: 1, chunkMs: 100, processed: true),
     ]
+    /// The configuration `p` is measured against: the same shape, no processing.
+    static let unprocessedPeer = "b"
 
     var bytesPerFrame: Int { Int(channels) * 2 }
     /// Bytes of every chunk but a short last one.
@@ -133,7 +141,7 @@ struct CaptureConfiguration: Sendable {
 
     var description: String {
         "(\(label)) \(samplingRate / 1000) kHz \(channels == 1 ? "mono" : "stereo") 16-bit, \(chunkMs) ms chunks"
-            + (streamed ? ", Delivery stream" : "")
+            + (streamed ? ", Delivery stream" : "") + (processed ? ", \(CaptureContract.Manager.Keys.noiseSuppression.name) high" : "")
     }
 
     func expectedChunks(seconds: Int) -> Int {
@@ -448,6 +456,7 @@ struct CaptureBenchmark: Sendable {
         var request = AudioPassThruRequest(samplingRate: configuration.samplingRate, bitsPerSample: 16,
                                            maxDurationMs: UInt32(seconds * 1000))
         request.chunkMs = configuration.chunkMs
+        if configuration.processed { request.noiseSuppression = .high }
         let expected = configuration.expectedChunks(seconds: seconds)
         let hostStart = HostSample.take()
         let passThru = try await Earshot(connection: client).capture.perform(request)
@@ -471,6 +480,7 @@ struct CaptureBenchmark: Sendable {
         var request = AudioPassThruRequest(samplingRate: configuration.samplingRate, bitsPerSample: 16,
                                            maxDurationMs: UInt32(seconds * 1000))
         request.chunkMs = configuration.chunkMs
+        if configuration.processed { request.noiseSuppression = .high }
         request.delivery = .stream
         let passThru = try await capture.perform(request)
         let stream = try await passThru.openStream()
