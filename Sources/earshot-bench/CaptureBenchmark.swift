@@ -44,9 +44,10 @@ struct CaptureBenchmarkCommand: AsyncParsableCommand {
             and memory (VmRSS, VmHWM) of all over the same window. All microphones deliver at \
             fixed times of one clock, chosen so that the processes compared wake apart from one \
             another (12.5, 37.5 and 62.5 ms into every 100 ms, arecord's at multiples of 125 ms). \
-            Goals: p99 latency under 2 ms and no gaps in every configuration; service CPU within \
-            1.5x of arecord's (its default periods); with signals, within 1.2x of the C capture loop's. \
-            They are reported, not enforced. A default run takes about 4-5 minutes.
+            Goals: p99 latency under 2 ms and no gaps in every configuration without processing, and \
+            (p)'s p99 less than 2 ms above (b)'s; service CPU within 1.5x of arecord's (its default \
+            periods); with signals, within 1.2x of the C capture loop's. They are reported, not \
+            enforced. A default run takes about 5-6 minutes.
 
             --microphone pipewire measures on a device that behaves like hardware instead: a \
             PipeWire daemon and WirePlumber of the benchmark's own (headless, a null sink and a \

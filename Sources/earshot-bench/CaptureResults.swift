@@ -294,7 +294,10 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         }
     }
 
-    var latencyGoalMet: Bool { latencies.allSatisfy { $0.p99Milliseconds < Self.latencyGoalMilliseconds } }
+    /// The configurations the p99 goal is judged on: those without speech processing (what
+    /// processing adds is judged on its own).
+    var unprocessedLatencies: [ChunkLatencyResult] { latencies.filter(\.contentCompared) }
+    var latencyGoalMet: Bool { unprocessedLatencies.allSatisfy { $0.p99Milliseconds < Self.latencyGoalMilliseconds } }
 
     /// What speech processing adds to the p99 of the same pass-thru without it (ms), per
     /// run measured; the goal: less than `latencyGoalMilliseconds`.
@@ -354,11 +357,11 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
             lines.append("")
         }
 
-        let worst = latencies.max { $0.p99Milliseconds < $1.p99Milliseconds }
+        let worst = unprocessedLatencies.max { $0.p99Milliseconds < $1.p99Milliseconds }
         let worstText = worst.map { "worst \(fixed($0.p99Milliseconds, 3)) ms at (\($0.configuration.dropFirst().prefix(1)))" } ?? "no data"
         let gaps = latencies.map(\.gaps).reduce(0, +)
         var goals = latencies.isEmpty ? "Goals: latency and gaps not measured (--only-cpu without signals)"
-            : "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
+            : "Goals: p99 < \(fixed(Self.latencyGoalMilliseconds, 0)) ms in every configuration without processing (\(worstText)): \(latencyGoalMet ? "MET" : "NOT MET"); "
             + "zero gaps (\(gaps)): \(gapGoalMet ? "MET" : "NOT MET")"
         let judged = cpu.compactMap { comparison -> String? in
             guard let ratio = comparison.ratio, let met = comparison.goalMet else { return nil }
@@ -412,7 +415,7 @@ struct CaptureBenchmarkResults: BenchmarkReport, Sendable {
         for result in latencies {
             let finished = "\(result.finished.resultCode) (\(result.finished.reason))"
             lines.append(row([result.configuration, "\(result.chunks)", "\(result.expectedChunks)", "\(result.gaps)",
-                              "\(result.wrongSize)", "\(result.wrongContent)",
+                              "\(result.wrongSize)", result.contentCompared ? "\(result.wrongContent)" : "-",
                               fixed(result.p50Milliseconds, 3), fixed(result.p99Milliseconds, 3), fixed(result.maxMilliseconds, 3),
                               fixed(result.meanMilliseconds, 3), "\(result.over2Milliseconds)",
                               result.hostBusyPercent.map { fixed($0, 1) } ?? "-", "", finished], widths))
