@@ -168,8 +168,8 @@ struct EchoResults: BenchmarkReport, Sendable {
             lines.append("Goal, \(shipping) at least as good as \(peer) on every figure: "
                          + peerFigures.map { "\($0.0) \(verdict($0.1))" }.joined(separator: ", "))
         }
-        lines.append("Not measured here: CPU against arecord for the same audio, chunk latency with processing on "
-                     + "(both through earshot-capture).")
+        lines.append("Through earshot-capture, not here: chunk latency and CPU against arecord with noise suppression "
+                     + "(earshot-bench capture, configuration p); with echo cancellation, not measured.")
         return lines.joined(separator: "\n")
     }
 }
