@@ -81,6 +81,8 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         func process(near: [Float], far: [Float], playsAt: Int, echoCancel: Bool, noise: Bool) throws -> (output: [Float], cpu: Double) {
             let rate = CabinSound.rate
             var output = near
+            // The far end as it plays out, for the engines that take it at the sink.
+            var playingOut: [Float] { CabinSound.placed(far, at: playsAt, count: far.count + playsAt) }
             let before = EchoCancellationBenchmarkCommand.threadCPUSeconds()
             switch self {
             case .earshot:
@@ -93,12 +95,12 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
                     output.replaceSubrange(start ..< start + part.count, with: part)
                 }
             case .pipewire:
-                try PipeWireEchoPeer(rate: rate).process(near: &output, far: CabinSound.placed(far, at: playsAt, count: far.count + playsAt))
+                try PipeWireEchoPeer(rate: rate).process(near: &output, far: playingOut)
             case .speex:
                 SpeexEchoPeer(rate: rate, echoCancel: echoCancel, noiseSuppressionDb: noise ? -30 : nil).process(near: &output, far: echoCancel ? far : [])
             case .linear:
                 SpeexEchoPeer(rate: rate, echoCancel: echoCancel, noiseSuppressionDb: nil, linearOnly: true)
-                    .process(near: &output, far: echoCancel ? CabinSound.placed(far, at: playsAt, count: far.count + playsAt) : [])
+                    .process(near: &output, far: echoCancel ? playingOut : [])
             }
             return (output, EchoCancellationBenchmarkCommand.threadCPUSeconds() - before)
         }

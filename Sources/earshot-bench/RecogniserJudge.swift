@@ -138,7 +138,7 @@ struct RecogniserJudge {
             let farEnd = FarEnd.allCases[index % FarEnd.allCases.count]
             let spoken = S.scaled(try S.speech(command, voice: voice), toRMS: 0.08)
             let talkStart = lead + rate + (index % 5) * rate / 4
-            let talking = talkStart ..< talkStart + spoken.count
+            let talking = talkStart ..< min(count, talkStart + spoken.count)
             let driver = S.placed(spoken, at: talkStart, count: count)
             let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
             let microphone = S.sum(echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count]), driver, road)
