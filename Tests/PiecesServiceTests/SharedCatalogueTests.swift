@@ -200,7 +200,12 @@ struct SharedHosts {
             try await Task.sleep(for: .milliseconds(300))
             let started = ContinuousClock.now
             let error = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list() }
-            #expect(ContinuousClock.now - started < .milliseconds(500), "a call while the server is down fails at once")
+            // "At once" as against waiting for a deadline: the shortest the host could wait
+            // without knowing the server is gone is the heartbeat's 2 s. The round trip
+            // itself takes a few milliseconds, and up to several hundred while the other
+            // suites of this target start servers beside it on two cores.
+            let took = ContinuousClock.now - started
+            #expect(took < .seconds(1), "a call while the server is down fails at once, not at a deadline (took \(took))")
             #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
             try await Task.sleep(for: .milliseconds(700))
             try await server.startServer()
