@@ -63,6 +63,24 @@ import Testing
         #expect(ended > speechEndMs && ended <= speechEndMs + 1600, "ended at \(ended), speech ended at \(speechEndMs)")
     }
 
+    @Test func roadRumbleIsNotTakenForSpeech() throws {
+        // A driver in a car's road noise 5 dB below the voice: the rumble's slow swings are
+        // not syllables. Alone, it never ends a pass-thru; under speech, it neither ends
+        // one before the speech starts nor holds it open after.
+        let speech = try SpeechSamples.speech(Self.sentence)
+        let speechMs = speech.count * 1000 / Int(SpeechSamples.rate)
+        let totalMs = 2000 + speechMs + 3000
+        for seed in UInt64(1)...6 {
+            let rumble = SpeechSamples.rumble(ms: totalMs, rms: SpeechSamples.rms(speech) / pow(10, 5.0 / 20), seed: seed)
+            #expect(Self.endTime(rumble, endAfterMs: 500, detector: EnergyVoiceDetector(sampleRate: SpeechSamples.rate)) == nil, "seed \(seed)")
+            let clip = Self.mix(SpeechSamples.silence(ms: 2000) + speech + SpeechSamples.silence(ms: 3000), rumble)
+            let ended = Self.endTime(clip, endAfterMs: 500, detector: EnergyVoiceDetector(sampleRate: SpeechSamples.rate))
+            // espeak's last word ends a little before its clip does.
+            #expect(ended.map { $0 >= 2000 + speechMs + 500 - 400 && $0 <= 2000 + speechMs + 500 + 300 } == true,
+                    "seed \(seed): ended at \(ended.map(String.init) ?? "never") ms, speech ended at \(2000 + speechMs) ms")
+        }
+    }
+
     @Test func steppedRoomNoiseDefeatsSpeexButNotTheEnergyDetector() throws {
         // Why the energy detector is the default: libspeexdsp's VAD (which the library
         // itself calls "a hack pending a complete rewrite") reports speech for as long as
