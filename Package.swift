@@ -241,7 +241,7 @@ let package = Package(
         .executableTarget(name: "earshot-capture-loop", dependencies: ["CCaptureLoop"],
                           linkerSettings: cOnlyLinking + [.unsafeFlags(["-use-ld=lld"])]),
         .executableTarget(name: "earshot-bench", dependencies: [
-            "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
+            "CaptureCore", "ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotEcho", "EarshotService", "EarshotTestHarness", "CEchoClient",
             "EarshotMedia", "PieceStore", "PiecesCore", "EarshotPipeWire", "EarshotSpeechProcessing", "EarshotCabinSound", "CSpeexDSP", "CSpaEchoCancel",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

@@ -39,6 +39,8 @@ struct EchoResults: BenchmarkReport, Sendable {
         var falseCommandsPerMinute: Pair?
         var wholeFileWer: Triple?
         var driverErrors: WordErrors?
+        /// Where its pass-thrus ended on silence (the verdict has off's and clean's).
+        var silenceEndings: SilenceEndings?
     }
 
     let seconds: Double
@@ -79,6 +81,7 @@ struct EchoResults: BenchmarkReport, Sendable {
             summary.wholeFileWer = Triple(clean: verdict.wholeFileClean.percent, off: verdict.wholeFileOff.percent, on: figures.wholeFile.percent)
             summary.falseCommandsPerMinute = Pair(off: verdict.perMinute(verdict.falseCommandsOff), on: verdict.perMinute(figures.falseCommands))
             summary.driverErrors = figures.driver
+            summary.silenceEndings = figures.endings
             engines[name] = summary
         }
     }
@@ -91,6 +94,12 @@ struct EchoResults: BenchmarkReport, Sendable {
     /// Goal: at least 90 % fewer false commands processed than off.
     func falseCommandGoal(_ engine: String) -> Bool? {
         engines[engine]?.falseCommandsPerMinute.map { $0.on <= $0.off / 10 }
+    }
+
+    /// Goal: every pass-thru ends on silence after the driver's last word, and within
+    /// `SilenceEndings.allowanceMs` of the silence asked for after it.
+    func silenceGoal(_ engine: String) -> Bool? {
+        engines[engine]?.silenceEndings.map(\.allOnTime)
     }
 
     /// Every figure of `shipping` at least as good as the peer's: (figure, met) pairs.
@@ -145,6 +154,23 @@ struct EchoResults: BenchmarkReport, Sendable {
                 lines.append(TableFormat.row([name, rate(figures.driver), rate(figures.wholeFile),
                                               TableFormat.fixed(verdict.perMinute(figures.falseCommands), 1)], widths: judgeWidths))
             }
+            lines.append("")
+            lines.append("Ending on silence: a pass-thru with BargeIn and EndOnSilenceMs \(verdict.endOnSilenceMs), from the far end's start, "
+                         + "earshot-capture's tracker on the signal it hands on; on time: after the driver's last word and at most "
+                         + "\(verdict.endOnSilenceMs + SilenceEndings.allowanceMs) ms after it")
+            let endingWidths = [-22, 7, 9, 6, 7, 34]
+            lines.append(TableFormat.row(["", "early", "on time", "late", "never", "past the silence: median, worst"], widths: endingWidths))
+            func endingRow(_ name: String, _ endings: SilenceEndings) -> String {
+                let past = endings.medianPastSilenceMs.map { "\($0), \(endings.worstPastSilenceMs!) ms" } ?? "-"
+                return TableFormat.row([name, "\(endings.early)", "\(endings.onTime)", "\(endings.late)", "\(endings.never)", past], widths: endingWidths)
+            }
+            lines.append(endingRow("clean", verdict.endingsClean))
+            lines.append(endingRow("road noise, no echo", verdict.endingsInRoadNoise))
+            lines.append(endingRow("off", verdict.endingsOff))
+            for name in engineOrder {
+                guard let figures = verdict.engines[name] else { continue }
+                lines.append(endingRow(name, figures.endings))
+            }
         } else if let why = recogniserNotRun {
             lines.append("Recogniser: not run (\(why))")
         }
@@ -161,6 +187,7 @@ struct EchoResults: BenchmarkReport, Sendable {
             }
             goals.append("driver's word errors within 5 points of clean and at most half of off: " + verdict(driverGoal(name)))
             goals.append("false commands at least 90 % fewer than off: " + verdict(falseCommandGoal(name)))
+            goals.append("every pass-thru ends on silence on time: " + verdict(silenceGoal(name)))
             lines.append("Goals, \(name): " + goals.joined(separator: "; "))
         }
         let peerFigures = againstPeer()

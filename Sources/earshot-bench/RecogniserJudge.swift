@@ -1,3 +1,4 @@
+import CaptureCore
 import ContractCore
 import EarshotCabinSound
 import EarshotTestHarness
@@ -17,6 +18,8 @@ import Foundation
 ///     around the driver too.
 ///   - false commands: the same far ends and road noise with no driver, decoded whole; every
 ///     command heard is a false one.
+/// And where a pass-thru that ends on silence would end on each scene with the driver
+/// (earshot-capture's own tracker and detector on the processed signal).
 struct RecogniserJudge {
     static let program = "/usr/bin/pocketsphinx_continuous"
     static let model = "/usr/share/pocketsphinx/model/en-us"
@@ -65,6 +68,7 @@ struct RecogniserJudge {
         var driver = WordErrors()
         var wholeFile = WordErrors()
         var falseCommands = 0
+        var endings = SilenceEndings()
     }
 
     struct Verdict: Codable, Sendable {
@@ -84,6 +88,11 @@ struct RecogniserJudge {
         var scenesWithoutDriver = 0
         var minutesWithoutDriver = 0.0
         var falseCommandsOff = 0
+        /// Where a pass-thru with `endOnSilenceMs` ended on each scene with the driver.
+        var endOnSilenceMs = RecogniserJudge.endOnSilenceMs
+        var endingsClean = SilenceEndings()
+        var endingsInRoadNoise = SilenceEndings()
+        var endingsOff = SilenceEndings()
         var engines: [String: EngineVerdict] = [:]
 
         func perMinute(_ commands: Int) -> Double { minutesWithoutDriver > 0 ? Double(commands) / minutesWithoutDriver : 0 }
@@ -97,6 +106,26 @@ struct RecogniserJudge {
     static let farSeconds = 8.0
     static let count = S.whole(lead + Int(farSeconds * Double(rate)) + rate / 2)
     static let echoRMS: Float = 0.08
+    /// The pass-thru's `EndOnSilenceMs` for the endings: half a second, a pause a driver
+    /// makes between words only rarely.
+    static let endOnSilenceMs = 500
+
+    /// Where a pass-thru with `BargeIn` and `endOnSilenceMs`, recording from the far end's
+    /// start, ends on `signal` (the sample after its last read; nil: not within it):
+    /// earshot-capture's `SilenceTracker` with the detector it uses, fed reads of its silence
+    /// period (`CapturePeriod.silenceWatchMs`) of the signal as the service hands it on.
+    static func silenceEnd(of signal: [Float]) -> Int? {
+        var tracker = SilenceTracker(endAfterMs: UInt32(endOnSilenceMs),
+                                     format: .init(sampleRate: UInt32(rate), channels: 1, bitsPerSample: 16),
+                                     detector: EnergyVoiceDetector(sampleRate: UInt32(rate)))
+        let read = rate * Int(CapturePeriod.silenceWatchMs) / 1000
+        let bytes = S.pcm16(signal)
+        for start in stride(from: 0, to: signal.count, by: read) {
+            let end = min(signal.count, start + read)
+            if tracker.feed(bytes[2 * start ..< 2 * end]) { return end }
+        }
+        return nil
+    }
 
     /// The far ends, each `farSeconds` long from sample 0.
     static func farEnds() throws -> [FarEnd: [Float]] {
@@ -151,14 +180,22 @@ struct RecogniserJudge {
             for (position, (name, whole)) in heard.enumerated() {
                 let driverErrors = WordErrors(reference: command, hypothesis: decoded[position].joined(separator: " "))
                 let wholeErrors = WordErrors(reference: command, hypothesis: decoded[heard.count + position].joined(separator: " "))
+                let ending = silenceEnd(of: whole)
+                func tally(_ endings: inout SilenceEndings) {
+                    endings.add(end: ending, driverEnd: talking.upperBound, endOnSilenceMs: endOnSilenceMs, rate: rate)
+                }
                 switch name {
-                case "clean": verdict.driverClean += driverErrors; verdict.wholeFileClean += wholeErrors
-                case "road": verdict.driverInRoadNoise += driverErrors; verdict.wholeFileInRoadNoise += wholeErrors
-                case "off": verdict.driverOff += driverErrors; verdict.wholeFileOff += wholeErrors
-                default: verdict.engines[name]!.driver += driverErrors; verdict.engines[name]!.wholeFile += wholeErrors
+                case "clean": verdict.driverClean += driverErrors; verdict.wholeFileClean += wholeErrors; tally(&verdict.endingsClean)
+                case "road": verdict.driverInRoadNoise += driverErrors; verdict.wholeFileInRoadNoise += wholeErrors; tally(&verdict.endingsInRoadNoise)
+                case "off": verdict.driverOff += driverErrors; verdict.wholeFileOff += wholeErrors; tally(&verdict.endingsOff)
+                default:
+                    verdict.engines[name]!.driver += driverErrors
+                    verdict.engines[name]!.wholeFile += wholeErrors
+                    tally(&verdict.engines[name]!.endings)
                 }
                 progress("  \(number) \(voice) over the \(farEnd.rawValue), \(name): driver heard \"\(decoded[position].joined(separator: " | "))\" "
-                         + "(\(driverErrors.errors)), whole file \"\(decoded[heard.count + position].joined(separator: " | "))\" (\(wholeErrors.errors))")
+                         + "(\(driverErrors.errors)), whole file \"\(decoded[heard.count + position].joined(separator: " | "))\" (\(wholeErrors.errors)), "
+                         + "ended on silence " + (ending.map { "\(($0 - talking.upperBound) * 1000 / rate) ms after the driver" } ?? "never"))
                 if let kept, name == "clean" || name == "off" || name == engines.first?.name {
                     try wave(whole).write(to: kept.appendingPathComponent("\(number)-\(name == engines.first?.name ? "on" : name).wav"))
                 }
