@@ -33,21 +33,27 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
               - noise suppression (high): the SNR gain and the voice's level,
               - CPU per second of audio (this thread's CPU time),
               - a recogniser's verdicts (pocketsphinx with a command grammar, when installed; \
-            about ten minutes): 44 commands from two voices spoken over the prompt, an alert or \
+            about three minutes): 44 commands from two voices spoken over the prompt, an alert or \
             the radio (heard 250 ms late through the cabin) with road noise at 5 dB SNR, \
             unprocessed and processed (\(CaptureContract.Manager.Keys.bargeIn.name)'s echo \
             cancellation and high noise suppression); word errors of the driver's span alone \
             (substitutions, deletions, insertions), against the same voice at the same moment \
             in silence; the whole file's word errors (the far end's and the noise's commands \
-            counted too); and false commands per minute in the same scenes with no driver.
+            counted too); false commands per minute in the same scenes with no driver; and \
+            where a pass-thru with EndOnSilenceMs 500 ends on each scene with the driver \
+            (earshot-capture's own silence tracker on each engine's signal). The same with \
+            \(CaptureContract.Manager.Keys.bargeIn.name) alone through earshot-capture itself \
+            (a private bus and the service for each scene; it renders the prompt itself, as \
+            for any pass-thru, and the microphone holds the echo of another rendering).
             Goals: ERLE >= 25 dB after the first second; SNR gain >= 10 dB with the voice \
             within 3 dB; the driver's word errors processed within 5 points of clean and at \
             most half of unprocessed; at least 90 % fewer false commands processed than \
-            unprocessed; earshot-capture's engine at least as good as PipeWire's on every \
+            unprocessed; every pass-thru ending after the driver's last word and within 800 \
+            ms of it; earshot-capture's engine at least as good as PipeWire's on every \
             figure. The engine that ships is earshot-capture's.
             """)
 
-    @Flag(name: .customLong("no-recogniser"), help: "Skip the recogniser (about ten minutes).")
+    @Flag(name: .customLong("no-recogniser"), help: "Skip the recogniser (about three minutes).")
     var noRecogniser = false
 
     @Option(name: .customLong("keep-utterances"), help: ArgumentHelp(
@@ -61,9 +67,15 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
+    @Flag(help: "Leave out the recogniser's run through earshot-capture (a private bus and the service for each scene).")
+    var noServicePath = false
+
     /// earshot-capture's engine as a pass-thru with `BargeIn` alone runs it (the recogniser's
     /// verdicts only: the echo scenarios run every engine without noise suppression).
     static let echoOnly = "Earshot, echo only"
+    /// The same through earshot-capture: a pass-thru with `BargeIn` and the prompt, the
+    /// service rendering the prompt itself (the recogniser's verdicts only).
+    static let throughService = "earshot-capture, echo only"
 
     /// The engines, in the order the tables give them.
     enum Engine: String, CaseIterable {
@@ -133,7 +145,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         let noisy = S.sum(driver, road)
         func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: talking, quiet: noiseOnly) }
         var results = EchoResults(seconds: seconds, roadNoiseSnrDb: snr(noisy),
-                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly] + Engine.allCases.dropFirst().map(\.rawValue),
+                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly, Self.throughService] + Engine.allCases.dropFirst().map(\.rawValue),
                                   shipping: Engine.earshot.rawValue, peer: Engine.pipewire.rawValue)
         let perSecond = 1000 / (Double(count) / Double(rate))
 
@@ -184,6 +196,14 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             engines.insert(RecogniserJudge.Engine(name: Self.echoOnly) { microphone, played, playsAt in
                 try Engine.earshot.process(near: microphone, far: played, playsAt: playsAt, echoCancel: true, noise: false).output
             }, at: 1)
+            if CaptureServicePath.available, !noServicePath {
+                engines.insert(RecogniserJudge.Engine(name: Self.throughService) { microphone, _, _ in
+                    try await CaptureServicePath.record(microphone, rate: CabinSound.rate, prompt: RecogniserJudge.promptText)
+                }, at: 2)
+            } else {
+                results.servicePathNotRun = noServicePath ? "--no-service-path"
+                    : "\(CaptureServicePath.executable) is not built next to earshot-bench"
+            }
             results.add(try await RecogniserJudge.measure(engines: engines, keepingIn: keepUtterances.map { URL(fileURLWithPath: $0) },
                                                           progress: progress))
         } else {

@@ -49,6 +49,8 @@ struct EchoResults: BenchmarkReport, Sendable {
     var noise: [NoiseRow] = []
     var recogniser: RecogniserJudge.Verdict?
     var recogniserNotRun: String?
+    /// Why the recogniser's run through earshot-capture was left out, when it was.
+    var servicePathNotRun: String?
     var engines: [String: EngineSummary] = [:]
     /// The engine that ships, and the peers, in the order the tables give them.
     let engineOrder: [String]
@@ -142,7 +144,7 @@ struct EchoResults: BenchmarkReport, Sendable {
                          + "(\(verdict.driverClean.words) words) over the \(RecogniserJudge.FarEnd.allCases.map(\.rawValue).joined(separator: ", the ")), "
                          + "with road noise at 5 dB SNR; \(verdict.scenesWithoutDriver) scenes with no driver "
                          + "(\(TableFormat.fixed(verdict.minutesWithoutDriver, 2)) min: \(verdict.farEnds.joined(separator: ", ")))")
-            let judgeWidths = [-22, 32, 36, 20]
+            let judgeWidths = [-28, 32, 36, 20]
             lines.append(TableFormat.row(["", "driver's span: word errors", "whole file (far end counted too)", "false commands/min"], widths: judgeWidths))
             lines.append(TableFormat.row(["clean", rate(verdict.driverClean), rate(verdict.wholeFileClean), "-"], widths: judgeWidths))
             lines.append(TableFormat.row(["road noise, no echo", rate(verdict.driverInRoadNoise), rate(verdict.wholeFileInRoadNoise), "-"],
@@ -155,10 +157,19 @@ struct EchoResults: BenchmarkReport, Sendable {
                                               TableFormat.fixed(verdict.perMinute(figures.falseCommands), 1)], widths: judgeWidths))
             }
             lines.append("")
+            lines.append("The driver's span by far end: word errors")
+            let farEnds = RecogniserJudge.FarEnd.allCases.map(\.rawValue)
+            let byFarEndWidths = [-28] + farEnds.map { _ in 28 }
+            lines.append(TableFormat.row([""] + farEnds, widths: byFarEndWidths))
+            for (label, name) in [("clean", "clean"), ("road noise, no echo", "road"), ("off", "off")] + engineOrder.map({ ($0, $0) }) {
+                guard let figures = verdict.driverByFarEnd[name] else { continue }
+                lines.append(TableFormat.row([label] + farEnds.map { figures[$0].map(rate) ?? "-" }, widths: byFarEndWidths))
+            }
+            lines.append("")
             lines.append("Ending on silence: a pass-thru with BargeIn and EndOnSilenceMs \(verdict.endOnSilenceMs), from the far end's start, "
                          + "earshot-capture's tracker on the signal it hands on; on time: after the driver's last word and at most "
                          + "\(verdict.endOnSilenceMs + SilenceEndings.allowanceMs) ms after it")
-            let endingWidths = [-22, 7, 9, 6, 7, 34]
+            let endingWidths = [-28, 7, 9, 6, 7, 34]
             lines.append(TableFormat.row(["", "early", "on time", "late", "never", "past the silence: median, worst"], widths: endingWidths))
             func endingRow(_ name: String, _ endings: SilenceEndings) -> String {
                 let past = endings.medianPastSilenceMs.map { "\($0), \(endings.worstPastSilenceMs!) ms" } ?? "-"
@@ -171,6 +182,7 @@ struct EchoResults: BenchmarkReport, Sendable {
                 guard let figures = verdict.engines[name] else { continue }
                 lines.append(endingRow(name, figures.endings))
             }
+            if let why = servicePathNotRun { lines.append("Through earshot-capture: not run (\(why))") }
         } else if let why = recogniserNotRun {
             lines.append("Recogniser: not run (\(why))")
         }

@@ -60,7 +60,7 @@ struct RecogniserJudge {
     /// sample 0) and where it plays out (`lead`) in, the processed microphone out.
     struct Engine: Sendable {
         let name: String
-        let process: @Sendable (_ microphone: [Float], _ played: [Float], _ playsAt: Int) throws -> [Float]
+        let process: @Sendable (_ microphone: [Float], _ played: [Float], _ playsAt: Int) async throws -> [Float]
     }
 
     /// One engine's figures.
@@ -94,6 +94,9 @@ struct RecogniserJudge {
         var endingsInRoadNoise = SilenceEndings()
         var endingsOff = SilenceEndings()
         var engines: [String: EngineVerdict] = [:]
+        /// The driver's span decoded, by condition (clean, road, off, or an engine's name)
+        /// and far end.
+        var driverByFarEnd: [String: [String: WordErrors]] = [:]
 
         func perMinute(_ commands: Int) -> Double { minutesWithoutDriver > 0 ? Double(commands) / minutesWithoutDriver : 0 }
     }
@@ -127,11 +130,14 @@ struct RecogniserJudge {
         return nil
     }
 
+    /// The pass-thru's prompt.
+    static let promptText = "Please say the name of the piece after the tone. You can also say cancel to stop, or "
+        + "help to hear what you can say. Recording starts when the prompt is over."
+
     /// The far ends, each `farSeconds` long from sample 0.
     static func farEnds() throws -> [FarEnd: [Float]] {
         let farCount = Int(farSeconds * Double(rate))
-        let prompt = try S.prompt("Please say the name of the piece after the tone. You can also say cancel to stop, or "
-                                  + "help to hear what you can say. Recording starts when the prompt is over.")
+        let prompt = try S.prompt(promptText)
         let alert = try S.prompt("Low fuel. The nearest filling station is twelve kilometres ahead, on the right. "
                                  + "Traffic on the ring road is heavy: expect ten minutes of delay.")
         let presenter = try S.speech("You are listening to the drive home. After the news, the weather for the weekend, "
@@ -172,7 +178,7 @@ struct RecogniserJudge {
             let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
             let microphone = S.sum(echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count]), driver, road)
             var heard: [(name: String, whole: [Float])] = [("clean", driver), ("road", S.sum(driver, road)), ("off", microphone)]
-            for engine in engines { heard.append((engine.name, try engine.process(microphone, far[farEnd]!, lead))) }
+            for engine in engines { heard.append((engine.name, try await engine.process(microphone, far[farEnd]!, lead))) }
             let signals = heard.map { Array($0.whole[talking]) } + heard.map(\.whole)
             let decoded = try await decoder.decode(signals)
             let number = String(format: "%02d", index + 1)
@@ -181,6 +187,7 @@ struct RecogniserJudge {
                 let driverErrors = WordErrors(reference: command, hypothesis: decoded[position].joined(separator: " "))
                 let wholeErrors = WordErrors(reference: command, hypothesis: decoded[heard.count + position].joined(separator: " "))
                 let ending = silenceEnd(of: whole)
+                verdict.driverByFarEnd[name, default: [:]][farEnd.rawValue, default: WordErrors()] += driverErrors
                 func tally(_ endings: inout SilenceEndings) {
                     endings.add(end: ending, driverEnd: talking.upperBound, endOnSilenceMs: endOnSilenceMs, rate: rate)
                 }
@@ -212,7 +219,7 @@ struct RecogniserJudge {
             let road = S.brownNoise(count: count, rms: echoRMS / Float(pow(10, 5.0 / 20)), seed: UInt64(100 + index))
             let microphone = kind.map { S.sum(echo(of: far[$0]!, delayMs: delay), road) } ?? road
             var signals = [microphone]
-            for engine in engines { signals.append(try engine.process(microphone, played, lead)) }
+            for engine in engines { signals.append(try await engine.process(microphone, played, lead)) }
             let decoded = try await decoder.decode(signals)
             verdict.falseCommandsOff += decoded[0].count
             for (engine, commands) in zip(engines, decoded.dropFirst()) { verdict.engines[engine.name]!.falseCommands += commands.count }
