@@ -40,7 +40,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             (substitutions, deletions, insertions), against the same voice at the same moment \
             in silence; the whole file's word errors (the far end's and the noise's commands \
             counted too); false commands per minute in the same scenes with no driver; and \
-            where a pass-thru with EndOnSilenceMs 500 ends on each scene with the driver \
+            where a pass-thru with \(CaptureContract.Manager.Keys.endOnSilenceMs.name) 500 ends on each scene with the driver \
             (earshot-capture's own silence tracker on each engine's signal). The same with \
             \(CaptureContract.Manager.Keys.bargeIn.name) alone through earshot-capture itself \
             (a private bus and the service for each scene; it renders the prompt itself, as \

@@ -1,4 +1,5 @@
 import EarshotCabinSound
+import EarshotContract
 import Foundation
 
 /// What `earshot-bench echo` found: each engine on the echo scenarios and on road noise,
@@ -166,7 +167,9 @@ struct EchoResults: BenchmarkReport, Sendable {
                 lines.append(TableFormat.row([label] + farEnds.map { figures[$0].map(rate) ?? "-" }, widths: byFarEndWidths))
             }
             lines.append("")
-            lines.append("Ending on silence: a pass-thru with BargeIn and EndOnSilenceMs \(verdict.endOnSilenceMs), from the far end's start, "
+            let keys = CaptureContract.Manager.Keys.self
+            lines.append("Ending on silence: a pass-thru with \(keys.bargeIn.name) and \(keys.endOnSilenceMs.name) \(verdict.endOnSilenceMs), "
+                         + "from the far end's start, "
                          + "earshot-capture's tracker on the signal it hands on; on time: after the driver's last word and at most "
                          + "\(verdict.endOnSilenceMs + SilenceEndings.allowanceMs) ms after it")
             let endingWidths = [-28, 7, 9, 6, 7, 34]
