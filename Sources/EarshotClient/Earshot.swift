@@ -79,13 +79,15 @@ struct ServiceCalls: Sendable {
     let busName: String
     /// How long a call may take unless it says otherwise.
     var timeout: Duration = DBusConnection.defaultTimeout
+    /// Whether a call may have the bus start the service (an activatable name not owned now).
+    var startsService = true
 
     func call(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ method: MethodDeclaration, _ arguments: [DBusValue] = [],
               timeout: Duration? = nil) async throws(EarshotError) -> [DBusValue] {
         ClientReach.note(interface, method.name)
         do {
             return try await connection.call(destination: busName, path: path, interface: interface.name, member: method.name,
-                                             arguments, timeout: timeout ?? self.timeout)
+                                             arguments, timeout: timeout ?? self.timeout, startingService: startsService)
         } catch {
             throw EarshotError(error)
         }
@@ -111,10 +113,12 @@ struct ServiceCalls: Sendable {
     }
 
     /// A property of one of the service's objects.
-    func property(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration) async throws(EarshotError) -> DBusValue {
+    func property(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration,
+                  startingService: Bool? = nil) async throws(EarshotError) -> DBusValue {
         do {
             let reply = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                                  member: "Get", [.string(interface.name), .string(property.name)], timeout: timeout)
+                                                  member: "Get", [.string(interface.name), .string(property.name)], timeout: timeout,
+                                                  startingService: startingService ?? startsService)
             guard let value = reply.first?.variantValue else {
                 throw EarshotError(name: DBusError.prefix + "Failed", message: "\(property.name): no value in \(reply)")
             }
@@ -128,7 +132,8 @@ struct ServiceCalls: Sendable {
     func properties(_ path: ObjectPath, _ interface: InterfaceDeclaration) async throws(EarshotError) -> [String: DBusValue] {
         do {
             let reply = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                                  member: "GetAll", [.string(interface.name)], timeout: timeout)
+                                                  member: "GetAll", [.string(interface.name)], timeout: timeout,
+                                                  startingService: startsService)
             guard let values = reply.first?.stringKeyedValue else {
                 throw EarshotError(name: DBusError.prefix + "Failed", message: "\(interface.name): no properties in \(reply)")
             }
@@ -144,7 +149,7 @@ struct ServiceCalls: Sendable {
         do {
             _ = try await connection.call(destination: busName, path: path, interface: "org.freedesktop.DBus.Properties",
                                           member: "Set", [.string(interface.name), .string(property.name), .variant(value)],
-                                          timeout: timeout)
+                                          timeout: timeout, startingService: startsService)
         } catch {
             throw EarshotError(error)
         }
@@ -155,7 +160,8 @@ struct ServiceCalls: Sendable {
     /// that reads the signals, so a change is seen as soon as the signal is read); nil while
     /// the service is not on the bus. Until the connection closes or `cancel()`.
     /// `startingService`: the first value is read by a call even when the service is not on
-    /// the bus, so that the bus starts it if it is activatable (nil when that fails).
+    /// the bus, so that the bus starts it if it is activatable (nil when that fails). No
+    /// later read starts it: a service that left is not started again by being followed.
     func follow(_ path: ObjectPath, _ interface: InterfaceDeclaration, _ property: PropertyDeclaration, startingService: Bool = false,
                 _ onChange: @escaping @Sendable (DBusValue?) -> Void) async throws(EarshotError) -> PropertyFollowing {
         let changes: SignalSubscription
@@ -179,7 +185,7 @@ struct ServiceCalls: Sendable {
             for await owner in owners {
                 if owner == nil && !(first && startingService) {
                     onChange(nil)
-                } else if let value = try? await self.property(path, interface, property) {
+                } else if let value = try? await self.property(path, interface, property, startingService: first && startingService) {
                     onChange(value)
                 } else if owner == nil {
                     onChange(nil)

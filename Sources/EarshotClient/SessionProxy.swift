@@ -107,7 +107,7 @@ public struct SessionActivation: Sendable {
 /// `org.earshot.Session1`.
 public struct SessionProxy: Sendable {
     typealias Manager = SessionContract.Manager
-    let calls: ServiceCalls
+    private(set) var calls: ServiceCalls
     let path = ObjectPath(declared: SessionContract.managerPath)
 
     public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
@@ -116,6 +116,15 @@ public struct SessionProxy: Sendable {
 
     /// The same proxy with calls that give up after `timeout`.
     public func timing(out timeout: Duration) -> SessionProxy { SessionProxy(connection: calls.connection, timeout: timeout) }
+
+    /// The same proxy with calls that never have the bus start the session service: while it
+    /// is not on the bus they fail (`NameHasNoOwner`) instead (a service that left is started
+    /// again by its unit, not by a call).
+    public func withoutStartingService() -> SessionProxy {
+        var proxy = self
+        proxy.calls.startsService = false
+        return proxy
+    }
 
     /// Whether the session service is on the bus now.
     public func isPresent() async -> Bool {

@@ -19,6 +19,10 @@ public struct DBusMessage: Sendable {
     public var destination: String?
     public var sender: String?
     public var noReplyExpected = false
+    /// Whether the bus may start the destination's service to deliver the message (a call
+    /// to an activatable name); false sets `NO_AUTO_START`, and a call to a name nobody owns
+    /// then fails with `NameHasNoOwner`.
+    public var startsService = true
     public var body: [DBusValue] = []
 
     public init(kind: Kind) {
@@ -77,6 +81,7 @@ public struct DBusMessage: Sendable {
         destination = dbus_message_get_destination(raw).map { String(cString: $0) }
         sender = dbus_message_get_sender(raw).map { String(cString: $0) }
         noReplyExpected = dbus_message_get_no_reply(raw) != 0
+        startsService = dbus_message_get_auto_start(raw) != 0
         body = try MessageCodec.readBody(of: raw)
     }
 
@@ -102,6 +107,7 @@ public struct DBusMessage: Sendable {
                 throw EarshotDBus.DBusError.noMemory("out of memory setting the reply serial")
             }
             dbus_message_set_no_reply(raw, noReplyExpected ? 1 : 0)
+            if !startsService { dbus_message_set_auto_start(raw, 0) }
             try MessageCodec.append(body, to: raw)
             return raw
         } catch {

@@ -210,11 +210,14 @@ extension DBusConnection {
         }
     }
 
-    /// Calls `member` and returns the reply's body.
+    /// Calls `member` and returns the reply's body. `startingService` false: the bus does
+    /// not start the destination's service for it (`NO_AUTO_START`).
     public func call(destination: String, path: ObjectPath, interface: String, member: String,
-                     _ arguments: [DBusValue] = [], timeout: Duration = defaultTimeout) async throws -> [DBusValue] {
-        let message = DBusMessage.methodCall(destination: destination, path: path, interface: interface,
+                     _ arguments: [DBusValue] = [], timeout: Duration = defaultTimeout,
+                     startingService: Bool = true) async throws -> [DBusValue] {
+        var message = DBusMessage.methodCall(destination: destination, path: path, interface: interface,
                                              member: member, body: arguments)
+        message.startsService = startingService
         return try await call(message, timeout: timeout).body
     }
 

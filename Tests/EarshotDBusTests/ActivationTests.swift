@@ -5,7 +5,9 @@ import Foundation
 import Testing
 
 @Suite struct ActivationTests {
-    @Test func theBusStartsTheServiceOnFirstCall() async throws {
+    /// A private bus that can start the echo service (an activation file for its name), and
+    /// a client on it.
+    static func withActivatableEcho(_ body: (DBusConnection) async throws -> Void) async throws {
         let services = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
                                                    appropriateFor: URL(fileURLWithPath: NSTemporaryDirectory()), create: true)
         defer { try? FileManager.default.removeItem(at: services) }
@@ -21,10 +23,32 @@ import Testing
         let client = try await bus.connect()
         defer { client.close() }
         #expect(try await client.nameOwner(EchoService.busName) == nil)
-        let reply = try await client.call(destination: EchoService.busName, path: EchoService.path,
-                                          interface: EchoService.interfaceName, member: "Echo", [.variant(.string("woken"))])
-        #expect(reply == [.variant(.string("woken"))])
-        #expect(try await client.nameOwner(EchoService.busName) != nil)
+        try await body(client)
         // The activated service is stopped with the bus (it exits when the bus goes away).
+    }
+
+    @Test func theBusStartsTheServiceOnFirstCall() async throws {
+        try await Self.withActivatableEcho { client in
+            let reply = try await client.call(destination: EchoService.busName, path: EchoService.path,
+                                              interface: EchoService.interfaceName, member: "Echo", [.variant(.string("woken"))])
+            #expect(reply == [.variant(.string("woken"))])
+            #expect(try await client.nameOwner(EchoService.busName) != nil)
+        }
+    }
+
+    /// `NO_AUTO_START`: a call that may not start the service fails while nobody owns its
+    /// name, and the service stays stopped (a service that left is its unit's to restart).
+    @Test func aCallThatMayNotStartTheServiceFailsAndLeavesItStopped() async throws {
+        try await Self.withActivatableEcho { client in
+            do {
+                _ = try await client.call(destination: EchoService.busName, path: EchoService.path, interface: EchoService.interfaceName,
+                                          member: "Echo", [.variant(.string("asleep"))], startingService: false)
+                Issue.record("the call was answered")
+            } catch let error as DBusError {
+                #expect(error.name == "org.freedesktop.DBus.Error.NameHasNoOwner", "\(error)")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await client.nameOwner(EchoService.busName) == nil)
+        }
     }
 }
