@@ -19,15 +19,21 @@ public struct SessionClient: Sendable {
 
     public let connection: DBusConnection
     private let session: SessionProxy
+    private let startingService: Bool
 
-    public init(connection: DBusConnection, timeout: Duration = .seconds(2)) {
+    /// `startingService` false: the session service is asked only while it is on the bus,
+    /// never started by the bus for a call.
+    public init(connection: DBusConnection, timeout: Duration = .seconds(2), startingService: Bool = true) {
         self.connection = connection
-        session = SessionProxy(connection: connection, timeout: timeout)
+        let proxy = SessionProxy(connection: connection, timeout: timeout)
+        session = startingService ? proxy : proxy.withoutStartingService()
+        self.startingService = startingService
     }
 
-    /// Whether the session service is on the bus now, or is started by the bus on the
-    /// first call (activatable): a head unit's services start one another on demand.
-    public func isPresent() async -> Bool { await session.isAvailable() }
+    /// Whether the session service is on the bus now, or (when this client may start it) is
+    /// started by the bus on the first call (activatable): a head unit's services start one
+    /// another on demand.
+    public func isPresent() async -> Bool { startingService ? await session.isAvailable() : await session.isPresent() }
 
     /// The state in force, or nil when the service is absent or does not answer in time.
     public func state() async -> SessionState? {

@@ -116,7 +116,9 @@ final class CaptureService: Sendable {
     /// input the active pass-thru holds open cannot be probed: what it was last found to do
     /// stands.
     private func describeInput(askingSession: Bool = true) async {
-        let input = askingSession ? await currentInput() : deviceInput
+        // Following the session never starts it: its first reading did, and one that left
+        // (even while this refresh was on its way) is systemd's to restart.
+        let input = askingSession ? await currentInput(startingSession: false) : deviceInput
         guard let generation = described.withLock({ state -> UInt64? in
             guard state.input != (input.device, input.channels) else { return nil }
             state.generation += 1
@@ -180,7 +182,9 @@ final class CaptureService: Sendable {
         }
         var output: WaveOutput?
         do {
-            let input = await currentInput()
+            // The bus starts a session service that is not running yet; one that left is
+            // systemd's to restart.
+            let input = await currentInput(startingSession: !sessionLeft.withLock { $0 })
             request.channels = input.channels
             if let path = request.outputPath {
                 // Created with the caller's permissions (its uid on the bus).
@@ -227,8 +231,10 @@ final class CaptureService: Sendable {
     }
 
     /// The session's input when it names one (and following it is on), else `--device`.
-    func currentInput() async -> Input {
-        if settings.followSession, let input = await SessionClient(connection: connection, timeout: .milliseconds(500)).input() {
+    /// `startingSession` false: the session is asked only while it is on the bus.
+    func currentInput(startingSession: Bool) async -> Input {
+        if settings.followSession, let input = await SessionClient(connection: connection, timeout: .milliseconds(500),
+                                                                     startingService: startingSession).input() {
             return Input(device: input.device, channels: input.channels,
                          periodLimitSeconds: input.ioBufferDuration > 0 ? input.ioBufferDuration : nil, fromSession: true)
         }
