@@ -21,4 +21,23 @@ public enum PCMWave {
         text("data"); u32(dataSize)
         return header
     }
+
+    /// The header of a stream whose length is not known when it starts (a pipe): both
+    /// lengths are 0xFFFFFFFF, as readers of streamed WAV expect; the samples run to EOF.
+    public static func streamHeader(sampleRate: UInt32, channels: UInt32, bitsPerSample: UInt32) -> [UInt8] {
+        var header = header(sampleRate: sampleRate, channels: channels, bitsPerSample: bitsPerSample, dataBytes: 0)
+        header.replaceSubrange(4 ..< 8, with: [0xff, 0xff, 0xff, 0xff])
+        header.replaceSubrange(40 ..< 44, with: [0xff, 0xff, 0xff, 0xff])
+        return header
+    }
+
+    /// 16-bit samples as the WAV data's bytes (little-endian).
+    public static func bytes(_ samples: [Int16]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: samples.count * 2)
+        for (index, sample) in samples.enumerated() {
+            bytes[2 * index] = UInt8(truncatingIfNeeded: sample)
+            bytes[2 * index + 1] = UInt8(truncatingIfNeeded: sample >> 8)
+        }
+        return bytes
+    }
 }

@@ -117,17 +117,22 @@ public struct SpeechOptions: Sendable {
     public var playTone = false
     /// It stays when its owner leaves the bus.
     public var outliveOwner = false
+    /// A pipe's writing end that receives what is played: a streamed WAV of every frame as it
+    /// goes to the output (the speech's `StartedAtMonotonicUs` says when the first did).
+    public var playedAudio: UnixFD?
 
-    public init(priority: Alert.Priority = .normal, playTone: Bool = false, outliveOwner: Bool = false) {
+    public init(priority: Alert.Priority = .normal, playTone: Bool = false, outliveOwner: Bool = false, playedAudio: UnixFD? = nil) {
         self.priority = priority
         self.playTone = playTone
         self.outliveOwner = outliveOwner
+        self.playedAudio = playedAudio
     }
 
     var values: [String: DBusValue] {
         var values: [String: DBusValue] = [AlertKeys.priority.name: .string(priority.rawValue)]
         if playTone { values[AlertKeys.playTone] = .boolean(true) }
         if outliveOwner { values[AlertKeys.outliveOwner] = .boolean(true) }
+        if let playedAudio { values[AlertKeys.playedAudio] = .unixFD(playedAudio) }
         return values
     }
 }

@@ -70,9 +70,10 @@ extension ObjectProperty where Object == AlertControl {
     public static var resultCode: ObjectProperty<AlertControl, ResultCode?> { .init(Members.interface, Members.resultCode, decode: PropertyDecoding.resultCode) }
     public static var tryAgainTimeMs: ObjectProperty<AlertControl, UInt32> { .init(Members.interface, Members.tryAgainTimeMs, decode: PropertyDecoding.uint32) }
     public static var endsAtMonotonicUs: ObjectProperty<AlertControl, UInt64> { .init(Members.interface, Members.endsAtMonotonicUs, decode: PropertyDecoding.uint64) }
+    public static var startedAtMonotonicUs: ObjectProperty<AlertControl, UInt64> { .init(Members.interface, Members.startedAtMonotonicUs, decode: PropertyDecoding.uint64) }
     /// Every property above: each must be this object's to be listed, and the list is held to
     /// the interface's declarations (`ObjectPropertyTests`).
-    static var declared: [ListedProperty<Object>] { [.init(state), .init(owner), .init(lines), .init(softButtons), .init(priority), .init(showWaitIndicator), .init(icon), .init(resultCode), .init(tryAgainTimeMs), .init(endsAtMonotonicUs)] }
+    static var declared: [ListedProperty<Object>] { [.init(state), .init(owner), .init(lines), .init(softButtons), .init(priority), .init(showWaitIndicator), .init(icon), .init(resultCode), .init(tryAgainTimeMs), .init(endsAtMonotonicUs), .init(startedAtMonotonicUs)] }
 }
 
 extension AlertControl: EarshotObject {

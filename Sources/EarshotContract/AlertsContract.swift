@@ -26,6 +26,12 @@ public enum AlertsContract {
             public static let icon = OptionKey(.icon, "s", doc: "The icon's path (a missing one is a warning).", default: "\"\"")
             public static let priority = CommonKeys.priority
             public static let outliveOwner = CommonKeys.outliveOwner
+            public static let playedAudio = OptionKey(
+                "PlayedAudio", "h",
+                doc: "A pipe's write end that receives what is played, as it is handed to the output: a WAV header "
+                    + "(16-bit mono at the output's rate, lengths unknown), then every frame, the tone's too; closed at the end. "
+                    + "Never waited for: a reader more than 8 MiB behind loses the rest (EOF). StartedAtMonotonicUs says "
+                    + "when its first frame went out.")
         }
 
         /// The keys of each of `SoftButtons`' dictionaries.
@@ -49,7 +55,7 @@ public enum AlertsContract {
             Keys.softButtons, Keys.icon, Keys.priority, Keys.outliveOwner,
         ]
 
-        public static let speechKeys = [Keys.playTone, Keys.priority, Keys.outliveOwner]
+        public static let speechKeys = [Keys.playTone, Keys.priority, Keys.outliveOwner, Keys.playedAudio]
 
         public static let presentAlert = MethodDeclaration(
             "PresentAlert", doc: "Copies the alert and queues it; replies at once with its object.",
@@ -145,13 +151,16 @@ public enum AlertsContract {
             "TryAgainTimeMs", "u", doc: "When refused, the ms after which the same request would be accepted; 0 when none.")
         public static let endsAtMonotonicUs = PropertyDeclaration(
             "EndsAtMonotonicUs", "t", doc: "When it ends unless a press, cancel or preemption ends it sooner (CLOCK_MONOTONIC µs); 0 while unknown.")
+        public static let startedAtMonotonicUs = PropertyDeclaration(
+            "StartedAtMonotonicUs", "t",
+            doc: "When its audio's first frame was handed to the output (CLOCK_MONOTONIC µs); 0 until then, and without audio.")
 
         public static let interface = InterfaceDeclaration(
             "org.earshot.Alerts1.Alert", doc: "One alert: its presentation and its completion.",
             methods: [cancel, pressButton, dismiss],
             signals: [completed, buttonPressed],
             properties: [state, owner, lines, softButtons, priority, showWaitIndicator, icon, resultCode, tryAgainTimeMs,
-                         endsAtMonotonicUs])
+                         endsAtMonotonicUs, startedAtMonotonicUs])
     }
 
     public static let service = ServiceDeclaration(

@@ -63,3 +63,70 @@ public enum Resampler {
         return Int16(max(-32768, min(32767, scaled)))
     }
 }
+
+/// Sample-rate conversion of one continuous mono stream given in pieces (libsamplerate's
+/// `src_process`, sinc interpolation at medium quality): the converter keeps its state
+/// between pieces, so the pieces join without a seam. One stream, one thread at a time.
+public final class StreamingResampler {
+    public let from: Int
+    public let to: Int
+    private let state: OpaquePointer?
+    private var ended = false
+
+    public init(from: Int, to: Int) throws(ResamplingError) {
+        guard from > 0, to > 0 else { throw ResamplingError(message: "rates must be positive (\(from) → \(to) Hz)") }
+        let ratio = Double(to) / Double(from)
+        guard ratio >= 1.0 / 256, ratio <= 256 else {
+            throw ResamplingError(message: "ratio \(from) → \(to) Hz is outside libsamplerate's 1/256...256")
+        }
+        self.from = from
+        self.to = to
+        if from == to {
+            state = nil
+            return
+        }
+        var error: Int32 = 0
+        guard let made = src_new(Int32(SRC_SINC_MEDIUM_QUALITY), 1, &error) else {
+            throw ResamplingError(message: src_strerror(error).map { String(cString: $0) } ?? "error \(error)")
+        }
+        state = made
+    }
+
+    deinit { if let state { src_delete(state) } }
+
+    /// The next piece of the stream at `to` Hz; `last` flushes what the converter holds
+    /// back (after it, nothing more is taken).
+    public func process(_ samples: [Float], last: Bool = false) throws(ResamplingError) -> [Float] {
+        guard !ended else { return [] }
+        if last { ended = true }
+        guard let state else { return samples }
+        let ratio = Double(to) / Double(from)
+        var output: [Float] = []
+        var input = samples[...]
+        var buffer = [Float](repeating: 0, count: Int(Double(max(samples.count, 256)) * ratio) + 256)
+        while true {
+            let (code, used, made) = input.withUnsafeBufferPointer { inPointer in
+                buffer.withUnsafeMutableBufferPointer { out -> (Int32, Int, Int) in
+                    var data = SRC_DATA()
+                    data.data_in = inPointer.baseAddress
+                    data.input_frames = inPointer.count
+                    data.data_out = out.baseAddress
+                    data.output_frames = out.count
+                    data.src_ratio = ratio
+                    data.end_of_input = last ? 1 : 0
+                    let code = src_process(state, &data)
+                    return (code, Int(data.input_frames_used), Int(data.output_frames_gen))
+                }
+            }
+            guard code == 0 else {
+                throw ResamplingError(message: src_strerror(code).map { String(cString: $0) } ?? "error \(code)")
+            }
+            output += buffer[0 ..< made]
+            input = input.dropFirst(used)
+            // Done when all input is taken and, at the end, nothing more comes out.
+            if input.isEmpty && (!last || made == 0) { break }
+            if used == 0 && made == 0 { break }
+        }
+        return output
+    }
+}

@@ -11,8 +11,13 @@ protocol AlertAudioOutput: Sendable {
     /// once everything is rendered, before `ended`, with when the last frame will have
     /// played (CLOCK_MONOTONIC, µs; counted from the first frame at the output's rate).
     /// FILE chunks are read from `files` (opened with the caller's rights, by path).
-    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String, logger: Logger,
+    /// `playedAudio`, a pipe's writing end when the caller gave one (`PlayedAudio`), gets a
+    /// stream's WAV header and then every frame handed to the output, and is closed at the
+    /// end; `started` hears when the first frame went out (CLOCK_MONOTONIC, µs).
+    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String,
+              playedAudio: UnixFD?, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
+              started: @escaping @Sendable (UInt64) -> Void,
               playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback
 }

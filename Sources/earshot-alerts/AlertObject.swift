@@ -17,6 +17,9 @@ final class AlertObject: Sendable {
     let audio: [SpeechChunk]
     /// The FILE chunks' files, opened with the caller's rights when the alert came, by path.
     let files: [String: UnixFD]
+    /// `PlayedAudio`: where what is played goes too (taken by the output; closed if the
+    /// alert completes without playing).
+    let playedAudio: UnixFD?
     /// The text as laid out for the display.
     let lines: [String]
     /// How long it stays up once presented (0 for speech only).
@@ -28,10 +31,11 @@ final class AlertObject: Sendable {
     private let warnings: Locked<[String]>
     private let finished = Locked(false)
 
-    init(id: UInt64, request: AlertRequest, audio: [SpeechChunk], files: [String: UnixFD], lines: [String], durationMs: UInt64,
-         warnings: [String], owner: String, service: AlertsService) throws(DBusError) {
+    init(id: UInt64, request: AlertRequest, audio: [SpeechChunk], files: [String: UnixFD], playedAudio: UnixFD? = nil, lines: [String],
+         durationMs: UInt64, warnings: [String], owner: String, service: AlertsService) throws(DBusError) {
         self.id = id
         self.files = files
+        self.playedAudio = playedAudio
         self.lines = lines
         self.durationMs = durationMs
         self.owner = owner
@@ -58,6 +62,7 @@ final class AlertObject: Sendable {
             (Members.resultCode, .string("")),
             (Members.tryAgainTimeMs, .uint32(0)),
             (Members.endsAtMonotonicUs, .uint64(0)),
+            (Members.startedAtMonotonicUs, .uint64(0)),
         ])
         objectBox.withLock { $0 = object }
     }
@@ -72,6 +77,11 @@ final class AlertObject: Sendable {
             return known != end
         }) else { return }
         try? object?.set(Members.endsAtMonotonicUs, .uint64(end))
+    }
+
+    /// Its audio's first frame went out at `startedUs` (`StartedAtMonotonicUs`).
+    func started(atMonotonicUs startedUs: UInt64) {
+        try? object?.set(Members.startedAtMonotonicUs, .uint64(startedUs))
     }
 
     var isFinished: Bool { finished.withLock { $0 } }
@@ -101,6 +111,7 @@ final class AlertObject: Sendable {
             return !done
         }
         guard first else { return }
+        playedAudio?.close()  // when never played; the output has taken it otherwise
         let warnings = warnings.withLock { $0 }
         let code = end.resultCode(warnings: !warnings.isEmpty)
         try? object?.set([(Members.state, .string("finished")), (Members.resultCode, .string(code.rawValue)),

@@ -46,6 +46,16 @@ enum AlertReader {
         return request
     }
 
+    /// `Speak`'s `PlayedAudio`: the pipe the caller wants what is played written to.
+    static func playedAudio(_ call: MethodCall) throws(DBusError) -> UnixFD? {
+        let options = try call.request(AlertsContract.Manager.speak)
+        guard let value = try DBusError.readingRequest({ try options.get(Keys.playedAudio, as: DBusValue.self) }) else { return nil }
+        guard let fd = value.unixFDValue, fd.rawValue != nil else {
+            throw DBusError.invalidArgs("\(Keys.playedAudio.name): the file descriptor is closed")
+        }
+        return fd
+    }
+
     private static func chunks(_ value: DBusValue, field: String) throws -> [SpeechChunk] {
         try SpeechChunk.parseAll(try value.speechPairs(field: field), field: field)
     }

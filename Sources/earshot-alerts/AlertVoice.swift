@@ -3,6 +3,7 @@ import ContractCore
 import Dispatch
 import EarshotALSA
 import EarshotDBus
+import EarshotService
 import EarshotVoice
 import Glibc
 import Logging
@@ -30,8 +31,10 @@ final class AlertVoice: AlertAudioOutput {
 
     /// Returns at once: opening the PCM, rendering and writing all happen off the caller's
     /// thread (the caller holds the service's lock).
-    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String, logger: Logger,
+    func play(alert id: UInt64, chunks: [SpeechChunk], files: [String: UnixFD], tone: Bool, role: String,
+              playedAudio: UnixFD?, logger: Logger,
               after ready: @escaping @Sendable () async -> Void,
+              started: @escaping @Sendable (UInt64) -> Void,
               playedOut: @escaping @Sendable (UInt64) -> Void,
               ended: @escaping @Sendable ([String]) -> Void) -> any AlertPlayback {
         let playback = VoicePlayback(ended: ended)
@@ -42,8 +45,8 @@ final class AlertVoice: AlertAudioOutput {
         Task {
             await ready()
             rendering.async { Self.render(id, playback: playback, presentedUs: presentedUs, device: device, role: role, files: files, format: format,
-                                          bufferMilliseconds: bufferMilliseconds, pacing: pacing, renderer: renderer, chunks: chunks, tone: tone, logger: logger,
-                                          playedOut: playedOut) }
+                                          bufferMilliseconds: bufferMilliseconds, pacing: pacing, renderer: renderer, chunks: chunks, tone: tone,
+                                          playedAudio: playedAudio, logger: logger, started: started, playedOut: playedOut) }
         }
         return playback
     }
@@ -51,7 +54,14 @@ final class AlertVoice: AlertAudioOutput {
     /// Opens the PCM and renders and writes the alert's audio; on the rendering queue.
     private static func render(_ id: UInt64, playback: VoicePlayback, presentedUs: UInt64, device named: String, role: String,
                                files: [String: UnixFD], format: PCMFormat, bufferMilliseconds: UInt32, pacing: PlaybackPacing, renderer: AlertAudioRenderer, chunks: [SpeechChunk],
-                               tone: Bool, logger: Logger, playedOut: @Sendable (UInt64) -> Void) {
+                               tone: Bool, playedAudio: UnixFD?, logger: Logger, started: @escaping @Sendable (UInt64) -> Void,
+                               playedOut: @Sendable (UInt64) -> Void) {
+        // What is handed to the output goes to the caller's pipe too, frame for frame; the
+        // pipe closes (EOF) however this ends, after its backlog once everything is handed over.
+        var tap = playedAudio?.take().map(StreamPipe.init(adopting:))
+        tap?.write(PCMWave.streamHeader(sampleRate: format.sampleRate, channels: 1, bitsPerSample: 16))
+        var tapHandedOver = false
+        defer { if !tapHandedOver { tap?.close() } }
         guard !playback.isStopped else { return }
         // The role goes with the audio wherever the PCM leads to PipeWire (read here, where
         // ALSA's configuration is read).
@@ -73,6 +83,7 @@ final class AlertVoice: AlertAudioOutput {
         let firstFrameUs = Locked<UInt64?>(nil)
         stream.start(onFirstFrame: { writtenUs in
             firstFrameUs.withLock { $0 = writtenUs }
+            started(writtenUs)
             let tenthsMs = (writtenUs &- presentedUs &+ 50) / 100
             logger.info("alert \(id): first audio frame written \(tenthsMs / 10).\(tenthsMs % 10) ms after presentation")
         }, onEnd: { error in
@@ -114,7 +125,10 @@ final class AlertVoice: AlertAudioOutput {
             guard !playback.isStopped else { return }
             do {
                 let samples = try renderer.render(part, files: fileDescriptors)
-                if stream.enqueue(samples) { frames += UInt64(samples.count) }  // mono
+                if stream.enqueue(samples) {
+                    frames += UInt64(samples.count)  // mono
+                    tap?.write(PCMWave.bytes(samples))
+                }
             } catch {
                 logger.warning("alert \(id): \(error); skipped")
                 playback.warn("audio: \(error); skipped")
@@ -125,6 +139,10 @@ final class AlertVoice: AlertAudioOutput {
         // so before the stream can end. The alert itself ends when the stream has drained.
         if !told { tellEnd(frames) }
         stream.finish()
+        if var rest = tap {
+            tapHandedOver = true
+            Task { await rest.finish() }
+        }
     }
 }
 

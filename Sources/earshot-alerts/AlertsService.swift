@@ -100,6 +100,7 @@ final class AlertsService: Sendable {
         let request = speechOnly
             ? try AlertReader.speech(call)
             : try AlertReader.alert(call)
+        let playedAudio = speechOnly ? try AlertReader.playedAudio(call) : nil
         var warnings: [String] = []
         var audio: [SpeechChunk] = []
         var files: [String: UnixFD] = [:]
@@ -159,8 +160,8 @@ final class AlertsService: Sendable {
             let seconds = AlertTimeouts.effective(requested: request.timeoutSeconds, defaultTimeout: s.defaultTimeout,
                                                   hasButtons: !request.softButtons.isEmpty, buttonTimeout: s.buttonTimeout)
             let durationMs = speechOnly ? 0 : AlertTimeouts.milliseconds(seconds)
-            let alert = try AlertObject(id: id, request: request, audio: audio, files: files, lines: lines, durationMs: durationMs,
-                                        warnings: warnings, owner: owner, service: self)
+            let alert = try AlertObject(id: id, request: request, audio: audio, files: files, playedAudio: playedAudio, lines: lines,
+                                        durationMs: durationMs, warnings: warnings, owner: owner, service: self)
             if let missingFile {
                 alert.addWarning(missingFile)
                 return (alert, AlertEnd(.fileNotFound))
@@ -282,8 +283,9 @@ final class AlertsService: Sendable {
                     // heard at once; one made while the stream joins waits for the graph).
                     let claim = sessionClaims.claim(for: id, category: "playback", options: priority.silencesOthers ? [] : ["duckOthers"])
                     s.playbacks[id] = output.play(alert: id, chunks: alert.audio, files: alert.files, tone: alert.request.playTone,
-                                                  role: priority.mediaRole, logger: logger,
+                                                  role: priority.mediaRole, playedAudio: alert.playedAudio, logger: logger,
                                                   after: { await SessionClaims.answer(of: claim, within: Self.focusWait) },
+                                                  started: { alert.started(atMonotonicUs: $0) },
                                                   playedOut: { [self] end in self.audioWillEnd(id, playedOutUs: end) }) { [self] warnings in
                         Task { self.audioEnded(id, warnings: warnings) }
                     }

@@ -74,12 +74,13 @@ final class CaptureWatch: Sendable {
 
     /// How much longer the current pass-thru records, in whole ms rounded up; nil when
     /// none records. For `sender`'s request: one made while a pass-thru runs whose end is
-    /// still not known is told to ask again when it will be (the capture service's own, its
-    /// prompt, is never in its own way).
+    /// still not known is told to ask again when it will be. The capture service's own, a
+    /// pass-thru's prompt, is never in its way, even once a `BargeIn` pass-thru records.
     func remainingMs(for sender: String) -> UInt64? {
+        if isCaptureService(sender) { return nil }
         let end = endsAtUs.withLock { $0 }
         if end == 0 {
-            return endUnknown && !isCaptureService(sender) ? AlertQueue.unknownEndRetryMs : nil
+            return endUnknown ? AlertQueue.unknownEndRetryMs : nil
         }
         let now = monotonicMicroseconds()
         guard end > now else { return nil }

@@ -5,7 +5,6 @@ import EarshotContract
 import EarshotDBus
 import EarshotService
 import EarshotSpeechProcessing
-import EarshotVoice
 import FoundationEssentials
 import Logging
 
@@ -70,9 +69,6 @@ final class CaptureService: Sendable {
         ])
         manager.withLock { $0 = object }
         described.withLock { $0.input = (settings.device, settings.channels) }
-        // A prompt rendered for the echo canceller started the speech helper; once quiet,
-        // it goes (the next such prompt starts it again).
-        MemoryReturn.whenIdle { SpeechSynthesizer.releaseEngine() }
     }
 
     /// Keeps `Device` and `Capabilities` on the input the next pass-thru will use: the

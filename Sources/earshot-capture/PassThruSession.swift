@@ -2,8 +2,8 @@ import CaptureCore
 import EarshotALSA
 import EarshotContract
 import EarshotDBus
+import EarshotService
 import EarshotSpeechProcessing
-import EarshotVoice
 import FoundationEssentials
 import Glibc
 import Logging
@@ -45,6 +45,10 @@ final class PassThruSession: DirectCaptureConsumer {
     /// asks for neither, and the audio is then exactly what the device read. Its lock is
     /// taken by the reading thread and, once, by the task giving it the prompt's audio.
     private let speech: Mutex<SpeechProcessor>?
+    /// With `BargeIn` and a prompt: what the alert service plays of it, for the canceller,
+    /// and the pipe's writing end until it is handed to the alert service.
+    private let promptReference: PromptReference?
+    private let promptAudio: UnixFD?
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
@@ -69,6 +73,11 @@ final class PassThruSession: DirectCaptureConsumer {
             }
         } else {
             speech = nil
+        }
+        if request.bargesIn && !request.initialPrompt.isEmpty {
+            (promptReference, promptAudio) = try PromptReference.make(rate: Int(request.samplingRate), passThru: id)
+        } else {
+            (promptReference, promptAudio) = (nil, nil)
         }
         let periodFrames = CapturePeriod.frames(for: request, sessionLimitSeconds: input.periodLimitSeconds)
         let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
@@ -129,14 +138,15 @@ final class PassThruSession: DirectCaptureConsumer {
             return
         }
         if request.bargesIn {
-            // Recording starts with the prompt, once the service has rendered it for the
-            // canceller (as long as the alert service takes to render it before playing);
-            // the audio session is claimed after the prompt, as without BargeIn, so the
-            // prompt is not muted as other audio.
-            renderPromptForCancelling()
+            // Recording starts with the prompt; the canceller gets what the alert service
+            // plays of it. The audio session is claimed after the prompt, as without
+            // BargeIn, so the prompt is not muted as other audio.
+            startReading()
         }
+        let reference = promptReference
         Task {
-            let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger) { [weak self] end in
+            let spoken = await PromptSpeaker.speak(request.initialPrompt, on: connection, logger: logger, playedAudio: promptAudio,
+                                                   started: { reference?.started(atUs: $0) }) { [weak self] end in
                 self?.promptWillEnd(atUs: end)
             }
             let recording = core.withLock { state -> Bool in
@@ -151,25 +161,6 @@ final class PassThruSession: DirectCaptureConsumer {
             }
             setProperty(Members.state, .string(PassThru.Phase.recording.rawValue))
             record()
-        }
-    }
-
-    /// Renders the prompt as the alert service does (the same renderer, at the pass-thru's
-    /// rate), gives it to the echo canceller as starting with the first read (it is heard
-    /// later, by a delay the canceller measures), then starts reading.
-    private func renderPromptForCancelling() {
-        let chunks = request.initialPrompt
-        let rate = Int(request.samplingRate)
-        Task.detached { [self] in
-            do {
-                let segments = try AlertAudioRenderer(sampleRate: rate).renderAll(chunks, playTone: false, skippingUnreadableFiles: true)
-                let rendered = segments.segments.joined().map { Float($0) / 32768 }
-                speech?.withLock { $0.play(rendered, startedAt: 0) }
-            } catch {
-                logger.warning("pass-thru \(id): the prompt cannot be rendered for echo cancellation, recording without: \(error)")
-            }
-            guard core.withLock({ $0.phase == .recording }) else { return }
-            startReading()
         }
     }
 
@@ -239,7 +230,11 @@ final class PassThruSession: DirectCaptureConsumer {
             if request.processesSpeech {
                 var processed = bytes
                 let bits = Int(request.bitsPerSample)
-                speech?.withLock { $0.process(pcm: &processed, bitsPerSample: bits) }
+                promptReference?.read(atUs: monotonicUs, frames: bytes.count / max(1, request.bytesPerFrame))
+                speech?.withLock { processor in
+                    promptReference?.feed(processor, logger: logger)
+                    processor.process(pcm: &processed, bitsPerSample: bits)
+                }
                 captured(processed, monotonicUs: monotonicUs)
             } else {
                 captured(bytes, monotonicUs: monotonicUs)
@@ -351,6 +346,7 @@ final class PassThruSession: DirectCaptureConsumer {
 
     private func finish(_ outcome: PassThruOutcome) {
         stream.stop()
+        promptReference?.close()
         watcher.withLock { $0?.cancel() }
         // A reader that has caught up sees EOF now; one still behind gets the rest of its
         // stream in the background: ending waits for no reader.
@@ -391,7 +387,9 @@ final class PassThruSession: DirectCaptureConsumer {
         // An overrun loses samples the device had: said, for whoever compares the recording.
         let recoveries = stream.recoveries
         let lost = recoveries > 0 ? "; \(recoveries) overrun(s) recovered: samples were lost" : ""
-        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms\(lost)",
+        let rate = Int(request.samplingRate)
+        let delay = request.bargesIn ? speech?.withLock { $0.measuredDelay.map { "; echo heard \($0 * 1000 / rate) ms after it played" } } ?? nil : nil
+        logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms\(lost)\(delay ?? "")",
                     metadata: ["passthru": "\(id)", "result": "\(outcome.resultCode.rawValue)", "reason": "\(outcome.reason.rawValue)"])
     }
 

@@ -6,13 +6,31 @@ import Logging
 /// Speaks a pass-thru's `InitialPrompt` through the alert service (`Speak`) and waits for
 /// it to complete. Returns whether it was spoken: false when the alert service is absent,
 /// refuses, fails or takes too long. `ends` hears when the speech will end (its alert's
-/// `EndsAtMonotonicUs`, µs) once the alert service knows.
+/// `EndsAtMonotonicUs`, µs) once the alert service knows. With `playedAudio`, a pipe's
+/// writing end, the alert service writes what it plays there (`PlayedAudio`; this end is
+/// closed here once handed over), and `started` hears when its first frame went out
+/// (`StartedAtMonotonicUs`).
 enum PromptSpeaker {
     static func speak(_ chunks: [SpeechChunk], on connection: DBusConnection, logger: Logger,
-                      limit: Duration = .seconds(120), ends: @escaping @Sendable (UInt64) -> Void = { _ in }) async -> Bool {
+                      limit: Duration = .seconds(120), playedAudio: UnixFD? = nil,
+                      started: @escaping @Sendable (UInt64) -> Void = { _ in },
+                      ends: @escaping @Sendable (UInt64) -> Void = { _ in }) async -> Bool {
         do {
             let alerts = AlertsProxy(connection: connection, timeout: .seconds(5))
-            let speech = try await alerts.startSpeaking(chunks)
+            let speech: PresentedAlert
+            do {
+                defer { playedAudio?.close() }
+                speech = try await alerts.startSpeaking(chunks, options: SpeechOptions(playedAudio: playedAudio))
+            }
+            let startTimes = playedAudio == nil ? nil : try await speech.observe(.startedAtMonotonicUs)
+            let starting = Task {
+                for await start in startTimes ?? AsyncStream { $0.finish() } {
+                    guard let start, start > 0 else { continue }
+                    started(start)
+                    return
+                }
+            }
+            defer { starting.cancel() }
             // Read now and followed: an end announced before this subscription is read.
             let endTimes = try await speech.observe(.endsAtMonotonicUs)
             let following = Task {

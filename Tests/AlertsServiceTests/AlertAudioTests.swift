@@ -3,6 +3,7 @@ import EarshotClient
 import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -120,6 +121,71 @@ import Testing
             }
             #expect(found, "the WAV's samples are in the speaker output")
             #expect(abs(played.count - frames) < Int(0.01 * Self.rate))
+        }
+    }
+
+    static func monotonicUs() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+    }
+
+    /// `PlayedAudio`: the caller's pipe gets a streamed WAV of exactly the frames the speaker
+    /// got, the tone's too, and sees EOF at the end; `StartedAtMonotonicUs` says when the
+    /// first went out, after the call and before the completion.
+    @Test func playedAudioIsWhatTheSpeakerGot() async throws {
+        try await AlertsFixture.with { f in
+            var ends: [Int32] = [-1, -1]
+            try #require(pipe(&ends) == 0)
+            let reader = UnixFD(taking: ends[0]), writer = UnixFD(taking: ends[1])
+            // Read as it comes, on a thread of its own, as a canceller would.
+            let stream = Task {
+                try await withCheckedThrowingContinuation { (done: CheckedContinuation<[UInt8], any Error>) in
+                    DispatchQueue.global().async { done.resume(with: Result { try readAll(reader) }) }
+                }
+            }
+            let asked = Self.monotonicUs()
+            let speech = try await f.alerts.startSpeaking([.text("Say your command after the tone")],
+                                                          options: SpeechOptions(playTone: true, playedAudio: writer))
+            writer.close()
+            let result = try await speech.result
+            let completed = Self.monotonicUs()
+            #expect(result.success, "\(result.resultCode) \(result.warnings)")
+            let started = try await speech.read(.startedAtMonotonicUs)
+            #expect(started > asked && started < completed, "started at \(started), asked at \(asked), completed at \(completed)")
+
+            let bytes = try await stream.value
+            try #require(bytes.count > PCMWave.headerSize)
+            #expect(Array(bytes[0 ..< PCMWave.headerSize]) == PCMWave.streamHeader(sampleRate: UInt32(Self.rate), channels: 1, bitsPerSample: 16))
+            let played = stride(from: PCMWave.headerSize, to: bytes.count - 1, by: 2).map {
+                Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)
+            }
+            let speaker = try f.speakerSamples()
+            #expect(played.count > Int(Self.rate), "\(played.count) frames handed over")
+            // The speaker may end on a period's padding of silence; nothing else differs.
+            #expect(speaker.count >= played.count && speaker.count - played.count < Int(0.1 * Self.rate), "\(speaker.count) played, \(played.count) handed over")
+            #expect(Array(speaker.prefix(played.count)) == played, "the handed-over frames are the speaker's")
+            #expect(speaker.dropFirst(played.count).allSatisfy { $0 == 0 })
+        }
+    }
+
+    /// A caller that hands over a pipe and never reads it, or closes its end at once, changes
+    /// nothing for the speech: it completes as without it, and the service stays.
+    @Test func aPipeNobodyReadsHoldsNothingUp() async throws {
+        try await AlertsFixture.with { f in
+            for closesAtOnce in [false, true] {
+                var ends: [Int32] = [-1, -1]
+                try #require(pipe(&ends) == 0)
+                let reader = UnixFD(taking: ends[0]), writer = UnixFD(taking: ends[1])
+                if closesAtOnce { reader.close() }
+                let started = ContinuousClock.now
+                let result = try await f.alerts.speak([.silence(ms: 300), .text("Nobody reads this")], options: SpeechOptions(playedAudio: writer))
+                #expect(result.success, "\(result.resultCode) \(result.warnings)")
+                #expect(ContinuousClock.now - started < .seconds(10))
+                writer.close()
+                reader.close()
+            }
+            #expect(try await f.alerts.speak([.silence(ms: 100)]).success, "the service still speaks")
         }
     }
 }

@@ -2,6 +2,7 @@ import ContractCore
 @testable import EarshotClient
 import EarshotContract
 import EarshotDBus
+import Glibc
 import Testing
 
 /// Every key a method's dictionary argument declares can be sent through the client's
@@ -87,7 +88,7 @@ import Testing
         return [
             name(Capture.interface, Capture.performAudioPassThru, 0): passThru.values,
             name(Alerts.interface, Alerts.presentAlert, 0): alert.values,
-            name(Alerts.interface, Alerts.speak, 1): SpeechOptions(priority: .navigation, playTone: true, outliveOwner: true).values,
+            name(Alerts.interface, Alerts.speak, 1): SpeechOptions(priority: .navigation, playTone: true, outliveOwner: true, playedAudio: UnixFD(taking: dup(2))).values,
             name(Orchestrator.interface, Orchestrator.recordPiece, 0): record.values,
             name(Pieces.interface, Pieces.drop, 0): drop.values,
             name(Pieces.interface, Pieces.list, 0): query.values,

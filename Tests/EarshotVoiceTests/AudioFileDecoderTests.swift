@@ -78,4 +78,44 @@ struct AudioFileDecoderTests {
             #expect(abs(Int(output[output.count / 2]) - 1000) <= 5, "\(from) → \(to): \(output[output.count / 2])")
         }
     }
+
+    /// A stream resampled in uneven pieces is the same signal as resampled whole: no seam
+    /// where the pieces join, the same length once flushed, a tone kept at its level.
+    @Test func aStreamResampledInPiecesHasNoSeams() throws {
+        let from = 22050, to = 16000
+        let input = (0 ..< from).map { Float(sin(2 * Double.pi * 440 * Double($0) / Double(from))) * 0.5 }
+        let whole = try Resampler.resample(input, from: from, to: to)
+        let stream = try StreamingResampler(from: from, to: to)
+        var pieces: [Float] = []
+        var offset = 0
+        for size in [1, 7, 300, 2048, 5, 4000].cycled(until: input.count) {
+            let end = min(input.count, offset + size)
+            pieces += try stream.process(Array(input[offset ..< end]))
+            offset = end
+            if offset == input.count { break }
+        }
+        pieces += try stream.process([], last: true)
+        #expect(abs(pieces.count - whole.count) <= 2, "\(pieces.count) samples in pieces, \(whole.count) whole")
+        // Away from the edges both are the tone, sample for sample.
+        let worst = (1000 ..< whole.count - 1000).map { abs(pieces[$0] - whole[$0]) }.max() ?? 1
+        #expect(worst < 0.01, "pieces and whole differ by \(worst)")
+        #expect(try stream.process(input).isEmpty, "nothing after the last piece")
+        // The same rate passes samples through.
+        #expect(try StreamingResampler(from: to, to: to).process(Array(input[0 ..< 10])) == Array(input[0 ..< 10]))
+    }
+}
+
+private extension Array where Element == Int {
+    /// The sizes over and over, as many as it takes to cover `total`.
+    func cycled(until total: Int) -> [Int] {
+        var sizes: [Int] = []
+        var sum = 0
+        while sum < total {
+            for size in self where sum < total {
+                sizes.append(size)
+                sum += size
+            }
+        }
+        return sizes
+    }
 }

@@ -14,7 +14,7 @@ struct ReleaseBuildTests {
     static let needed: [String: Set<String>] = {
         let everyone: Set<String> = ["libdbus-1.so.3", "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6", "ld-linux-x86-64.so.2"]
         let own: [String: Set<String>] = [
-            // libsamplerate: the prompt rendered for barge-in's echo canceller, as alerts renders it.
+            // libsamplerate: what alerts played of a barge-in prompt, brought to the pass-thru's rate for the canceller.
             "capture": ["libspeexdsp.so.1", "libasound.so.2", "libsamplerate.so.0"],
             "alerts": ["libasound.so.2", "libsamplerate.so.0"],
             "session": ["libasound.so.2"],

@@ -1,0 +1,191 @@
+import EarshotVoice
+import Foundation
+import Glibc
+import Synchronization
+
+/// A cabin between a speaker and a microphone, live: what the alert service plays into a
+/// FIFO (an ALSA `file` PCM, raw 16-bit mono at `speakerRate`) reaches the capture service's
+/// microphone (a `file` PCM reading raw 16-bit mono at `rate` from another FIFO) through
+/// `room`, an impulse response, on top of `scene`, everything else the microphone hears.
+///
+/// The cabin is the microphone's clock, as a sound card is: once a reader opens the PCM, it
+/// delivers a period (`periodFrames`, which must be what the reader reads at a time) every
+/// period's time, and the reader, at `--pace device`, waits for it. Each open hears `scene`
+/// from its start (the `file` plugin opens its `infile` on every `snd_pcm_open`), so the
+/// reader's n-th sample is `scene`'s n-th plus the echo. The speaker is heard from the
+/// microphone's next sample when its first frame arrives, then at its own rate (a speaker
+/// plays out at a steady rate however its writer fills its buffer). `recorded()` gives what
+/// the last reader was given, and the echo's part of it.
+public final class CabinLoop: Sendable {
+    public let speaker: URL
+    public let microphone: URL
+    public let speakerRate: Int
+    public let rate: Int
+    public let periodFrames: Int
+
+    private struct State {
+        var stopped = false
+        var running = false
+        var made: [Float] = []
+        var echo: [Float] = []
+        /// The speaker's audio at `rate`, and the microphone sample its first is heard with.
+        var played: [Float] = []
+        var playedFrom: Int?
+    }
+
+    private let state = Mutex(State())
+    private let scene: [Float]
+    /// The room's taps that are not zero: (delay in samples, gain).
+    private let taps: [(Int, Float)]
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Makes both FIFOs in `directory`; `start()` opens them (before either service does).
+    public init(directory: URL, speakerRate: Int, rate: Int, periodFrames: Int, scene: [Float], room: [Float]) throws {
+        speaker = directory.appendingPathComponent("cabin-speaker.fifo")
+        microphone = directory.appendingPathComponent("cabin-microphone.fifo")
+        for fifo in [speaker, microphone] {
+            unlink(fifo.path)
+            guard mkfifo(fifo.path, 0o600) == 0 else { throw CabinLoopError("mkfifo \(fifo.path): \(String(cString: strerror(errno)))") }
+        }
+        self.speakerRate = speakerRate
+        self.rate = rate
+        self.periodFrames = periodFrames
+        self.scene = scene
+        taps = room.enumerated().compactMap { $0.element == 0 ? nil : ($0.offset, $0.element) }
+    }
+
+    /// Opens the speaker's FIFO (so that the alert service's open does not wait) and starts
+    /// the cabin on a thread of its own.
+    public func start() throws {
+        signal(SIGPIPE, SIG_IGN)  // a reader that closes between two periods
+        let speakerFD = open(speaker.path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard speakerFD >= 0 else { throw CabinLoopError("opening \(speaker.path): \(String(cString: strerror(errno)))") }
+        _ = try StreamingResampler(from: speakerRate, to: rate)  // the rates are checked here
+        state.withLock { $0.running = true }
+        Thread.detachNewThread { [self] in
+            if let resampler = try? StreamingResampler(from: speakerRate, to: rate) {
+                run(speakerFD: speakerFD, resampler: resampler)
+            }
+            close(speakerFD)
+            finished.signal()
+        }
+    }
+
+    /// Stops the cabin; returns what the microphone was given and the echo's part of it.
+    @discardableResult
+    public func stop() -> (made: [Float], echo: [Float]) {
+        let running = state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return !s.stopped && s.running
+        }
+        if running {
+            // A cabin waiting for a reader in open() gets one, sees the stop and ends.
+            let reader = open(microphone.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            finished.wait()
+            if reader >= 0 { close(reader) }
+        }
+        return recorded()
+    }
+
+    /// What the microphone was given so far, and the echo's part of it.
+    public func recorded() -> (made: [Float], echo: [Float]) {
+        state.withLock { ($0.made, $0.echo) }
+    }
+
+    /// The microphone sample the speaker's first frame is heard with (before the room's
+    /// delay), once it played.
+    public var speakerHeardFrom: Int? { state.withLock { $0.playedFrom } }
+
+    private var stopped: Bool { state.withLock { $0.stopped } }
+
+    /// Serves one reader after another until stopped.
+    private func run(speakerFD: Int32, resampler: StreamingResampler) {
+        while !stopped {
+            let microphoneFD = open(microphone.path, O_WRONLY | O_CLOEXEC)  // waits for a reader
+            if microphoneFD < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if !stopped { serve(microphoneFD, speakerFD: speakerFD, resampler: resampler) }
+            close(microphoneFD)
+        }
+    }
+
+    /// Delivers `scene` and the echo to one reader, a period each period's time, until it
+    /// closes; listens to the speaker every 5 ms in between.
+    private func serve(_ microphoneFD: Int32, speakerFD: Int32, resampler: StreamingResampler) {
+        state.withLock { s in
+            (s.made, s.echo, s.played, s.playedFrom) = ([], [], [], nil)
+        }
+        let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
+        var due = Self.now()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var heldByte: UInt8?
+        while !stopped {
+            // The speaker: whatever has been written since.
+            let n = buffer.withUnsafeMutableBytes { read(speakerFD, $0.baseAddress, $0.count) }
+            if n > 0 {
+                var bytes = Array(buffer[0 ..< n])
+                if let byte = heldByte { bytes.insert(byte, at: 0) }
+                heldByte = bytes.count % 2 == 1 ? bytes.removeLast() : nil
+                let samples = stride(from: 0, to: bytes.count, by: 2).map {
+                    Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32768
+                }
+                let resampled = (try? resampler.process(samples)) ?? []
+                state.withLock { s in
+                    if s.playedFrom == nil { s.playedFrom = s.made.count }
+                    s.played += resampled
+                }
+            }
+            let now = Self.now()
+            guard now >= due else {
+                usleep(UInt32(min(5_000, (due - now) / 1000)))
+                continue
+            }
+            // The microphone: the period just heard, in one write (atomic up to a page).
+            let period = CabinSound.pcm16(nextPeriod())
+            let written = period.withUnsafeBytes { write(microphoneFD, $0.baseAddress, $0.count) }
+            if written < period.count { return }  // the reader has closed
+            due += periodNanoseconds
+        }
+    }
+
+    /// The next period: `scene` and what the speaker played, through the room.
+    private func nextPeriod() -> [Float] {
+        state.withLock { s in
+            let first = s.made.count
+            let block = periodFrames
+            var echo = [Float](repeating: 0, count: block)
+            if let from = s.playedFrom {
+                // Each tap adds the speaker's samples it reaches, delayed and scaled.
+                s.played.withUnsafeBufferPointer { played in
+                    echo.withUnsafeMutableBufferPointer { out in
+                        for (delay, gain) in taps {
+                            let source = first - from - delay
+                            if source + block <= 0 { break }
+                            let lower = max(0, -source), upper = min(block, played.count - source)
+                            guard lower < upper else { continue }
+                            for index in lower ..< upper { out[index] += gain * played[source + index] }
+                        }
+                    }
+                }
+            }
+            var samples = echo
+            for index in 0 ..< block where first + index < scene.count { samples[index] += scene[first + index] }
+            s.echo += echo
+            s.made += samples
+            return samples
+        }
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}
+
+public struct CabinLoopError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
