@@ -12,16 +12,20 @@ import Synchronization
 /// delivers a period (`periodFrames`, which must be what the reader reads at a time) every
 /// period's time, and the reader, at `--pace device`, waits for it. Each open hears `scene`
 /// from its start (the `file` plugin opens its `infile` on every `snd_pcm_open`), so the
-/// reader's n-th sample is `scene`'s n-th plus the echo. The speaker is heard from the
-/// microphone's next sample when its first frame arrives, then at its own rate (a speaker
-/// plays out at a steady rate however its writer fills its buffer). `recorded()` gives what
-/// the last reader was given, and the echo's part of it.
+/// reader's n-th sample is `scene`'s n-th plus the echo. The speaker's first frame is heard
+/// an output buffer (`speakerBufferMs`, the alert service's `--output-buffer-ms`) after it
+/// arrives, and the rest at its own rate (a speaker plays out at a steady rate however its
+/// writer fills its buffer). `recorded()` gives what the last reader was given, and the
+/// echo's part of it.
 public final class CabinLoop: Sendable {
     public let speaker: URL
     public let microphone: URL
     public let speakerRate: Int
     public let rate: Int
     public let periodFrames: Int
+    /// How long a frame written to the speaker takes to play (its output buffer), in the
+    /// microphone's samples.
+    public let speakerBuffer: Int
 
     private struct State {
         var stopped = false
@@ -31,6 +35,9 @@ public final class CabinLoop: Sendable {
         /// The speaker's audio at `rate`, and the microphone sample its first is heard with.
         var played: [Float] = []
         var playedFrom: Int?
+        /// Speaker samples that arrived after the microphone's sample they belong with had
+        /// gone out (a speaker's writer that fell behind real time): not heard.
+        var late = 0
     }
 
     private let state = Mutex(State())
@@ -40,7 +47,7 @@ public final class CabinLoop: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Makes both FIFOs in `directory`; `start()` opens them (before either service does).
-    public init(directory: URL, speakerRate: Int, rate: Int, periodFrames: Int, scene: [Float], room: [Float]) throws {
+    public init(directory: URL, speakerRate: Int, rate: Int, periodFrames: Int, speakerBufferMs: Int = 100, scene: [Float], room: [Float]) throws {
         speaker = directory.appendingPathComponent("cabin-speaker.fifo")
         microphone = directory.appendingPathComponent("cabin-microphone.fifo")
         for fifo in [speaker, microphone] {
@@ -50,6 +57,7 @@ public final class CabinLoop: Sendable {
         self.speakerRate = speakerRate
         self.rate = rate
         self.periodFrames = periodFrames
+        speakerBuffer = rate * speakerBufferMs / 1000
         self.scene = scene
         taps = room.enumerated().compactMap { $0.element == 0 ? nil : ($0.offset, $0.element) }
     }
@@ -92,6 +100,9 @@ public final class CabinLoop: Sendable {
         state.withLock { ($0.made, $0.echo) }
     }
 
+    /// Speaker samples (at `rate`) that came too late to be heard: its writer fell behind.
+    public var lateSpeakerSamples: Int { state.withLock { $0.late } }
+
     /// The microphone sample the speaker's first frame is heard with (before the room's
     /// delay), once it played.
     public var speakerHeardFrom: Int? { state.withLock { $0.playedFrom } }
@@ -115,7 +126,7 @@ public final class CabinLoop: Sendable {
     /// closes; listens to the speaker every 5 ms in between.
     private func serve(_ microphoneFD: Int32, speakerFD: Int32, resampler: StreamingResampler) {
         state.withLock { s in
-            (s.made, s.echo, s.played, s.playedFrom) = ([], [], [], nil)
+            (s.made, s.echo, s.played, s.playedFrom, s.late) = ([], [], [], nil, 0)
         }
         let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
         var due = Self.now()
@@ -133,7 +144,9 @@ public final class CabinLoop: Sendable {
                 }
                 let resampled = (try? resampler.process(samples)) ?? []
                 state.withLock { s in
-                    if s.playedFrom == nil { s.playedFrom = s.made.count }
+                    if s.playedFrom == nil { s.playedFrom = s.made.count + speakerBuffer }
+                    let first = s.playedFrom! + s.played.count
+                    s.late += max(0, min(resampled.count, s.made.count - first))
                     s.played += resampled
                 }
             }

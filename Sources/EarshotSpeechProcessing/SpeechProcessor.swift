@@ -56,9 +56,10 @@ public final class SpeechProcessor {
     /// later than the direct sound, and the canceller's far end must never come after it.
     public static let marginMs = 60
     /// The delay WebRTC's canceller (extended filter, delay-agnostic) finds by itself:
-    /// measured at 40-120 ms (29-39 dB down), lost at 250 ms and beyond; with the estimate up
-    /// to 50 ms late, a delay of 150 ms is still left to it.
-    public static let ownReachMs = 200
+    /// measured at 40-120 ms (29-39 dB down), lost at 180 ms (3.5 dB) and beyond. Longer
+    /// delays are brought within it: with the estimate up to 50 ms late, what is left to the
+    /// canceller stays within 10-110 ms.
+    public static let ownReachMs = 120
     /// The last measurement, until the next agrees with it.
     private var candidate: (delaySamples: Int, correlation: Double)?
 
@@ -173,9 +174,9 @@ public final class SpeechProcessor {
         // The canceller follows a delay up to `ownReachMs` itself, better than after a
         // jump in its far end. Beyond, the far end is handed over later by the delay less
         // `marginMs`, and moved again only when the delay left to the canceller leaves
-        // 15...150 ms (a drift; each move costs it some convergence).
+        // 15 ms...`ownReachMs` (a drift; each move costs it some convergence).
         let left = found - lag
-        let inStep = lag == 0 ? found <= Self.ownReachMs * ms : (15 * ms ... 150 * ms).contains(left)
+        let inStep = lag == 0 ? found <= Self.ownReachMs * ms : (15 * ms ... Self.ownReachMs * ms).contains(left)
         if !inStep {
             let wanted = found > Self.ownReachMs * ms ? found - Self.marginMs * ms : 0
             // A canceller that adapted to a far end out of step recovers from a jump far

@@ -4,46 +4,136 @@ import EarshotClient
 import EarshotContract
 import EarshotTestHarness
 import Foundation
+import Synchronization
 
-/// A microphone's samples through the real earshot-capture, as a pass-thru with `BargeIn`
-/// and the prompt as its `InitialPrompt` records them: a private bus, a file-backed ALSA
-/// microphone playing the samples from their first, and the service's own path (it renders
-/// the prompt itself, measures the delay and cancels). No alert service runs, so the
-/// prompt is not played (the result is `WARNINGS`): the microphone already holds its echo,
-/// as one rendering of it sounded.
-enum CaptureServicePath {
-    static let executable = "earshot-capture"
+/// Scenes through the real services, in real time: for each, a private bus, earshot-alerts
+/// speaking into a live cabin (`CabinLoop`: its speaker through the scene's echo path, on top
+/// of what else the microphone hears) and earshot-capture reading the cabin's microphone at
+/// `--pace device`, as from a sound card. The pass-thru has `BargeIn`; over the prompt it has
+/// the prompt as its `InitialPrompt`, which the alert service speaks and hands over as it
+/// plays it (`PlayedAudio`). Over an alert or the radio there is no prompt, and the microphone
+/// holds their echo: nothing hands those over.
+///
+/// A scene takes its own length; `concurrency` of them run at once, started ahead of the
+/// judge's asking (`start`).
+final class CaptureServicePath: Sendable {
+    static let executables = ["earshot-capture", "earshot-alerts"]
+    static let concurrency = 3
+    static let speakerRate = 22050
 
-    /// Whether the service is built next to this program.
+    /// Whether both services are built next to this program.
     static var available: Bool {
-        FileManager.default.isExecutableFile(atPath: ServiceProcess.productsDirectory.appendingPathComponent(executable).path)
+        executables.allSatisfy {
+            FileManager.default.isExecutableFile(atPath: ServiceProcess.productsDirectory.appendingPathComponent($0).path)
+        }
     }
 
-    /// What the pass-thru's owner received, sample for sample with `microphone` (16-bit,
-    /// mono, at `rate`), cut or padded to its length.
-    static func record(_ microphone: [Float], rate: Int, prompt: String, noise: AudioPassThruRequest.NoiseSuppression = .off) async throws -> [Float] {
-        try await ServiceSession.with(executable, arguments: ["--device", "mic", "--pace", "device"],
-                                      busName: CaptureContract.busName, prepare: { bus in
-            let input = bus.directory.appendingPathComponent("microphone.raw")
-            try Data(CabinSound.pcm16(microphone)).write(to: input)
+    let prompt: String
+    private let runs = Mutex<[Int: Task<[Float], any Error>]>([:])
+    private let late = Mutex(0)
+
+    init(prompt: String) {
+        self.prompt = prompt
+    }
+
+    /// Starts every scene, `concurrency` at a time, in order.
+    func start(_ scenes: [RecogniserJudge.Scene]) {
+        let slots = AsyncSemaphore(Self.concurrency)
+        runs.withLock { runs in
+            for scene in scenes {
+                runs[scene.index] = Task { [self] in
+                    await slots.wait(turn: scene.index)
+                    defer { slots.signal() }
+                    return try await record(scene)
+                }
+            }
+        }
+    }
+
+    /// What the pass-thru's owner received in `scene`, sample for sample with its microphone.
+    func output(of scene: RecogniserJudge.Scene) async throws -> [Float] {
+        guard let run = runs.withLock({ $0[scene.index] }) else { return try await record(scene) }
+        return try await run.value
+    }
+
+    /// The speech the cabins heard late, over every scene so far, in ms.
+    var lateSpeakerMs: Int { late.withLock { $0 } * 1000 / CabinSound.rate }
+
+    private func record(_ scene: RecogniserJudge.Scene) async throws -> [Float] {
+        let rate = CabinSound.rate
+        let prompted = scene.farEnd == .prompt
+        let peers = Mutex<(CabinLoop?, ServiceProcess?)>((nil, nil))
+        // Capture reads periods of its chunks (ChunkMs 100, the default): the cabin delivers those.
+        return try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", "device", "--linger-seconds", "1"],
+                                             busName: CaptureContract.busName, prepare: { bus in
+            let cabin = try CabinLoop(directory: bus.directory, speakerRate: Self.speakerRate, rate: rate, periodFrames: rate / 10,
+                                      scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [])
+            try cabin.start()
+            peers.withLock { $0.0 = cabin }
             var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-            devices.microphone("mic", infile: input)
+            devices.microphone("mic", infile: cabin.microphone)
+            devices.speaker("speaker", outfile: cabin.speaker)
             try devices.write()
+            let alerts = try await ServiceProcess("earshot-alerts", arguments: [
+                "--output-device", "speaker", "--output-rate", "\(Self.speakerRate)", "--output-pace", "realtime", "--linger-seconds", "1",
+            ], bus: bus, busName: AlertsContract.busName, environment: devices.environment)
+            peers.withLock { $0.1 = alerts }
             return devices.environment
         }) { session in
+            let (cabin, alerts) = peers.withLock { $0 }
+            defer { cabin?.stop() }
             var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
-                                               maxDurationMs: UInt32((microphone.count * 1000 + rate - 1) / rate))
+                                               maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
             request.bargeIn = true
-            request.initialPrompt = [.text(prompt)]
-            request.noiseSuppression = noise
+            if prompted { request.initialPrompt = [.text(prompt)] }
             let passThru = try await CaptureProxy(connection: session.client).perform(request)
             var bytes: [UInt8] = []
             for await chunk in passThru { bytes += chunk.data }
             let result = try await passThru.result
-            guard result.resultCode == .warnings || result.resultCode == .success else {
-                throw HarnessError("the pass-thru ended with \(result.resultCode.rawValue)")
+            cabin?.stop()
+            late.withLock { $0 += cabin?.lateSpeakerSamples ?? 0 }
+            await alerts?.shutdown()
+            guard result.resultCode == .success else {
+                throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(session.service.logText.suffix(1500))")
             }
-            return CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: microphone.count)
+            return CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count)
         }
+    }
+}
+
+/// At most `slots` holders at once, let in by turn: the lowest turn waiting goes first.
+final class AsyncSemaphore: Sendable {
+    private struct State {
+        var free: Int
+        var waiting: [(turn: Int, go: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(_ slots: Int) { state = Mutex(State(free: slots)) }
+
+    func wait(turn: Int) async {
+        await withCheckedContinuation { (go: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { s -> Bool in
+                if s.free > 0 {
+                    s.free -= 1
+                    return true
+                }
+                s.waiting.append((turn, go))
+                return false
+            }
+            if now { go.resume() }
+        }
+    }
+
+    func signal() {
+        let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let first = s.waiting.indices.min(by: { s.waiting[$0].turn < s.waiting[$1].turn }) else {
+                s.free += 1
+                return nil
+            }
+            return s.waiting.remove(at: first).go
+        }
+        next?.resume()
     }
 }

@@ -67,14 +67,15 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
-    @Flag(help: "Leave out the recogniser's run through earshot-capture (a private bus and the service for each scene).")
+    @Flag(help: "Leave out the recogniser's run through earshot-capture and earshot-alerts (in real time: a private bus, both services and a live cabin for each scene, three at once).")
     var noServicePath = false
 
     /// earshot-capture's engine as a pass-thru with `BargeIn` alone runs it (the recogniser's
     /// verdicts only: the echo scenarios run every engine without noise suppression).
     static let echoOnly = "Earshot, echo only"
-    /// The same through earshot-capture: a pass-thru with `BargeIn` and the prompt, the
-    /// service rendering the prompt itself (the recogniser's verdicts only).
+    /// The same through the services: a pass-thru with `BargeIn` (and the prompt, for the
+    /// scenes over the prompt), earshot-alerts speaking it into a live cabin and handing
+    /// capture what it played (the recogniser's verdicts only).
     static let throughService = "earshot-capture, echo only"
 
     /// The engines, in the order the tables give them.
@@ -188,24 +189,25 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             // As a pass-thru with BargeIn and NoiseSuppression runs: echo cancellation and high
             // noise suppression.
             var engines = Engine.allCases.map { engine in
-                RecogniserJudge.Engine(name: engine.rawValue) { microphone, played, playsAt in
-                    try engine.process(near: microphone, far: played, playsAt: playsAt, echoCancel: true, noise: true).output
+                RecogniserJudge.Engine(name: engine.rawValue) { scene in
+                    try engine.process(near: scene.microphone, far: scene.played, playsAt: scene.playsAt, echoCancel: true, noise: true).output
                 }
             }
             // A pass-thru with BargeIn alone: echo cancellation, no noise suppression.
-            engines.insert(RecogniserJudge.Engine(name: Self.echoOnly) { microphone, played, playsAt in
-                try Engine.earshot.process(near: microphone, far: played, playsAt: playsAt, echoCancel: true, noise: false).output
+            engines.insert(RecogniserJudge.Engine(name: Self.echoOnly) { scene in
+                try Engine.earshot.process(near: scene.microphone, far: scene.played, playsAt: scene.playsAt, echoCancel: true, noise: false).output
             }, at: 1)
-            if CaptureServicePath.available, !noServicePath {
-                engines.insert(RecogniserJudge.Engine(name: Self.throughService) { microphone, _, _ in
-                    try await CaptureServicePath.record(microphone, rate: CabinSound.rate, prompt: RecogniserJudge.promptText)
-                }, at: 2)
+            let servicePath = CaptureServicePath.available && !noServicePath ? CaptureServicePath(prompt: RecogniserJudge.promptText) : nil
+            if let servicePath {
+                engines.insert(RecogniserJudge.Engine(name: Self.throughService, process: { try await servicePath.output(of: $0) },
+                                                      prepare: { servicePath.start($0) }), at: 2)
             } else {
                 results.servicePathNotRun = noServicePath ? "--no-service-path"
-                    : "\(CaptureServicePath.executable) is not built next to earshot-bench"
+                    : "\(CaptureServicePath.executables.joined(separator: " and ")) not built next to earshot-bench"
             }
             results.add(try await RecogniserJudge.measure(engines: engines, keepingIn: keepUtterances.map { URL(fileURLWithPath: $0) },
                                                           progress: progress))
+            if let servicePath { results.servicePathLateMs = servicePath.lateSpeakerMs }
         } else {
             results.recogniserNotRun = "\(RecogniserJudge.program) or \(RecogniserJudge.model) missing: Debian's pocketsphinx and pocketsphinx-en-us"
         }

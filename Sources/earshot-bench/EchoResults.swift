@@ -52,6 +52,9 @@ struct EchoResults: BenchmarkReport, Sendable {
     var recogniserNotRun: String?
     /// Why the recogniser's run through earshot-capture was left out, when it was.
     var servicePathNotRun: String?
+    /// What the cabin of the run through the services heard late of the prompt (its
+    /// speaker's writer behind real time: a loaded machine), in all, ms.
+    var servicePathLateMs: Int?
     var engines: [String: EngineSummary] = [:]
     /// The engine that ships, and the peers, in the order the tables give them.
     let engineOrder: [String]
@@ -186,6 +189,10 @@ struct EchoResults: BenchmarkReport, Sendable {
                 lines.append(endingRow(name, figures.endings))
             }
             if let why = servicePathNotRun { lines.append("Through earshot-capture: not run (\(why))") }
+            if let late = servicePathLateMs {
+                lines.append("Through earshot-capture: the cabin heard \(late) ms of the alert service's speech late, over every scene "
+                             + "(0: it kept up with real time)")
+            }
         } else if let why = recogniserNotRun {
             lines.append("Recogniser: not run (\(why))")
         }

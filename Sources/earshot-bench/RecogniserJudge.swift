@@ -56,11 +56,30 @@ struct RecogniserJudge {
         case radio
     }
 
-    /// A processing engine: the microphone's samples, what was handed over to play (at
-    /// sample 0) and where it plays out (`lead`) in, the processed microphone out.
+    /// One scene as an engine gets it.
+    struct Scene: Sendable {
+        /// Its place in the run: the scenes with the driver first, then those without.
+        let index: Int
+        /// Everything the microphone hears.
+        let microphone: [Float]
+        /// The far end as handed over to play, from sample 0; empty when none plays.
+        let played: [Float]
+        /// Where the far end's echo starts at the microphone (`lead`).
+        let playsAt: Int
+        let farEnd: FarEnd?
+        /// The cabin's echo path for the far end (`S.room`), scaled as the scene's echo is.
+        let room: [Float]
+        /// The microphone without the far end's echo: the driver and the road.
+        let besidesFarEnd: [Float]
+    }
+
+    /// A processing engine: a scene in, the processed microphone out. `prepare` is told every
+    /// scene of the run before the first is asked for (an engine that runs in real time may
+    /// start them ahead, several at once).
     struct Engine: Sendable {
         let name: String
-        let process: @Sendable (_ microphone: [Float], _ played: [Float], _ playsAt: Int) async throws -> [Float]
+        let process: @Sendable (_ scene: Scene) async throws -> [Float]
+        var prepare: @Sendable (_ scenes: [Scene]) -> Void = { _ in }
     }
 
     /// One engine's figures.
@@ -148,9 +167,52 @@ struct RecogniserJudge {
                 .radio: S.placed(radio, at: 0, count: farCount)]
     }
 
-    /// The far end's echo at the microphone: through a cabin of `delayMs`, from `lead`.
-    static func echo(of far: [Float], delayMs: Int) -> [Float] {
-        S.placed(S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: echoRMS), at: lead, count: count)
+    /// The far end's echo at the microphone: through a cabin of `delayMs`, from `lead`; and
+    /// that cabin's echo path, scaled as the echo was.
+    static func echo(of far: [Float], delayMs: Int) -> (echo: [Float], room: [Float]) {
+        let room = S.room(delayMs: delayMs)
+        let heard = S.convolve(far, room)
+        let gain = echoRMS / max(S.rms(heard, 0 ..< heard.count), 1e-9)
+        return (S.placed(heard.map { $0 * gain }, at: lead, count: count), room.map { $0 * gain })
+    }
+
+    /// A scene with the driver: its spoken words, and where they are.
+    struct Utterance: Sendable {
+        let voice: String
+        let command: String
+        let farEnd: FarEnd
+        let driver: [Float]
+        let road: [Float]
+        let talking: Range<Int>
+    }
+
+    /// Every scene of the run, in order: the driver's, then those without a driver.
+    static func scenes(far: [FarEnd: [Float]]) throws -> (utterances: [Utterance], scenes: [Scene], withoutDriver: [(FarEnd?, Int)]) {
+        let delays = [40, 80, 120]
+        var utterances: [Utterance] = []
+        var scenes: [Scene] = []
+        for (index, (voice, command)) in voices.flatMap({ voice in commands.map { (voice, $0) } }).enumerated() {
+            let farEnd = FarEnd.allCases[index % FarEnd.allCases.count]
+            let spoken = S.scaled(try S.speech(command, voice: voice), toRMS: 0.08)
+            let talkStart = lead + rate + (index % 5) * rate / 4
+            let talking = talkStart ..< min(count, talkStart + spoken.count)
+            let driver = S.placed(spoken, at: talkStart, count: count)
+            let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
+            let (echo, room) = Self.echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count])
+            let besides = S.sum(driver, road)
+            utterances.append(Utterance(voice: voice, command: command, farEnd: farEnd, driver: driver, road: road, talking: talking))
+            scenes.append(Scene(index: scenes.count, microphone: S.sum(echo, besides), played: far[farEnd]!, playsAt: lead,
+                                farEnd: farEnd, room: room, besidesFarEnd: besides))
+        }
+        let kinds: [FarEnd?] = FarEnd.allCases + [nil]
+        let withoutDriver = kinds.flatMap { kind in (delays + [80]).map { (kind, $0) } }
+        for (index, (kind, delay)) in withoutDriver.enumerated() {
+            let road = S.brownNoise(count: count, rms: echoRMS / Float(pow(10, 5.0 / 20)), seed: UInt64(100 + index))
+            let echo = kind.map { Self.echo(of: far[$0]!, delayMs: delay) }
+            scenes.append(Scene(index: scenes.count, microphone: echo.map { S.sum($0.echo, road) } ?? road, played: kind.map { far[$0]! } ?? [],
+                                playsAt: lead, farEnd: kind, room: echo?.room ?? [], besidesFarEnd: road))
+        }
+        return (utterances, scenes, withoutDriver)
     }
 
     static func measure(engines: [Engine], keepingIn kept: URL? = nil, progress: @escaping @Sendable (String) -> Void) async throws -> Verdict {
@@ -165,20 +227,15 @@ struct RecogniserJudge {
         var verdict = Verdict()
         for engine in engines { verdict.engines[engine.name] = EngineVerdict() }
         var spans = "utterance\tvoice\tfar end\tcommand\tdriver from sample\tto sample\n"
-        let delays = [40, 80, 120]
+        let (utterances, scenes, withoutDriver) = try Self.scenes(far: far)
+        for engine in engines { engine.prepare(scenes) }
 
         // The driver's words.
-        let utterances = voices.flatMap { voice in commands.map { (voice, $0) } }
-        for (index, (voice, command)) in utterances.enumerated() {
-            let farEnd = FarEnd.allCases[index % FarEnd.allCases.count]
-            let spoken = S.scaled(try S.speech(command, voice: voice), toRMS: 0.08)
-            let talkStart = lead + rate + (index % 5) * rate / 4
-            let talking = talkStart ..< min(count, talkStart + spoken.count)
-            let driver = S.placed(spoken, at: talkStart, count: count)
-            let road = S.brownNoise(count: count, rms: S.rms(driver, talking) / Float(pow(10, 5.0 / 20)), seed: UInt64(index + 1))
-            let microphone = S.sum(echo(of: far[farEnd]!, delayMs: delays[(index / 3) % delays.count]), driver, road)
-            var heard: [(name: String, whole: [Float])] = [("clean", driver), ("road", S.sum(driver, road)), ("off", microphone)]
-            for engine in engines { heard.append((engine.name, try await engine.process(microphone, far[farEnd]!, lead))) }
+        for (index, utterance) in utterances.enumerated() {
+            let (voice, command, farEnd, driver, talking) = (utterance.voice, utterance.command, utterance.farEnd, utterance.driver, utterance.talking)
+            let scene = scenes[index]
+            var heard: [(name: String, whole: [Float])] = [("clean", driver), ("road", S.sum(driver, utterance.road)), ("off", scene.microphone)]
+            for engine in engines { heard.append((engine.name, try await engine.process(scene))) }
             let signals = heard.map { Array($0.whole[talking]) } + heard.map(\.whole)
             let decoded = try await decoder.decode(signals)
             let number = String(format: "%02d", index + 1)
@@ -213,13 +270,10 @@ struct RecogniserJudge {
         if let kept { try Data(spans.utf8).write(to: kept.appendingPathComponent("spans.tsv")) }
 
         // No driver: what the grammar makes of the far ends and the road.
-        let kinds: [FarEnd?] = FarEnd.allCases + [nil]
-        for (index, (kind, delay)) in kinds.flatMap({ kind in (delays + [80]).map { (kind, $0) } }).enumerated() {
-            let played = kind.map { far[$0]! } ?? []
-            let road = S.brownNoise(count: count, rms: echoRMS / Float(pow(10, 5.0 / 20)), seed: UInt64(100 + index))
-            let microphone = kind.map { S.sum(echo(of: far[$0]!, delayMs: delay), road) } ?? road
-            var signals = [microphone]
-            for engine in engines { signals.append(try await engine.process(microphone, played, lead)) }
+        for (index, (kind, delay)) in withoutDriver.enumerated() {
+            let scene = scenes[utterances.count + index]
+            var signals = [scene.microphone]
+            for engine in engines { signals.append(try await engine.process(scene)) }
             let decoded = try await decoder.decode(signals)
             verdict.falseCommandsOff += decoded[0].count
             for (engine, commands) in zip(engines, decoded.dropFirst()) { verdict.engines[engine.name]!.falseCommands += commands.count }

@@ -24,7 +24,8 @@ enum PromptSpeaker {
             }
             let startTimes = playedAudio == nil ? nil : try await speech.observe(.startedAtMonotonicUs)
             let starting = Task {
-                for await start in startTimes ?? AsyncStream { $0.finish() } {
+                guard let startTimes else { return }
+                for await start in startTimes {
                     guard let start, start > 0 else { continue }
                     started(start)
                     return

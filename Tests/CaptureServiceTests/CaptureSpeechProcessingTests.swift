@@ -110,8 +110,9 @@ import Testing
     /// (`PlayedAudio`, placed by `StartedAtMonotonicUs`), not a rendering of its own.
     /// Recording starts with the prompt, the prompt's sound is cancelled (at least 25 dB down
     /// once the canceller has had two seconds of it) and a driver talking over it is in the
-    /// result. The prompt reaches the microphone after the speaker's buffer and 80 ms of cabin:
-    /// beyond what the canceller reaches alone, so the service measures that delay first.
+    /// result. The prompt reaches the microphone after the speaker's 100 ms buffer and 80 ms
+    /// of cabin: beyond what the canceller reaches alone, so the service measures that delay
+    /// first.
     @Test func aDriverTalkingOverThePromptIsHeardAndThePromptIsNot() async throws {
         let voice = try Self.driverVoice.get()
         let count = S.whole(9 * Self.rate)
@@ -157,11 +158,11 @@ import Testing
             try #require(promptOnly.count >= Self.rate, "the prompt alone for \(promptOnly.count) samples")
             #expect(S.rms(echo, promptOnly) > 0.02, "the prompt's echo at \(S.rms(echo, promptOnly)) RMS")
             let down = S.decibels(S.energy(made, promptOnly) / S.energy(output, promptOnly))
-            #expect(down >= 25, "the prompt \(down) dB down; capture's log:\n\(session.service.logText.suffix(1500))")
+            #expect(down >= 25, "the prompt \(down) dB down (\(cabin?.lateSpeakerSamples ?? 0) samples of it heard late); capture's log:\n\(session.service.logText.suffix(1500))")
             let talking = talkStart ..< talkStart + voice.count
             let kept = S.decibels(S.energy(output, talking) / S.energy(driver, talking))
             // The canceller's suppression of what its filter leaves takes some of a voice
-            // that overlaps the prompt: 4.6 dB measured.
+            // that overlaps the prompt: 4.3-4.6 dB measured.
             #expect(kept >= -8, "the driver at \(kept) dB")
         }
     }
