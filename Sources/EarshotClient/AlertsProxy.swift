@@ -139,7 +139,7 @@ public struct SpeechOptions: Sendable {
 
 /// `org.earshot.Alerts1`.
 public struct AlertsProxy: Sendable {
-    let calls: ServiceCalls
+    private(set) var calls: ServiceCalls
 
     /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
     public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
@@ -147,7 +147,11 @@ public struct AlertsProxy: Sendable {
     }
 
     /// The same proxy with calls that give up after `timeout`.
-    public func timing(out timeout: Duration) -> AlertsProxy { AlertsProxy(connection: calls.connection, timeout: timeout) }
+    public func timing(out timeout: Duration) -> AlertsProxy {
+        var proxy = self
+        proxy.calls.timeout = timeout
+        return proxy
+    }
 
     /// Presents `alert` and returns once it has completed.
     public func present(_ alert: Alert) async throws -> AlertResult {

@@ -137,7 +137,7 @@ public final class PassThru: AsyncSequence, Sendable {
 
 /// `org.earshot.Capture1`.
 public struct CaptureProxy: Sendable {
-    let calls: ServiceCalls
+    private(set) var calls: ServiceCalls
 
     /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
     public init(connection: DBusConnection, timeout: Duration = DBusConnection.defaultTimeout) {
@@ -145,7 +145,11 @@ public struct CaptureProxy: Sendable {
     }
 
     /// The same proxy with calls that give up after `timeout`.
-    public func timing(out timeout: Duration) -> CaptureProxy { CaptureProxy(connection: calls.connection, timeout: timeout) }
+    public func timing(out timeout: Duration) -> CaptureProxy {
+        var proxy = self
+        proxy.calls.timeout = timeout
+        return proxy
+    }
 
     /// Starts a pass-thru without following it (no subscription; its chunks, unicast to
     /// this connection, are not read): for a caller that takes the audio from `OutputPath`

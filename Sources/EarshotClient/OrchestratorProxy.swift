@@ -115,7 +115,7 @@ public struct JobControl: Sendable {
 /// `org.earshot.Orchestrator1`.
 public struct OrchestratorProxy: Sendable {
     typealias Manager = OrchestratorContract.Manager
-    let calls: ServiceCalls
+    private(set) var calls: ServiceCalls
     let path = ObjectPath(declared: OrchestratorContract.managerPath)
 
     /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
@@ -124,7 +124,11 @@ public struct OrchestratorProxy: Sendable {
     }
 
     /// The same proxy with calls that give up after `timeout`.
-    public func timing(out timeout: Duration) -> OrchestratorProxy { OrchestratorProxy(connection: calls.connection, timeout: timeout) }
+    public func timing(out timeout: Duration) -> OrchestratorProxy {
+        var proxy = self
+        proxy.calls.timeout = timeout
+        return proxy
+    }
 
     /// Starts a job without following it (no subscription): for a caller that acts on it
     /// by its object and reads its outcome from its properties, if at all.

@@ -172,7 +172,7 @@ public struct Piece: Sendable, Equatable {
 /// `org.earshot.Pieces1`.
 public struct PiecesProxy: Sendable {
     typealias Manager = PiecesContract.Manager
-    let calls: ServiceCalls
+    private(set) var calls: ServiceCalls
     let path = ObjectPath(declared: PiecesContract.managerPath)
 
     /// Calls give up after `timeout` (no reply: `org.freedesktop.DBus.Error.NoReply`).
@@ -184,7 +184,11 @@ public struct PiecesProxy: Sendable {
     }
 
     /// The same proxy with calls that give up after `timeout`.
-    public func timing(out timeout: Duration) -> PiecesProxy { PiecesProxy(connection: calls.connection, timeout: timeout) }
+    public func timing(out timeout: Duration) -> PiecesProxy {
+        var proxy = self
+        proxy.calls.timeout = timeout
+        return proxy
+    }
 
     /// Stores `piece`; returns its id.
     public func drop(_ piece: PieceDrop) async throws -> String {

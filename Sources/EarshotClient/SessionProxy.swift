@@ -115,7 +115,11 @@ public struct SessionProxy: Sendable {
     }
 
     /// The same proxy with calls that give up after `timeout`.
-    public func timing(out timeout: Duration) -> SessionProxy { SessionProxy(connection: calls.connection, timeout: timeout) }
+    public func timing(out timeout: Duration) -> SessionProxy {
+        var proxy = self
+        proxy.calls.timeout = timeout
+        return proxy
+    }
 
     /// The same proxy with calls that never have the bus start the session service: while it
     /// is not on the bus they fail (`NameHasNoOwner`) instead (a service that left is started
