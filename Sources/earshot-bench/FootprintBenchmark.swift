@@ -14,8 +14,10 @@ struct FootprintBenchmarkCommand: AsyncParsableCommand {
             release). Starts a private dbus-daemon and, one after the other, each service with the \
             test stack's embedded defaults (a file microphone, the null speaker, data in the bus's \
             temporary directory), then systemd-hostnamed on the same bus (as its system bus) as the \
-            peer. For each: the start time (from the spawn to its name's NameOwnerChanged arriving \
-            at a client), VmRSS idle (--idle-seconds after start), VmRSS busy (right after \
+            peer. Each service is started twice: first with no data of its own yet (the piece store \
+            and the session's state file are made then), then, once that process has left, again, as \
+            a head unit starts it at every boot. For each: both start times (from the spawn to its \
+            name's NameOwnerChanged arriving at a client; the goal is on the second), VmRSS idle (--idle-seconds after start), VmRSS busy (right after \
             --busy-seconds of the load benchmark's scenario with --clients clients; for hostnamed, \
             GetAll calls), VmRSS after (--settle-seconds after the work ended, against idle: what \
             the work left behind, also split into what anonymous memory and mapped files added) and \
@@ -99,7 +101,10 @@ struct FootprintBenchmark: Sendable {
 
     struct Row: Encodable, Sendable {
         let name: String
+        /// The start with its data already there (the second); for the peer, its only one.
         let startMilliseconds: Double
+        /// The first start, with no data of its own yet; nil for the peer.
+        var firstStartMilliseconds: Double?
         let idleRssKiB: UInt64
         let idleAnonKiB: UInt64
         let idleFileKiB: UInt64
@@ -118,10 +123,15 @@ struct FootprintBenchmark: Sendable {
         try await ServiceStack.with([]) { stack in
             var rows: [Row] = []
             for service in ServiceStack.services where busNames.contains(service.busName) {
+                progress("\(service.executable): first start")
+                let (_, first) = try await timedStart(service.busName, on: stack) { try await stack.launch(service.executable).pid }
+                await stack.process(service.executable)?.shutdown()
                 progress("\(service.executable): start, idle, busy")
-                rows.append(try await measure(service.busName, on: stack, start: {
+                var row = try await measure(service.busName, on: stack, start: {
                     try await stack.launch(service.executable).pid
-                }, work: { try await busyPhase(service.busName, stack: stack) }))
+                }, work: { try await busyPhase(service.busName, stack: stack) })
+                row.firstStartMilliseconds = first
+                rows.append(row)
                 await stack.process(service.executable)?.shutdown()
             }
             progress("systemd-hostnamed: start, idle, busy")
@@ -168,6 +178,24 @@ struct FootprintBenchmark: Sendable {
     /// it idle, runs `work`, samples it busy, after the work and at rest.
     private func measure(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32,
                          work: () async throws -> Void) async throws -> Row {
+        let (pid, startMilliseconds) = try await timedStart(busName, on: stack, start: start)
+        try await Task.sleep(for: idle)
+        let idleSample = try ProcessSample.take(pid)
+        try await work()
+        let busySample = try ProcessSample.take(pid)
+        try await Task.sleep(for: settle)
+        // A process that has exited (or is a zombie) shows no VmRSS.
+        let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
+        let resting = afterSample == nil ? nil : try await RestingCost.measure(pid, over: rest)
+        return Row(name: busName, startMilliseconds: startMilliseconds, idleRssKiB: idleSample.rssKiB,
+                   idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
+                   afterRssKiB: afterSample?.rssKiB, afterAnonKiB: afterSample?.rssAnonKiB, afterFileKiB: afterSample?.rssFileKiB,
+                   hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB, rest: resting)
+    }
+
+    /// Starts a process with `start` (returning its pid) and times its name's arrival at the
+    /// client, in ms.
+    private func timedStart(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32) async throws -> (pid: Int32, ms: Double) {
         let owners = try await stack.client.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
                                                                 member: "NameOwnerChanged"))
         defer { owners.cancel() }
@@ -180,18 +208,7 @@ struct FootprintBenchmark: Sendable {
         let spawned = monotonicNanoseconds()
         let pid = try await start()
         guard let owned = await arrived.value else { throw BenchmarkError("\(busName) was never owned") }
-        try await Task.sleep(for: idle)
-        let idleSample = try ProcessSample.take(pid)
-        try await work()
-        let busySample = try ProcessSample.take(pid)
-        try await Task.sleep(for: settle)
-        // A process that has exited (or is a zombie) shows no VmRSS.
-        let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
-        let resting = afterSample == nil ? nil : try await RestingCost.measure(pid, over: rest)
-        return Row(name: busName, startMilliseconds: Double(owned - spawned) / 1_000_000, idleRssKiB: idleSample.rssKiB,
-                   idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
-                   afterRssKiB: afterSample?.rssKiB, afterAnonKiB: afterSample?.rssAnonKiB, afterFileKiB: afterSample?.rssFileKiB,
-                   hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB, rest: resting)
+        return (pid, Double(owned - spawned) / 1_000_000)
     }
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
@@ -242,24 +259,25 @@ struct FootprintResults: BenchmarkReport, Sendable {
     let peer: FootprintBenchmark.Row
 
     func table() -> String {
-        let widths = [-26, 9, 7, 7, 7, 7, 7, 11, 7, 7, 7, 9, 8, 8, 10, 8]
+        let widths = [-26, 9, 9, 7, 7, 7, 7, 7, 11, 7, 7, 7, 9, 8, 8, 10, 8]
         let readAhead = readAheadKiB.map { "\($0) KiB" } ?? "unknown"
         var lines = ["""
             each service alone on a private bus, \(processors) processors, block device read-ahead \(readAhead); \
-            idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
+            start: with its data there (first: the first start, which makes it); idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
             scenario, \(clients) clients; after: \(TableFormat.fixed(settleSeconds, 1)) s later; memory in MiB (VmRSS; anon and file: \
             idle VmRSS's parts; +anon and +file: what each part added from idle to after); ratios against systemd-hostnamed; \
             at rest, over \(TableFormat.fixed(restSeconds, 1)) s after the after sample: CPU µs per second and wake-ups per second \
             (voluntary context switches of all threads)
             """]
-        lines.append(TableFormat.row(["", "start ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
+        lines.append(TableFormat.row(["", "start ms", "first ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
                                       "start ×", "idle ×", "busy ×", "rest µs/s", "wakes/s"], widths: widths))
         func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
         func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
         func signed(_ value: Double?) -> String { value.map { ($0 >= 0 ? "+" : "") + TableFormat.fixed($0, 1) } ?? "" }
         func growth(_ after: UInt64?, _ idle: UInt64) -> Double? { after.map { (Double($0) - Double(idle)) / 1024 } }
         for row in services + [peer] {
-            lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1), mib(row.idleRssKiB), mib(row.idleAnonKiB),
+            lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1),
+                                          row.firstStartMilliseconds.map { TableFormat.fixed($0, 1) } ?? "-", mib(row.idleRssKiB), mib(row.idleAnonKiB),
                                           mib(row.idleFileKiB), mib(row.busyRssKiB), row.afterRssKiB.map(mib) ?? "exited",
                                           signed(growth(row.afterRssKiB, row.idleRssKiB)),
                                           signed(growth(row.afterAnonKiB, row.idleAnonKiB)),
