@@ -250,7 +250,7 @@ let package = Package(
         .target(name: "EarshotTestHarness", dependencies: ["ContractCore", "EarshotClient", "EarshotContract", "EarshotDBus", "EarshotService", "EarshotSync"]),
         // A car's sound for the speech-processing tests and benchmark (speech, echo, noise);
         // optimised in every build: its echo is made by convolution.
-        .target(name: "EarshotCabinSound", dependencies: ["ContractCore", "EarshotVoice", "EarshotTestHarness"], swiftSettings: [.unsafeFlags(["-O"])]),
+        .target(name: "EarshotCabinSound", dependencies: ["ContractCore", "EarshotContract", "EarshotVoice", "EarshotTestHarness"], swiftSettings: [.unsafeFlags(["-O"])]),
         // Expectations shared by the test targets (Swift Testing).
         .target(name: "EarshotTestSupport", dependencies: ["EarshotClient", "EarshotDBus", "EarshotSync"]),
 

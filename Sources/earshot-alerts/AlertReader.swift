@@ -32,28 +32,25 @@ enum AlertReader {
         return request
     }
 
-    static func speech(_ call: MethodCall) throws(DBusError) -> AlertRequest {
+    /// `Speak`'s request, and its `PlayedAudio`: the pipe the caller wants what is played
+    /// written to, when it gave one.
+    static func speech(_ call: MethodCall) throws(DBusError) -> (request: AlertRequest, playedAudio: UnixFD?) {
         let options = try call.request(AlertsContract.Manager.speak)
         var request = AlertRequest()
         request.speechOnly = true
-        try DBusError.readingRequest {
+        let played = try DBusError.readingRequest { () throws -> DBusValue? in
             request.audio = try chunks(try call.argument(0), field: AlertsContract.Manager.speak.inputs[0].name)
             request.playTone = try options.require(Keys.playTone)
             request.priority = try options.word(Keys.priority) ?? .normal
             request.outliveOwner = try options.require(Keys.outliveOwner)
             try request.validate()
+            return try options.get(Keys.playedAudio, as: DBusValue.self)
         }
-        return request
-    }
-
-    /// `Speak`'s `PlayedAudio`: the pipe the caller wants what is played written to.
-    static func playedAudio(_ call: MethodCall) throws(DBusError) -> UnixFD? {
-        let options = try call.request(AlertsContract.Manager.speak)
-        guard let value = try DBusError.readingRequest({ try options.get(Keys.playedAudio, as: DBusValue.self) }) else { return nil }
-        guard let fd = value.unixFDValue, fd.rawValue != nil else {
+        guard let played else { return (request, nil) }
+        guard let fd = played.unixFDValue, fd.rawValue != nil else {
             throw DBusError.invalidArgs("\(Keys.playedAudio.name): the file descriptor is closed")
         }
-        return fd
+        return (request, fd)
     }
 
     private static func chunks(_ value: DBusValue, field: String) throws -> [SpeechChunk] {

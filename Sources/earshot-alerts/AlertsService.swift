@@ -97,10 +97,9 @@ final class AlertsService: Sendable {
     // MARK: Requests
 
     func present(_ call: MethodCall, speechOnly: Bool) async throws -> ObjectPath {
-        let request = speechOnly
+        let (request, playedAudio) = speechOnly
             ? try AlertReader.speech(call)
-            : try AlertReader.alert(call)
-        let playedAudio = speechOnly ? try AlertReader.playedAudio(call) : nil
+            : (try AlertReader.alert(call), nil)
         var warnings: [String] = []
         var audio: [SpeechChunk] = []
         var files: [String: UnixFD] = [:]

@@ -19,7 +19,6 @@ import Synchronization
 final class CaptureServicePath: Sendable {
     static let executables = ["earshot-capture", "earshot-alerts"]
     static let concurrency = 3
-    static let speakerRate = 22050
 
     /// Whether both services are built next to this program.
     static var available: Bool {
@@ -62,39 +61,20 @@ final class CaptureServicePath: Sendable {
     private func record(_ scene: RecogniserJudge.Scene) async throws -> [Float] {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
-        let peers = Mutex<(CabinLoop?, ServiceProcess?)>((nil, nil))
-        // Capture reads periods of its chunks (ChunkMs 100, the default): the cabin delivers those.
-        return try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", "device", "--linger-seconds", "1"],
-                                             busName: CaptureContract.busName, prepare: { bus in
-            let cabin = try CabinLoop(directory: bus.directory, speakerRate: Self.speakerRate, rate: rate, periodFrames: rate / 10,
-                                      scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [])
-            try cabin.start()
-            peers.withLock { $0.0 = cabin }
-            var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-            devices.microphone("mic", infile: cabin.microphone)
-            devices.speaker("speaker", outfile: cabin.speaker)
-            try devices.write()
-            let alerts = try await ServiceProcess("earshot-alerts", arguments: [
-                "--output-device", "speaker", "--output-rate", "\(Self.speakerRate)", "--output-pace", "realtime", "--linger-seconds", "1",
-            ], bus: bus, busName: AlertsContract.busName, environment: devices.environment)
-            peers.withLock { $0.1 = alerts }
-            return devices.environment
-        }) { session in
-            let (cabin, alerts) = peers.withLock { $0 }
-            defer { cabin?.stop() }
+        return try await CabinServices.with(scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [],
+                                            rate: rate, lingerSeconds: 1) { services in
             var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
                                                maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
             request.bargeIn = true
             if prompted { request.initialPrompt = [.text(prompt)] }
-            let passThru = try await CaptureProxy(connection: session.client).perform(request)
+            let passThru = try await CaptureProxy(connection: services.session.client).perform(request)
             var bytes: [UInt8] = []
             for await chunk in passThru { bytes += chunk.data }
             let result = try await passThru.result
-            cabin?.stop()
-            late.withLock { $0 += cabin?.lateSpeakerSamples ?? 0 }
-            await alerts?.shutdown()
+            services.cabin.stop()
+            late.withLock { $0 += services.cabin.lateSpeakerSamples }
             guard result.resultCode == .success else {
-                throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(session.service.logText.suffix(1500))")
+                throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(services.session.service.logText.suffix(1500))")
             }
             return CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count)
         }

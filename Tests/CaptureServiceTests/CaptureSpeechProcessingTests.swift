@@ -5,7 +5,6 @@ import EarshotContract
 import EarshotDBus
 import EarshotTestHarness
 import Foundation
-import Synchronization
 import Testing
 
 /// Noise suppression and barge-in over the bus, on a microphone the test mixes: a driver's
@@ -120,45 +119,27 @@ import Testing
         let driver = S.placed(S.scaled(voice, toRMS: 0.08), at: talkStart, count: count)
         let scene = S.sum(driver, S.brownNoise(count: count, rms: 0.001))
         let room = S.room(delayMs: 80).map { $0 * 0.5 }
-        let peers = Mutex<(CabinLoop?, ServiceProcess?)>((nil, nil))
-        try await ServiceSession.with("earshot-capture", arguments: ["--device", "mic", "--pace", "device", "--linger-seconds", "5"],
-                                      busName: CaptureFixture.busName, prepare: { bus in
-            // Capture reads 100 ms periods (ChunkMs 100, the default).
-            let cabin = try CabinLoop(directory: bus.directory, speakerRate: 22050, rate: Self.rate, periodFrames: Self.rate / 10,
-                                      scene: scene, room: room)
-            try cabin.start()
-            peers.withLock { $0.0 = cabin }
-            var devices = ALSATestDevices(configPath: bus.directory.appendingPathComponent("asound.conf"))
-            devices.microphone("mic", infile: cabin.microphone)
-            devices.speaker("speaker", outfile: cabin.speaker)
-            try devices.write()
-            let alerts = try await ServiceProcess("earshot-alerts", arguments: ["--output-device", "speaker", "--output-rate", "22050",
-                                                                                "--output-pace", "realtime", "--linger-seconds", "5"],
-                                                  bus: bus, busName: AlertsContract.busName, environment: devices.environment)
-            peers.withLock { $0.1 = alerts }
-            return devices.environment
-        }) { session in
-            let (cabin, alerts) = peers.withLock { $0 }
-            defer { cabin?.stop() }
-            let f = CaptureFixture(bus: session.bus, service: session.service, client: session.client, input: try #require(cabin).microphone)
+        try await CabinServices.with(scene: scene, room: room, rate: Self.rate, lingerSeconds: 5) { services in
+            let (session, cabin, alerts) = (services.session, services.cabin, services.alerts)
+            let f = CaptureFixture(bus: session.bus, service: session.service, client: session.client, input: cabin.microphone)
             let recording = try await f.record(Self.request(durationMs: count * 1000 / Self.rate) {
                 $0.bargeIn = true
                 $0.initialPrompt = [.text(Self.promptText)]
             })
-            let (made, echo) = try #require(cabin).stop()
-            await alerts?.shutdown()
-            #expect(recording.result.resultCode == .success, "\(recording.result)\ncapture's log:\n\(session.service.logText.suffix(2000))\nthe alert service's log:\n\(alerts?.logText.suffix(2000) ?? "")")
+            let (made, echo) = cabin.stop()
+            await alerts.shutdown()
+            #expect(recording.result.resultCode == .success, "\(recording.result)\ncapture's log:\n\(session.service.logText.suffix(2000))\nthe alert service's log:\n\(alerts.logText.suffix(2000))")
             // The microphone FIFO is read from its first sample: the recording's sample i
             // is the cabin's sample i.
             let output = S.samples(pcm16: recording.bytes)
             try #require(output.count == count, "recording from the prompt's start: \(output.count) samples of \(count)")
             try #require(made.count >= count, "the cabin kept up: \(made.count) samples made for \(count) read")
-            let heard = try #require(cabin?.speakerHeardFrom, "the prompt never played")
+            let heard = try #require(cabin.speakerHeardFrom, "the prompt never played")
             let promptOnly = heard + 2 * Self.rate ..< talkStart
             try #require(promptOnly.count >= Self.rate, "the prompt alone for \(promptOnly.count) samples")
             #expect(S.rms(echo, promptOnly) > 0.02, "the prompt's echo at \(S.rms(echo, promptOnly)) RMS")
             let down = S.decibels(S.energy(made, promptOnly) / S.energy(output, promptOnly))
-            #expect(down >= 25, "the prompt \(down) dB down (\(cabin?.lateSpeakerSamples ?? 0) samples of it heard late); capture's log:\n\(session.service.logText.suffix(1500))")
+            #expect(down >= 25, "the prompt \(down) dB down (\(cabin.lateSpeakerSamples) samples of it heard late); capture's log:\n\(session.service.logText.suffix(1500))")
             let talking = talkStart ..< talkStart + voice.count
             let kept = S.decibels(S.energy(output, talking) / S.energy(driver, talking))
             // The canceller's suppression of what its filter leaves takes some of a voice
