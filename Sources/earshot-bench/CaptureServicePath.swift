@@ -2,6 +2,7 @@ import ContractCore
 import EarshotCabinSound
 import EarshotClient
 import EarshotContract
+import EarshotSync
 import EarshotTestHarness
 import Foundation
 import Synchronization
@@ -30,6 +31,17 @@ final class CaptureServicePath: Sendable {
     let prompt: String
     private let runs = Mutex<[Int: Task<[Float], any Error>]>([:])
     private let late = Mutex(0)
+    private let costs = Mutex((echoCancelled: Cost(), unprocessed: Cost()))
+
+    /// What a group of scenes cost the capture service: every chunk's latency (its arrival
+    /// at the client less its `MonotonicUs`, when it was read: the processing, the signal
+    /// and the client, in ns), and the service's CPU time over the pass-thrus, with the
+    /// audio they captured.
+    struct Cost: Sendable {
+        var latencies: [UInt64] = []
+        var cpuNanoseconds: UInt64 = 0
+        var audioSeconds = 0.0
+    }
 
     init(prompt: String) {
         self.prompt = prompt
@@ -55,6 +67,14 @@ final class CaptureServicePath: Sendable {
         return try await run.value
     }
 
+    /// The chunks' latencies and the service's CPU over the prompt (echo cancellation against
+    /// what the alert service played) and in the other scenes (`BargeIn` with no prompt:
+    /// nothing to cancel with, the microphone's samples as read), over every scene so far.
+    var chunkCosts: EchoResults.ServicePathCosts {
+        let (cancelled, unprocessed) = costs.withLock { ($0.echoCancelled, $0.unprocessed) }
+        return EchoResults.ServicePathCosts(echoCancelled: .init(cancelled), unprocessed: .init(unprocessed))
+    }
+
     /// The speech the cabins heard late, over every scene so far, in ms.
     var lateSpeakerMs: Int { late.withLock { $0 } * 1000 / CabinSound.rate }
 
@@ -67,10 +87,27 @@ final class CaptureServicePath: Sendable {
                                                maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
             request.bargeIn = true
             if prompted { request.initialPrompt = [.text(prompt)] }
+            let pid = services.session.service.pid
+            let cpuBefore = ProcessSample.cpuNanoseconds(of: pid)
             let passThru = try await CaptureProxy(connection: services.session.client).perform(request)
             var bytes: [UInt8] = []
-            for await chunk in passThru { bytes += chunk.data }
+            var latencies: [UInt64] = []
+            for await chunk in passThru {
+                let now = monotonicMicroseconds()
+                latencies.append(now >= chunk.monotonicUs ? (now - chunk.monotonicUs) * 1000 : 0)
+                bytes += chunk.data
+            }
             let result = try await passThru.result
+            if let cpuBefore, let cpuAfter = ProcessSample.cpuNanoseconds(of: pid), cpuAfter >= cpuBefore {
+                costs.withLock { costs in
+                    func add(_ cost: inout Cost) {
+                        cost.latencies += latencies
+                        cost.cpuNanoseconds += cpuAfter - cpuBefore
+                        cost.audioSeconds += Double(bytes.count / 2) / Double(rate)
+                    }
+                    if prompted { add(&costs.echoCancelled) } else { add(&costs.unprocessed) }
+                }
+            }
             services.cabin.stop()
             late.withLock { $0 += services.cabin.lateSpeakerSamples }
             guard result.resultCode == .success else {

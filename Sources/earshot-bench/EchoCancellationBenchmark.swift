@@ -42,9 +42,10 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             counted too); false commands per minute in the same scenes with no driver; and \
             where a pass-thru with \(CaptureContract.Manager.Keys.endOnSilenceMs.name) 500 ends on each scene with the driver \
             (earshot-capture's own silence tracker on each engine's signal). The same with \
-            \(CaptureContract.Manager.Keys.bargeIn.name) alone through earshot-capture itself \
-            (a private bus and the service for each scene; it renders the prompt itself, as \
-            for any pass-thru, and the microphone holds the echo of another rendering).
+            \(CaptureContract.Manager.Keys.bargeIn.name) alone through the services \
+            themselves, in real time (a private bus, earshot-alerts and earshot-capture for each \
+            scene, three at once): the alert service speaks the prompt into a live cabin and \
+            hands capture what it played; over an alert or the radio nothing is handed over.
             Goals: ERLE >= 25 dB after the first second; SNR gain >= 10 dB with the voice \
             within 3 dB; the driver's word errors processed within 5 points of clean and at \
             most half of unprocessed; at least 90 % fewer false commands processed than \
@@ -207,7 +208,10 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             }
             results.add(try await RecogniserJudge.measure(engines: engines, keepingIn: keepUtterances.map { URL(fileURLWithPath: $0) },
                                                           progress: progress))
-            if let servicePath { results.servicePathLateMs = servicePath.lateSpeakerMs }
+            if let servicePath {
+                results.servicePathLateMs = servicePath.lateSpeakerMs
+                results.servicePathChunks = servicePath.chunkCosts
+            }
         } else {
             results.recogniserNotRun = "\(RecogniserJudge.program) or \(RecogniserJudge.model) missing: Debian's pocketsphinx and pocketsphinx-en-us"
         }
