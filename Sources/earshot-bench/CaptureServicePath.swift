@@ -31,7 +31,10 @@ final class CaptureServicePath: Sendable {
     let prompt: String
     private let runs = Mutex<[Int: Task<[Float], any Error>]>([:])
     private let late = Mutex(0)
-    private let costs = Mutex((echoCancelled: Cost(), unprocessed: Cost()))
+    /// The scenes `start` was given.
+    private let scenes = Mutex<[RecogniserJudge.Scene]>([])
+    /// Scenes over the prompt that `costs` runs.
+    static let costScenes = 3
 
     /// What a group of scenes cost the capture service: every chunk's latency (its arrival
     /// at the client less its `MonotonicUs`, when it was read: the processing, the signal
@@ -41,6 +44,12 @@ final class CaptureServicePath: Sendable {
         var latencies: [UInt64] = []
         var cpuNanoseconds: UInt64 = 0
         var audioSeconds = 0.0
+
+        mutating func add(_ other: Cost) {
+            latencies += other.latencies
+            cpuNanoseconds += other.cpuNanoseconds
+            audioSeconds += other.audioSeconds
+        }
     }
 
     init(prompt: String) {
@@ -49,13 +58,14 @@ final class CaptureServicePath: Sendable {
 
     /// Starts every scene, `concurrency` at a time, in order.
     func start(_ scenes: [RecogniserJudge.Scene]) {
+        self.scenes.withLock { $0 = scenes }
         let slots = AsyncSemaphore(Self.concurrency)
         runs.withLock { runs in
             for scene in scenes {
                 runs[scene.index] = Task { [self] in
                     await slots.wait(turn: scene.index)
                     defer { slots.signal() }
-                    return try await record(scene)
+                    return try await record(scene, cancelling: true).samples
                 }
             }
         }
@@ -63,33 +73,47 @@ final class CaptureServicePath: Sendable {
 
     /// What the pass-thru's owner received in `scene`, sample for sample with its microphone.
     func output(of scene: RecogniserJudge.Scene) async throws -> [Float] {
-        guard let run = runs.withLock({ $0[scene.index] }) else { return try await record(scene) }
+        guard let run = runs.withLock({ $0[scene.index] }) else { return try await record(scene, cancelling: true).samples }
         return try await run.value
     }
 
-    /// The chunks' latencies and the service's CPU over the prompt (echo cancellation against
-    /// what the alert service played) and in the other scenes (`BargeIn` with no prompt:
-    /// nothing to cancel with, the microphone's samples as read), over every scene so far.
-    var chunkCosts: EchoResults.ServicePathCosts {
-        let (cancelled, unprocessed) = costs.withLock { ($0.echoCancelled, $0.unprocessed) }
+    /// Chunk latency and the capture service's CPU over the prompt, the first `costScenes`
+    /// scenes over it that `start` was given, each run alone (nothing else running: the judge's scenes run three at once beside the
+    /// recogniser), twice: a pass-thru with `BargeIn` and the prompt, echo cancelled against
+    /// what the alert service played; and a pass-thru with no processing while the alert
+    /// service speaks the same prompt into the cabin, asked on its own (the same work beside
+    /// the pass-thru, nothing cancelled).
+    func costs() async throws -> EchoResults.ServicePathCosts {
+        var cancelled = Cost(), unprocessed = Cost()
+        for scene in scenes.withLock({ $0 }).filter({ $0.farEnd == .prompt }).prefix(Self.costScenes) {
+            cancelled.add(try await record(scene, cancelling: true).cost)
+            unprocessed.add(try await record(scene, cancelling: false).cost)
+        }
         return EchoResults.ServicePathCosts(echoCancelled: .init(cancelled), unprocessed: .init(unprocessed))
     }
 
     /// The speech the cabins heard late, over every scene so far, in ms.
     var lateSpeakerMs: Int { late.withLock { $0 } * 1000 / CabinSound.rate }
 
-    private func record(_ scene: RecogniserJudge.Scene) async throws -> [Float] {
+    /// `scene` through the services: what the pass-thru's owner received, sample for sample
+    /// with its microphone, and what it cost. Over the prompt, `cancelling`: the pass-thru
+    /// has `BargeIn` and the prompt; otherwise it has neither, and the alert service is asked
+    /// to speak the prompt as the pass-thru starts. Over an alert or the radio, `BargeIn` and
+    /// no prompt (nothing to cancel with).
+    private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool) async throws -> (samples: [Float], cost: Cost) {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
         return try await CabinServices.with(scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [],
                                             rate: rate, lingerSeconds: 1) { services in
             var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
                                                maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
-            request.bargeIn = true
-            if prompted { request.initialPrompt = [.text(prompt)] }
+            request.bargeIn = !prompted || cancelling
+            if prompted && cancelling { request.initialPrompt = [.text(prompt)] }
             let pid = services.session.service.pid
             let cpuBefore = ProcessSample.cpuNanoseconds(of: pid)
             let passThru = try await CaptureProxy(connection: services.session.client).perform(request)
+            let speaking = prompted && !cancelling
+                ? try await AlertsProxy(connection: services.session.client).startSpeaking([.text(prompt)]) : nil
             var bytes: [UInt8] = []
             var latencies: [UInt64] = []
             for await chunk in passThru {
@@ -98,22 +122,16 @@ final class CaptureServicePath: Sendable {
                 bytes += chunk.data
             }
             let result = try await passThru.result
-            if let cpuBefore, let cpuAfter = ProcessSample.cpuNanoseconds(of: pid), cpuAfter >= cpuBefore {
-                costs.withLock { costs in
-                    func add(_ cost: inout Cost) {
-                        cost.latencies += latencies
-                        cost.cpuNanoseconds += cpuAfter - cpuBefore
-                        cost.audioSeconds += Double(bytes.count / 2) / Double(rate)
-                    }
-                    if prompted { add(&costs.echoCancelled) } else { add(&costs.unprocessed) }
-                }
-            }
+            let cpuAfter = ProcessSample.cpuNanoseconds(of: pid)
+            _ = try await speaking?.result
             services.cabin.stop()
             late.withLock { $0 += services.cabin.lateSpeakerSamples }
             guard result.resultCode == .success else {
                 throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(services.session.service.logText.suffix(1500))")
             }
-            return CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count)
+            var cost = Cost(latencies: latencies, audioSeconds: Double(bytes.count / 2) / Double(rate))
+            if let cpuBefore, let cpuAfter, cpuAfter >= cpuBefore { cost.cpuNanoseconds = cpuAfter - cpuBefore }
+            return (CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count), cost)
         }
     }
 }

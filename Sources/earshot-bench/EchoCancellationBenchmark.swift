@@ -210,7 +210,8 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
                                                           progress: progress))
             if let servicePath {
                 results.servicePathLateMs = servicePath.lateSpeakerMs
-                results.servicePathChunks = servicePath.chunkCosts
+                progress("chunk latency and CPU through earshot-capture: \(CaptureServicePath.costScenes) scenes over the prompt, alone, with and without echo cancellation")
+                results.servicePathChunks = try await servicePath.costs()
             }
         } else {
             results.recogniserNotRun = "\(RecogniserJudge.program) or \(RecogniserJudge.model) missing: Debian's pocketsphinx and pocketsphinx-en-us"

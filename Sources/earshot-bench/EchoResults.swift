@@ -71,8 +71,9 @@ struct EchoResults: BenchmarkReport, Sendable {
         }
     }
 
-    /// The run through the services: the pass-thrus over the prompt (echo cancellation)
-    /// against the others (none), and what cancelling adds to the p99.
+    /// The run through the services, alone: pass-thrus over the prompt with echo
+    /// cancellation against the same without processing (`CaptureServicePath.costs`), and
+    /// what cancelling adds to the p99.
     struct ServicePathCosts: Encodable, Sendable {
         let echoCancelled: ServicePathCost
         let unprocessed: ServicePathCost
@@ -263,9 +264,9 @@ struct EchoResults: BenchmarkReport, Sendable {
                 "\(cost.chunks) chunks p50 \(TableFormat.fixed(cost.p50Ms, 2)), p99 \(TableFormat.fixed(cost.p99Ms, 2)), "
                     + "max \(TableFormat.fixed(cost.maxMs, 2)) ms, capture's CPU \(TableFormat.fixed(cost.cpuPerSecondMs, 1)) ms per s of audio"
             }
-            lines.append("Through earshot-capture, chunk latency (arrival at the client less the chunk's MonotonicUs; three scenes at once): "
-                         + "over the prompt, echo cancelled: " + group(costs.echoCancelled) + "; the other scenes, nothing to cancel: "
-                         + group(costs.unprocessed) + ". Goal, echo cancellation adds < \(TableFormat.fixed(Self.addedLatencyGoalMs, 0)) ms to the p99 ("
+            lines.append("Through earshot-capture, chunk latency (arrival at the client less the chunk's MonotonicUs) over the prompt, "
+                         + "\(CaptureServicePath.costScenes) scenes each run alone: echo cancelled (BargeIn and the prompt): " + group(costs.echoCancelled)
+                         + "; no processing, the alert service speaking the same prompt beside it: " + group(costs.unprocessed) + ". Goal, echo cancellation adds < \(TableFormat.fixed(Self.addedLatencyGoalMs, 0)) ms to the p99 ("
                          + TableFormat.fixed(costs.addedP99Ms, 2) + " ms): " + verdict(costs.addedP99Ms < Self.addedLatencyGoalMs))
         }
         lines.append("Noise suppression's chunk latency and CPU against arecord: earshot-bench capture, configuration p.")
