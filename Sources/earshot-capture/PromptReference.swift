@@ -66,7 +66,7 @@ final class PromptReference: Sendable {
         state.withLock { s in
             guard s.fd >= 0 || !s.pending.isEmpty else { return }
             do {
-                try take(&s)
+                try take(&s, atMost: budget(s))
             } catch {
                 logger.warning("pass-thru \(passThru): the prompt's played audio is unusable, echo is cancelled without it from here: \(error)")
                 close(&s)
@@ -94,14 +94,25 @@ final class PromptReference: Sendable {
         }
     }
 
-    /// Reads what the pipe holds (at most a few seconds of audio), at the pass-thru's rate.
-    private func take(_ s: inout State) throws {
+    /// What one read takes from the pipe, in bytes: four of the microphone's reads of the
+    /// stream (16 KiB at least), so that the canceller's far end runs ahead of the microphone
+    /// while a stream written ahead of its playing (the alert service writes each frame as
+    /// its output takes it, a whole prompt within its first moments) is resampled a little at
+    /// each read, not all at one (10 s of prompt held up one chunk by 70-110 ms).
+    private func budget(_ s: State) -> Int {
+        let readFrames = s.firstRead?.frames ?? rate / 10
+        let format = s.stream.format ?? PlayedReference.Format(sampleRate: 48000, channels: 2)
+        return max(16 << 10, 4 * readFrames * format.sampleRate / rate * format.channels * 2)
+    }
+
+    /// Reads at most `limit` bytes of what the pipe holds, at the pass-thru's rate.
+    private func take(_ s: inout State, atMost limit: Int) throws {
         guard s.fd >= 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var buffer = [UInt8](repeating: 0, count: 1 << 14)
         var bytes: [UInt8] = []
         var eof = false
-        while bytes.count < 1 << 20 {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(s.fd, $0.baseAddress, $0.count) }
+        while bytes.count < limit {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(s.fd, $0.baseAddress, min($0.count, limit - bytes.count)) }
             if n > 0 {
                 bytes += buffer[0 ..< n]
             } else if n < 0 && errno == EINTR {
