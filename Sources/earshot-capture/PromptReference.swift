@@ -94,15 +94,15 @@ final class PromptReference: Sendable {
         }
     }
 
-    /// What one read takes from the pipe, in bytes: four of the microphone's reads of the
-    /// stream (16 KiB at least), so that the canceller's far end runs ahead of the microphone
+    /// What one read takes from the pipe, in bytes: two of the microphone's reads of the
+    /// stream (4 KiB at least), so that the canceller's far end runs ahead of the microphone
     /// while a stream written ahead of its playing (the alert service writes each frame as
     /// its output takes it, a whole prompt within its first moments) is resampled a little at
     /// each read, not all at one (10 s of prompt held up one chunk by 70-110 ms).
     private func budget(_ s: State) -> Int {
         let readFrames = s.firstRead?.frames ?? rate / 10
         let format = s.stream.format ?? PlayedReference.Format(sampleRate: 48000, channels: 2)
-        return max(16 << 10, 4 * readFrames * format.sampleRate / rate * format.channels * 2)
+        return max(4 << 10, 2 * readFrames * format.sampleRate / rate * format.channels * 2)
     }
 
     /// Reads at most `limit` bytes of what the pipe holds, at the pass-thru's rate.
@@ -124,7 +124,7 @@ final class PromptReference: Sendable {
         }
         let samples = try s.stream.take(bytes)
         if s.resampler == nil, let format = s.stream.format {
-            s.resampler = try StreamingResampler(from: format.sampleRate, to: rate)
+            s.resampler = try StreamingResampler(from: format.sampleRate, to: rate, quality: .fastest)
         }
         if let resampler = s.resampler {
             s.pending += try resampler.process(samples, last: eof)
