@@ -28,10 +28,11 @@ public enum AlertsContract {
             public static let outliveOwner = CommonKeys.outliveOwner
             public static let playedAudio = OptionKey(
                 "PlayedAudio", "h",
-                doc: "A pipe's write end that receives what is played, as it is handed to the output: a WAV header "
-                    + "(16-bit mono at the output's rate, lengths unknown), then every frame, the tone's too; closed at the end. "
-                    + "Never waited for: a reader more than 8 MiB behind loses the rest (EOF). StartedAtMonotonicUs says "
-                    + "when its first frame went out.")
+                doc: "A pipe's write end that receives what is played, as it is queued for the output (up to about four "
+                    + "seconds and a sentence ahead of the speaker): a WAV header (16-bit mono at the output's rate, lengths "
+                    + "unknown), then every frame, the tone's too; closed at the end. Never waited for: a reader more than "
+                    + "8 MiB behind loses the rest (EOF). StartedAtMonotonicUs says when its first frame went out; frame n "
+                    + "plays n frames later.")
         }
 
         /// The keys of each of `SoftButtons`' dictionaries.

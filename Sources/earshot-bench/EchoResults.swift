@@ -264,8 +264,9 @@ struct EchoResults: BenchmarkReport, Sendable {
                 "\(cost.chunks) chunks p50 \(TableFormat.fixed(cost.p50Ms, 2)), p99 \(TableFormat.fixed(cost.p99Ms, 2)), "
                     + "max \(TableFormat.fixed(cost.maxMs, 2)) ms, capture's CPU \(TableFormat.fixed(cost.cpuPerSecondMs, 1)) ms per s of audio"
             }
-            lines.append("Through earshot-capture, chunk latency (arrival at the client less the chunk's MonotonicUs) over the prompt, "
-                         + "\(CaptureServicePath.costScenes) scenes each run alone: echo cancelled (BargeIn and the prompt): " + group(costs.echoCancelled)
+            lines.append("Through earshot-capture, chunk latency (arrival at the client less the time the chunk was read) over the prompt, "
+                         + "\(CaptureServicePath.costScenes) scenes each run alone: echo cancelled (\(CaptureContract.Manager.Keys.bargeIn.name) and the prompt): "
+                         + group(costs.echoCancelled)
                          + "; no processing, the alert service speaking the same prompt beside it: " + group(costs.unprocessed) + ". Goal, echo cancellation adds < \(TableFormat.fixed(Self.addedLatencyGoalMs, 0)) ms to the p99 ("
                          + TableFormat.fixed(costs.addedP99Ms, 2) + " ms): " + verdict(costs.addedP99Ms < Self.addedLatencyGoalMs))
         }
