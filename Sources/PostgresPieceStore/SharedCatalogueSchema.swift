@@ -148,14 +148,21 @@ enum SharedCatalogueSchema {
 
     /// Applies the migrations `connection`'s database lacks; returns the versions applied.
     static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.query("BEGIN", logger: logger)
+        // Every statement's rows are read to their end: PostgresNIO hands over a statement
+        // that returns rows once their description comes, before it has run, and an error
+        // it meets then (a lock not had, a deadlock) is told only to whoever reads them.
+        // Unread, it would surface as the next statement's "transaction is aborted".
+        func execute(_ query: PostgresQuery) async throws {
+            for try await _ in try await connection.query(query, logger: logger) {}
+        }
+        try await execute("BEGIN")
         do {
-            try await connection.query("SELECT pg_advisory_xact_lock(\(migrationLock))", logger: logger)
+            try await execute("SELECT pg_advisory_xact_lock(\(migrationLock))")
             // A migration over a large catalogue (a table's first filling) may take a while.
-            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
-            try await connection.query("""
+            try await execute("SET LOCAL statement_timeout = 0")
+            try await execute("""
                 CREATE TABLE IF NOT EXISTS earshot_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
-                """, logger: logger)
+                """)
             var current = 0
             for version in try await connection.values("SELECT coalesce(max(version), 0) FROM earshot_schema", Int.self, logger) {
                 current = version
@@ -166,12 +173,12 @@ enum SharedCatalogueSchema {
             var applied: [Int] = []
             for migration in migrations where migration.version > current {
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await execute(PostgresQuery(unsafeSQL: statement))
                 }
-                try await connection.query("INSERT INTO earshot_schema (version) VALUES (\(migration.version))", logger: logger)
+                try await execute("INSERT INTO earshot_schema (version) VALUES (\(migration.version))")
                 applied.append(migration.version)
             }
-            try await connection.query("COMMIT", logger: logger)
+            try await execute("COMMIT")
             return applied
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)

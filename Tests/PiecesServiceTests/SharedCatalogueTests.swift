@@ -201,12 +201,15 @@ struct SharedHosts {
             let started = ContinuousClock.now
             let error = await expectDBusError(EarshotErrorName.storageUnavailable.name) { _ = try await b.pieces.list() }
             // "At once" as against waiting for a deadline: the shortest the host could wait
-            // without knowing the server is gone is the heartbeat's 2 s. The round trip
-            // itself takes a few milliseconds, and up to several hundred while the other
-            // suites of this target start servers beside it on two cores.
+            // without knowing the server is gone is the heartbeat's wait (2 s), and a call
+            // that waited would say the server did not answer. The round trip itself takes
+            // 15–50 ms here, and once took 1.2 s while the other suites of this target
+            // started servers beside it on two cores: the bound is the deadline itself.
             let took = ContinuousClock.now - started
-            #expect(took < .seconds(1), "a call while the server is down fails at once, not at a deadline (took \(took))")
+            print("a call while the server is down: StorageUnavailable after \(took): \(error?.message ?? "")")
+            #expect(took < SharedPieceCatalogue.heartbeatWait, "a call while the server is down fails at once, not at a deadline (took \(took))")
             #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("answer") == false, "it failed on the refused connection, not on a wait: \(error?.message ?? "")")
             try await Task.sleep(for: .milliseconds(700))
             try await server.startServer()
             // Both hosts reconnect by themselves.
