@@ -22,6 +22,7 @@ public struct CabinServices: Sendable {
     public static func with<T>(scene: [Float], room: [Float], rate: Int, lingerSeconds: Int,
                                _ body: (CabinServices) async throws -> T) async throws -> T {
         let peers = Mutex<(cabin: CabinLoop?, alerts: ServiceProcess?)>((nil, nil))
+        // What set-up started, when set-up or the capture service's start fails.
         defer {
             let (cabin, alerts) = peers.withLock { $0 }
             _ = cabin?.stop()
@@ -52,6 +53,8 @@ public struct CabinServices: Sendable {
             } catch {
                 outcome = .failure(error)
             }
+            // Stopped here, in order; the `defer` is left only what set-up started.
+            peers.withLock { $0 = (nil, nil) }
             _ = cabin.stop()
             await alerts.shutdown()
             return try outcome.get()

@@ -447,6 +447,18 @@ struct CaptureBenchmark: Sendable {
         let sequence: UInt64
         let monotonicUs: UInt64
         let receivedUs: UInt64
+
+        /// `chunk` as it arrives now, from `path`.
+        init(_ chunk: AudioChunk, from path: ObjectPath?) {
+            receivedUs = monotonicMicroseconds()
+            self.path = path
+            data = chunk.data
+            sequence = chunk.sequence
+            monotonicUs = chunk.monotonicUs
+        }
+
+        /// Its arrival at the client less its `MonotonicUs`, when it was read.
+        var latencyUs: UInt64 { receivedUs >= monotonicUs ? receivedUs - monotonicUs : 0 }
     }
 
     /// Starts the pass-thru through EarshotClient (`perform`, which subscribes to its chunks
@@ -534,9 +546,7 @@ struct CaptureBenchmark: Sendable {
         var chunks: [ReceivedChunk] = []
         chunks.reserveCapacity(capacity)
         for await chunk in passThru {
-            let now = monotonicMicroseconds()
-            chunks.append(ReceivedChunk(path: passThru.path, data: chunk.data, sequence: chunk.sequence, monotonicUs: chunk.monotonicUs,
-                                        receivedUs: now))
+            chunks.append(ReceivedChunk(chunk, from: passThru.path))
             window?.chunkArrived(sequence: chunk.sequence)
         }
         return chunks

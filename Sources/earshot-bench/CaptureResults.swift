@@ -76,7 +76,7 @@ struct ChunkLatencyResult: Encodable, Sendable {
         self.wrongContent = wrongContent
         contentCompared = !configuration.processed
 
-        let microseconds = received.map { $0.receivedUs >= $0.monotonicUs ? $0.receivedUs - $0.monotonicUs : 0 }
+        let microseconds = received.map(\.latencyUs)
         latency = LatencySummary(microseconds.map { $0 * 1000 })
         p50Milliseconds = latency.p50Microseconds / 1000
         p99Milliseconds = latency.p99Microseconds / 1000

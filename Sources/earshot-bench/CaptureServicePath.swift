@@ -117,8 +117,8 @@ final class CaptureServicePath: Sendable {
             var bytes: [UInt8] = []
             var latencies: [UInt64] = []
             for await chunk in passThru {
-                let now = monotonicMicroseconds()
-                latencies.append(now >= chunk.monotonicUs ? (now - chunk.monotonicUs) * 1000 : 0)
+                let received = CaptureBenchmark.ReceivedChunk(chunk, from: passThru.path)
+                latencies.append(received.latencyUs * 1000)
                 bytes += chunk.data
             }
             let result = try await passThru.result

@@ -97,8 +97,9 @@ final class PromptReference: Sendable {
     /// What one read takes from the pipe, in bytes: two of the microphone's reads of the
     /// stream (4 KiB at least), so that the canceller's far end runs ahead of the microphone
     /// while a stream written ahead of its playing (the alert service writes each frame as
-    /// its output takes it, a whole prompt within its first moments) is resampled a little at
-    /// each read, not all at one (10 s of prompt held up one chunk by 70-110 ms).
+    /// it is queued for its output, up to about four seconds and a sentence ahead of the
+    /// speaker) is resampled a little at each read, not all at once (10 s of prompt taken at
+    /// one read held up a chunk by 70-110 ms).
     private func budget(_ s: State) -> Int {
         let readFrames = s.firstRead?.frames ?? rate / 10
         let format = s.stream.format ?? PlayedReference.Format(sampleRate: 48000, channels: 2)
