@@ -25,6 +25,9 @@ public struct PassThruRequest: Sendable, Equatable {
     /// Recording starts with the prompt, not after it, and the prompt's own sound is
     /// cancelled from the audio (only with an `InitialPrompt`).
     public var bargeIn = false
+    /// What the speakers play is cancelled from the audio, as the service's echo reference
+    /// hears it.
+    public var echoCancel = false
 
     /// `NoiseSuppression`'s levels.
     public enum NoiseSuppression: String, Sendable, Equatable, CaseIterable {
@@ -33,7 +36,11 @@ public struct PassThruRequest: Sendable, Equatable {
 
     /// Whether the captured audio goes through speech processing (echo cancellation, noise
     /// suppression) before anyone gets it; otherwise it is exactly what the device read.
-    public var processesSpeech: Bool { noiseSuppression != .off || bargesIn }
+    public var processesSpeech: Bool { noiseSuppression != .off || cancelsEcho }
+
+    /// Whether echo is cancelled: against the prompt as played (`BargeIn`), or against what
+    /// the speakers play (`EchoCancel`).
+    public var cancelsEcho: Bool { bargesIn || echoCancel }
 
     /// Whether recording starts with the prompt.
     public var bargesIn: Bool { bargeIn && !initialPrompt.isEmpty }
@@ -135,20 +142,29 @@ public enum PassThruRules {
     public static let processingRates: [UInt32] = [8000, 16000, 44100, 48000]
 
     /// The speech processing a pass-thru at `rate` may ask for on an input of `channels` (0:
-    /// one that cannot record), with the processing installed or not (`Capabilities`):
-    /// every `NoiseSuppression` level and `BargeIn` at a processing rate on a mono input;
-    /// else `off` alone.
-    public static func processing(rate: UInt32, channels: UInt32, installed: Bool)
-        -> (noiseSuppression: [PassThruRequest.NoiseSuppression], bargeIn: Bool) {
-        guard installed, channels == 1, processingRates.contains(rate) else { return ([.off], false) }
-        return (PassThruRequest.NoiseSuppression.allCases, true)
+    /// one that cannot record), with the processing installed or not, and with an echo
+    /// reference or not (`Capabilities`): every `NoiseSuppression` level and `BargeIn` at a
+    /// processing rate on a mono input, and `EchoCancel` there too with a reference; else
+    /// `off` alone.
+    public static func processing(rate: UInt32, channels: UInt32, installed: Bool, echoReference: Bool = false)
+        -> (noiseSuppression: [PassThruRequest.NoiseSuppression], bargeIn: Bool, echoCancel: Bool) {
+        guard installed, channels == 1, processingRates.contains(rate) else { return ([.off], false, false) }
+        return (PassThruRequest.NoiseSuppression.allCases, true, echoReference)
+    }
+
+    /// `EchoCancel` needs the service's echo reference (`configured`).
+    public static func checkEchoReference(_ request: PassThruRequest, configured: Bool) throws(RuleViolation) {
+        guard request.echoCancel, !configured else { return }
+        throw RuleViolation(.unsupportedResource, field: .echoCancel,
+                            "this service has no echo reference to cancel against (earshot-capture --echo-reference PCM)")
     }
 
     /// Speech processing works on 10 ms frames: at one of `processingRates`, with chunks a
     /// whole number of them.
     public static func checkProcessing(_ request: PassThruRequest) throws(RuleViolation) {
         guard request.processesSpeech else { return }
-        let asked = request.noiseSuppression != .off ? EarshotField.noiseSuppression.name : EarshotField.bargeIn.name
+        let asked = request.noiseSuppression != .off ? EarshotField.noiseSuppression.name
+            : request.bargesIn ? EarshotField.bargeIn.name : EarshotField.echoCancel.name
         guard processingRates.contains(request.samplingRate) else {
             throw .invalidData(.samplingRate, "\(request.samplingRate) Hz cannot be processed (\(asked)): "
                                + "\(processingRates.map(String.init).joined(separator: ", ")) can")

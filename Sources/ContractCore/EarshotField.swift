@@ -13,6 +13,7 @@ public enum EarshotField: String, Sendable, CaseIterable {
     case chunkMs = "ChunkMs"
     case noiseSuppression = "NoiseSuppression"
     case bargeIn = "BargeIn"
+    case echoCancel = "EchoCancel"
 
     // Alerts' PresentAlert.
     case text = "Text"

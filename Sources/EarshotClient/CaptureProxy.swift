@@ -24,6 +24,9 @@ public struct AudioPassThruRequest: Sendable {
     public var noiseSuppression: NoiseSuppression = .off
     /// Recording starts with the prompt, its sound cancelled (`BargeIn`).
     public var bargeIn = false
+    /// What the speakers play cancelled from the audio, as the service's echo reference
+    /// hears it (`EchoCancel`).
+    public var echoCancel = false
 
     public enum Delivery: String, Sendable, CaseIterable { case signals, stream, both }
     public enum NoiseSuppression: String, Sendable, CaseIterable { case off, moderate, high }
@@ -49,6 +52,7 @@ public struct AudioPassThruRequest: Sendable {
         values[CaptureKeys.outputPath] = outputPath.map(DBusValue.string)
         if noiseSuppression != .off { values[CaptureKeys.noiseSuppression] = .string(noiseSuppression.rawValue) }
         if bargeIn { values[CaptureKeys.bargeIn] = .boolean(true) }
+        if echoCancel { values[CaptureKeys.echoCancel] = .boolean(true) }
         return values
     }
 }

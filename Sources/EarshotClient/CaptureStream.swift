@@ -126,7 +126,8 @@ extension CaptureProxy {
                   let bits = fields[keys.bitsPerSample.name]?.uint32Value else { return nil }
             return CaptureCapability(samplingRate: rate, bitsPerSample: bits, audioType: fields[keys.audioType.name]?.stringValue ?? "",
                                      noiseSuppression: fields[keys.noiseSuppression.name]?.stringArrayValue ?? ["off"],
-                                     bargeIn: fields[keys.bargeIn.name]?.boolValue ?? false)
+                                     bargeIn: fields[keys.bargeIn.name]?.boolValue ?? false,
+                                     echoCancel: fields[keys.echoCancel.name]?.boolValue ?? false)
         }
     }
 
@@ -178,12 +179,16 @@ public struct CaptureCapability: Sendable, Equatable {
     public let noiseSuppression: [String]
     /// Whether a pass-thru at this rate may ask for `BargeIn`.
     public let bargeIn: Bool
+    /// Whether a pass-thru at this rate may ask for `EchoCancel`.
+    public let echoCancel: Bool
 
-    public init(samplingRate: UInt32, bitsPerSample: UInt32, audioType: String, noiseSuppression: [String] = ["off"], bargeIn: Bool = false) {
+    public init(samplingRate: UInt32, bitsPerSample: UInt32, audioType: String, noiseSuppression: [String] = ["off"], bargeIn: Bool = false,
+                echoCancel: Bool = false) {
         self.samplingRate = samplingRate
         self.bitsPerSample = bitsPerSample
         self.audioType = audioType
         self.noiseSuppression = noiseSuppression
         self.bargeIn = bargeIn
+        self.echoCancel = echoCancel
     }
 }

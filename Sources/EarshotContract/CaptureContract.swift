@@ -51,12 +51,19 @@ public enum CaptureContract {
                     + "own sound cancelled from the audio (echo cancellation against the prompt as rendered). Same rates "
                     + "and ChunkMs as NoiseSuppression.",
                 default: "false")
+            public static let echoCancel = OptionKey(
+                .echoCancel, "b",
+                doc: "Cancel from the audio whatever the speakers play (radio, navigation, prompts and alerts), as the service's "
+                    + "echo reference hears it (`earshot-capture --echo-reference`); the reference itself never reaches the "
+                    + "caller. Independent of BargeIn; with both, the reference also carries the prompt. Same rates and ChunkMs "
+                    + "as NoiseSuppression; UnsupportedResource when the service has no echo reference.",
+                default: "false")
         }
 
         public static let requestKeys = [
             Keys.samplingRate, Keys.bitsPerSample, Keys.audioType, Keys.maxDuration, Keys.muteAudio, Keys.initialPrompt,
             Keys.displayText1, Keys.displayText2, Keys.chunkMs, Keys.endOnSilenceMs, Keys.outliveOwner, Keys.outputPath,
-            Keys.delivery, Keys.noiseSuppression, Keys.bargeIn,
+            Keys.delivery, Keys.noiseSuppression, Keys.bargeIn, Keys.echoCancel,
         ]
 
         public static let performAudioPassThru = MethodDeclaration(
@@ -81,7 +88,11 @@ public enum CaptureContract {
                     + "processing is installed and works (a mono input at 8000, 16000, 44100 or 48000 Hz), else `off` alone.")
             public static let bargeIn = OptionKey(
                 .bargeIn, "b", doc: "Whether a pass-thru at this rate may ask for `BargeIn` (as for `NoiseSuppression`).")
-            public static let all = [samplingRate, bitsPerSample, audioType, noiseSuppression, bargeIn]
+            public static let echoCancel = OptionKey(
+                .echoCancel, "b",
+                doc: "Whether a pass-thru at this rate may ask for `EchoCancel`: as for `BargeIn`, and the service has an echo "
+                    + "reference.")
+            public static let all = [samplingRate, bitsPerSample, audioType, noiseSuppression, bargeIn, echoCancel]
         }
 
         public static let capabilities = PropertyDeclaration(

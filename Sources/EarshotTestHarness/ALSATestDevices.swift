@@ -41,9 +41,11 @@ public struct ALSATestDevices: Sendable {
     }
 
     /// A PCM `name` of PipeWire's ALSA plugin (pipewire-alsa), reaching the daemon at
-    /// `server` (the plugin's own default when nil).
-    public mutating func pipeWire(_ name: String, server: String? = nil) {
-        definitions.append("pcm.\(name) { type pipewire" + (server.map { " server \"\($0)\"" } ?? "") + " }")
+    /// `server` (the plugin's own default when nil), capturing from the node `captureNode`
+    /// (the default source when nil).
+    public mutating func pipeWire(_ name: String, server: String? = nil, captureNode: String? = nil) {
+        definitions.append("pcm.\(name) { type pipewire" + (server.map { " server \"\($0)\"" } ?? "")
+                           + (captureNode.map { " capture_node \"\($0)\"" } ?? "") + " }")
     }
 
     /// A playback PCM `name` writing what it plays to `outfile` (`raw` or `wav`).

@@ -10,7 +10,7 @@ public final class PipeWireTestSystem: Sendable {
     public let directory: URL
     private let sessionBus: ChildProcess
     public let sessionBusAddress: String
-    private let processes = Locked<[ChildProcess]>([])
+    let processes = Locked<[ChildProcess]>([])
 
     /// The environment a client of this daemon needs (merge it into a service's).
     public var environment: [String: String] {
@@ -86,7 +86,7 @@ public final class PipeWireTestSystem: Sendable {
         sessionBusAddress = address
     }
 
-    private var daemonEnvironment: [String: String] {
+    var daemonEnvironment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
         environment["PIPEWIRE_RUNTIME_DIR"] = runtimeDirectory.path
@@ -239,18 +239,8 @@ public final class PipeWireTestSystem: Sendable {
         let player = try ChildProcess(["/usr/bin/pw-play", "--target", "0", "-P", "{ node.name=\(name) }", file.path],
                                       environment: daemonEnvironment, logPath: directory.appendingPathComponent("pw-play-mic.log").path)
         processes.withLock { $0.append(player) }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
-            let ports = try await tool(["pw-link", "--output"]).split(separator: "\n").map(String.init).filter { $0.hasPrefix(name + ":") }
-            if let port = ports.first {
-                try await tool(["pw-link", port, "mic:input_MONO"])
-                return player
-            }
-            guard player.isRunning, ContinuousClock.now < deadline else {
-                throw HarnessError("the microphone's voice never showed its port: \(log("pw-play-mic.log"))")
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await tool(["pw-link", try await firstOutputPort(of: name, while: player, log: "pw-play-mic.log"), "mic:input_MONO"])
+        return player
     }
 
     /// `pw-record` of the speakers' monitor, 48 kHz 16-bit on `channels`, into `output`

@@ -31,6 +31,9 @@ struct CaptureCommand: ServiceCommand {
           help: "Record from the audio session's input (org.earshot.Session1: its device, channels and buffer duration) when it names one; otherwise --device and --channels.")
     var followSession = true
 
+    @Option(help: ArgumentHelp("ALSA PCM that hears what the speakers play (a sink's monitor, a codec's loopback channel): the far end a pass-thru with \(CaptureContract.Manager.Keys.echoCancel.name) cancels. None by default.", valueName: "pcm"))
+    var echoReference: String?
+
     @Option(help: ArgumentHelp("Seconds a finished pass-thru object stays on the bus.", valueName: "seconds"))
     var lingerSeconds: Double = 60
 
@@ -49,7 +52,7 @@ struct CaptureCommand: ServiceCommand {
     func run() async throws {
         let settings = CaptureService.Settings(device: device, pacing: pace, linger: .milliseconds(Int(lingerSeconds * 1000)),
                                                channels: channels, systemBus: bus.isSystemBus,
-                                               followSession: followSession)
+                                               followSession: followSession, echoReference: echoReference)
         await ServiceMain.run(CaptureContract.service, options: bus) { connection, logger in
             let service = CaptureService(connection: connection, settings: settings, logger: logger)
             try service.start()

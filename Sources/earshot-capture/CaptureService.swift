@@ -21,6 +21,8 @@ final class CaptureService: Sendable {
         /// Take the input, its channels and buffer duration from the audio session service
         /// when it names an input.
         var followSession: Bool
+        /// The ALSA PCM that hears what the speakers play, for `EchoCancel`; nil: none.
+        var echoReference: String? = nil
     }
 
     /// Where a pass-thru records from: the session's input, or the configured device.
@@ -62,7 +64,8 @@ final class CaptureService: Sendable {
     /// Exports the manager object, with the capabilities probed from the device.
     func start() throws(DBusError) {
         let object = try connection.export(CaptureInterfaces.managerPath, interfaces: [CaptureInterfaces.managerInterface(self)], values: [
-            (Manager.capabilities, Self.capabilities(of: settings.device, channels: settings.channels, logger: logger)),
+            (Manager.capabilities, Self.capabilities(of: settings.device, channels: settings.channels,
+                                                     echoReference: settings.echoReference != nil, logger: logger)),
             (Manager.device, .string(settings.device)),
             (Manager.active, .objectPath(.root)),
             (Manager.endsAtMonotonicUs, .uint64(0)),
@@ -121,8 +124,9 @@ final class CaptureService: Sendable {
             return state.generation
         }) else { return }
         let logger = self.logger
+        let echoReference = settings.echoReference != nil
         let (capabilities, busy) = await probes.run {
-            let capabilities = Self.capabilities(of: input.device, channels: input.channels, logger: logger)
+            let capabilities = Self.capabilities(of: input.device, channels: input.channels, echoReference: echoReference, logger: logger)
             return (capabilities, capabilities.arrayValue?.isEmpty == true && CaptureDevice.isBusy(input.device))
         }
         // Busy: probed again when the pass-thru ends.
@@ -140,8 +144,9 @@ final class CaptureService: Sendable {
 
     /// What the device accepts, as SDL's AudioPassThruCapabilities: one entry per
     /// sampling rate and sample width, with the speech processing a pass-thru at that rate
-    /// may ask for on `channels` (the plugin looked for, not loaded).
-    static func capabilities(of device: String, channels: UInt32, logger: Logger) -> DBusValue {
+    /// may ask for on `channels` (the plugin looked for, not loaded), `EchoCancel` with an
+    /// `echoReference`.
+    static func capabilities(of device: String, channels: UInt32, echoReference: Bool, logger: Logger) -> DBusValue {
         typealias Keys = CaptureContract.Manager.CapabilityKeys
         do {
             let probed = try CaptureDevice.probe(device)
@@ -150,11 +155,11 @@ final class CaptureService: Sendable {
             return .vardicts(probed.sampleRates.flatMap { rate in
                 // On a device that cannot give the channels in use, no pass-thru records at all.
                 let processing = PassThruRules.processing(rate: rate, channels: probed.channels.contains(channels) ? channels : 0,
-                                                          installed: installed)
+                                                          installed: installed, echoReference: echoReference)
                 return probed.bitsPerSample.map { bits -> [String: DBusValue] in
                     [Keys.samplingRate.name: .uint32(rate), Keys.bitsPerSample.name: .uint32(bits), Keys.audioType.name: .string("PCM"),
                      Keys.noiseSuppression.name: .strings(processing.noiseSuppression.map(\.rawValue)),
-                     Keys.bargeIn.name: .boolean(processing.bargeIn)]
+                     Keys.bargeIn.name: .boolean(processing.bargeIn), Keys.echoCancel.name: .boolean(processing.echoCancel)]
                 }
             })
         } catch {
@@ -167,6 +172,8 @@ final class CaptureService: Sendable {
 
     func perform(_ call: MethodCall) async throws -> ObjectPath {
         var request = try RequestReader.read(call)
+        let referenced = settings.echoReference != nil
+        try DBusError.readingRequest { try PassThruRules.checkEchoReference(request, configured: referenced) }
         let id = try state.withLock { s throws(DBusError) -> UInt64 in
             if let active = s.active {
                 throw .earshot(.rejected, "a pass-thru is already active (\(active.path), \(active.remainingMs) ms remaining)")

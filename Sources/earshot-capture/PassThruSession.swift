@@ -49,6 +49,9 @@ final class PassThruSession: DirectCaptureConsumer {
     /// and the pipe's writing end until it is handed to the alert service.
     private let promptReference: PromptReference?
     private let promptAudio: UnixFD?
+    /// With `EchoCancel`: what the speakers play, from the echo reference device. It hears
+    /// the prompt too, which is then not handed over separately.
+    private let deviceReference: DeviceReference?
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
@@ -66,7 +69,7 @@ final class PassThruSession: DirectCaptureConsumer {
                 throw .earshot(.unsupportedResource, "speech processing takes a mono input; the input in use gives \(request.channels) channels")
             }
             do {
-                speech = Mutex(try SpeechProcessor(rate: Int(request.samplingRate), echoCancel: request.bargesIn,
+                speech = Mutex(try SpeechProcessor(rate: Int(request.samplingRate), echoCancel: request.cancelsEcho,
                                                    noise: Self.noise(request.noiseSuppression)))
             } catch {
                 throw .earshot(.unsupportedResource, error.message)
@@ -74,10 +77,16 @@ final class PassThruSession: DirectCaptureConsumer {
         } else {
             speech = nil
         }
-        if request.bargesIn && !request.initialPrompt.isEmpty {
+        if request.bargesIn && !request.echoCancel {
             (promptReference, promptAudio) = try PromptReference.make(rate: Int(request.samplingRate), passThru: id)
         } else {
             (promptReference, promptAudio) = (nil, nil)
+        }
+        if request.echoCancel, let device = service.settings.echoReference {
+            deviceReference = try DeviceReference(device: device, rate: Int(request.samplingRate), passThru: id,
+                                                  pacing: service.settings.pacing)
+        } else {
+            deviceReference = nil
         }
         let periodFrames = CapturePeriod.frames(for: request, sessionLimitSeconds: input.periodLimitSeconds)
         let format = PCMFormat(sampleRate: request.samplingRate, channels: request.channels, bitsPerSample: request.bitsPerSample)
@@ -109,6 +118,7 @@ final class PassThruSession: DirectCaptureConsumer {
             objectBox.withLock { $0 = (exported, chunks) }
         } catch {
             stream.stop()
+            deviceReference?.stop()
             throw error
         }
     }
@@ -224,15 +234,20 @@ final class PassThruSession: DirectCaptureConsumer {
     }
 
     private func startReading() {
-        // Only signals carry each chunk's time; the first read's sets the end.
+        deviceReference?.start(logger: logger)
+        // Only signals carry each chunk's time; the first read's sets the end (and places
+        // the far end).
         stream.start(timestamps: request.delivery.sendsSignals ? .everyRead : .firstRead, direct: readsGoStraightToPipes ? self : nil,
                      onData: { [self] bytes, _, monotonicUs in
             if request.processesSpeech {
                 var processed = bytes
                 let bits = Int(request.bitsPerSample)
-                promptReference?.read(atUs: monotonicUs, frames: bytes.count / max(1, request.bytesPerFrame))
+                let frames = bytes.count / max(1, request.bytesPerFrame)
+                promptReference?.read(atUs: monotonicUs, frames: frames)
+                deviceReference?.read(atUs: monotonicUs, frames: frames)
                 speech?.withLock { processor in
                     promptReference?.feed(processor, logger: logger)
+                    deviceReference?.feed(processor, logger: logger)
                     processor.process(pcm: &processed, bitsPerSample: bits)
                 }
                 captured(processed, monotonicUs: monotonicUs)
@@ -347,6 +362,7 @@ final class PassThruSession: DirectCaptureConsumer {
     private func finish(_ outcome: PassThruOutcome) {
         stream.stop()
         promptReference?.close()
+        deviceReference?.stop()
         watcher.withLock { $0?.cancel() }
         // A reader that has caught up sees EOF now; one still behind gets the rest of its
         // stream in the background: ending waits for no reader.
@@ -388,7 +404,7 @@ final class PassThruSession: DirectCaptureConsumer {
         let recoveries = stream.recoveries
         let lost = recoveries > 0 ? "; \(recoveries) overrun(s) recovered: samples were lost" : ""
         let rate = Int(request.samplingRate)
-        let delay = request.bargesIn ? speech?.withLock { $0.measuredDelay.map { "; echo heard \($0 * 1000 / rate) ms after it played" } } ?? nil : nil
+        let delay = request.cancelsEcho ? speech?.withLock { $0.measuredDelay.map { "; echo heard \($0 * 1000 / rate) ms after it played" } } ?? nil : nil
         logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms\(lost)\(delay ?? "")",
                     metadata: ["passthru": "\(id)", "result": "\(outcome.resultCode.rawValue)", "reason": "\(outcome.reason.rawValue)"])
     }

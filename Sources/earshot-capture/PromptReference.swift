@@ -20,11 +20,7 @@ final class PromptReference: Sendable {
         var pending: [Float] = []
         var startedUs: UInt64?
         var firstRead: (us: UInt64, frames: Int)?
-        /// The microphone's sample taken when the first frame went out, once known.
-        var startSample: Int?
-        var placed = false
-        /// Samples of the stream that went out before the microphone's first sample.
-        var toDrop = 0
+        var placement = FarEndPlacement()
     }
 
     private let state: Mutex<State>
@@ -73,24 +69,13 @@ final class PromptReference: Sendable {
                 s.pending = []
                 return
             }
-            guard let startedUs = s.startedUs, let first = s.firstRead else { return }
-            if !s.placed {
-                if s.startSample == nil {
-                    let start = PlayedReference.startSample(startedUs: startedUs, firstReadUs: first.us, firstReadFrames: first.frames, rate: rate)
-                    s.startSample = start
-                    s.toDrop = max(0, -start)
-                }
-                let dropped = min(s.toDrop, s.pending.count)
-                s.pending.removeFirst(dropped)
-                s.toDrop -= dropped
-                guard s.toDrop == 0, !s.pending.isEmpty, let start = s.startSample else { return }
-                processor.play(s.pending, startedAt: max(0, start))
-                s.placed = true
+            guard let startedUs = s.startedUs, let first = s.firstRead,
+                  let handed = s.placement.place(&s.pending, startedUs: startedUs, firstReadUs: first.us,
+                                                 firstReadFrames: first.frames, rate: rate) else { return }
+            processor.play(handed.samples, startedAt: handed.startedAt)
+            if let start = handed.startedAt {
                 logger.info("pass-thru \(passThru): the prompt's played audio goes to the canceller from the microphone's sample \(start) (its first read: \(first.frames) frames)")
-            } else {
-                processor.play(s.pending)
             }
-            s.pending = []
         }
     }
 

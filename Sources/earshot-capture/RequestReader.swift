@@ -30,6 +30,7 @@ enum RequestReader {
             }
             request.noiseSuppression = try PassThruRules.noiseSuppression(try options.require(Keys.noiseSuppression))
             request.bargeIn = try options.require(Keys.bargeIn)
+            request.echoCancel = try options.require(Keys.echoCancel)
             try PassThruRules.checkProcessing(request)
             for (index, chunk) in request.initialPrompt.enumerated() where chunk.kind == .file {
                 guard FileManager.default.isReadableFile(atPath: chunk.text) else {

@@ -58,6 +58,10 @@ struct CaptureSubcommand: ClientCommand {
           help: "With --prompt: record from the prompt's start, so you can talk over it; the prompt's sound is cancelled.")
     var bargeIn = false
 
+    @Flag(name: .customLong("echo-cancel"),
+          help: "Cancel what the speakers play (radio, navigation, prompts) from the audio; the service needs an echo reference (its --echo-reference).")
+    var echoCancel = false
+
     @Flag(name: .customLong("no-meter"), help: "Do not show the level meter, even on a terminal.")
     var noMeter = false
 
@@ -76,6 +80,7 @@ struct CaptureSubcommand: ClientCommand {
         request.displayText1 = displayText
         request.noiseSuppression = AudioPassThruRequest.NoiseSuppression(rawValue: noiseSuppression) ?? .off
         request.bargeIn = bargeIn
+        request.echoCancel = echoCancel
         return request
     }
 

@@ -54,15 +54,30 @@ import Testing
     }
 
     /// What `Capabilities` offers: everything at a processing rate on a mono input with the
-    /// plugin installed, `off` alone otherwise.
+    /// plugin installed (`EchoCancel` only with an echo reference), `off` alone otherwise.
     @Test func processingOffered() {
         let all = PassThruRequest.NoiseSuppression.allCases
-        #expect(PassThruRules.processing(rate: 16000, channels: 1, installed: true) == (all, true))
-        #expect(PassThruRules.processing(rate: 48000, channels: 1, installed: true) == (all, true))
+        #expect(PassThruRules.processing(rate: 16000, channels: 1, installed: true) == (all, true, false))
+        #expect(PassThruRules.processing(rate: 48000, channels: 1, installed: true) == (all, true, false))
+        #expect(PassThruRules.processing(rate: 16000, channels: 1, installed: true, echoReference: true) == (all, true, true))
         for (rate, channels, installed) in [(UInt32(22050), UInt32(1), true), (16000, 2, true), (16000, 0, true), (16000, 1, false)] {
-            #expect(PassThruRules.processing(rate: rate, channels: channels, installed: installed) == ([.off], false),
+            #expect(PassThruRules.processing(rate: rate, channels: channels, installed: installed, echoReference: true) == ([.off], false, false),
                     "\(rate) Hz, \(channels) channel(s), installed \(installed)")
         }
+    }
+
+    /// `EchoCancel` is processing (the same rates and chunks), and needs a reference.
+    @Test func echoCancelNeedsAReferenceAndWholeFrames() throws {
+        var request = PassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 1000)
+        try PassThruRules.checkEchoReference(request, configured: false)  // not asked
+        request.echoCancel = true
+        #expect(request.processesSpeech && request.cancelsEcho)
+        let missing = #expect(throws: RuleViolation.self) { try PassThruRules.checkEchoReference(request, configured: false) }
+        #expect(missing?.field == EarshotField.echoCancel.name)
+        try PassThruRules.checkEchoReference(request, configured: true)
+        request.chunkMs = 25
+        let violation = #expect(throws: RuleViolation.self) { try PassThruRules.checkProcessing(request) }
+        #expect(violation?.rule.contains(EarshotField.echoCancel.name) == true)
     }
 
     /// Speech processing needs whole 10 ms frames: a rate that has them and chunks of them.

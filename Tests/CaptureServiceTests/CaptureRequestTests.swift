@@ -56,6 +56,13 @@ import Testing
          [RequestKeys.samplingRate.name: .uint32(22050), RequestKeys.bargeIn.name: .boolean(true),
           RequestKeys.initialPrompt.name: .array(.structure([.string, .string]), [.structure([.string("TEXT"), .string("Speak now")])])],
          invalidData, "\(CaptureContract.Manager.Keys.samplingRate.name): 22050 Hz cannot be processed (\(CaptureContract.Manager.Keys.bargeIn.name))"),
+        ("echo cancellation of the wrong type", [RequestKeys.echoCancel.name: .string("yes")], invalidArgs,
+         "\(CaptureContract.Manager.Keys.echoCancel.name): got s, wanted b"),
+        ("echo cancellation without an echo reference", [RequestKeys.echoCancel.name: .boolean(true)],
+         EarshotErrorName.unsupportedResource.name, "\(CaptureContract.Manager.Keys.echoCancel.name): this service has no echo reference"),
+        ("echo cancellation in chunks that are not whole frames",
+         [RequestKeys.chunkMs.name: .uint32(25), RequestKeys.echoCancel.name: .boolean(true)], invalidData,
+         "\(CaptureContract.Manager.Keys.chunkMs.name): 25 ms is not a multiple of 10 ms, which \(CaptureContract.Manager.Keys.echoCancel.name) needs"),
         ("unknown key", ["Colour": .string("red")], invalidArgs, "Colour: unknown key"),
     ]
 

@@ -59,6 +59,8 @@ import Testing
             let entries = try await capture.capture.capabilities()
             #expect(!entries.isEmpty)
             var processed: Set<UInt32> = []
+            // No echo reference here: no rate offers EchoCancel.
+            #expect(entries.allSatisfy { !$0.echoCancel })
             for entry in entries {
                 let rate = entry.samplingRate
                 let levels = entry.noiseSuppression, bargeIn = entry.bargeIn

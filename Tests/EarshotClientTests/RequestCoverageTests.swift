@@ -22,6 +22,7 @@ import Testing
         passThru.outputPath = "/tmp/x.wav"
         passThru.noiseSuppression = .high
         passThru.bargeIn = true
+        passThru.echoCancel = true
 
         var button = Alert.SoftButton(id: 1, text: "OK", image: "/i.png")
         button.type = .both

@@ -206,7 +206,7 @@ struct SharedHosts {
             // 15–50 ms here, and once took 1.2 s while the other suites of this target
             // started servers beside it on two cores: the bound is the deadline itself.
             let took = ContinuousClock.now - started
-            print("a call while the server is down: StorageUnavailable after \(took): \(error?.message ?? "")")
+            print("a call while the server is down: \(EarshotErrorName.storageUnavailable.name) after \(took): \(error?.message ?? "")")
             #expect(took < SharedPieceCatalogue.heartbeatWait, "a call while the server is down fails at once, not at a deadline (took \(took))")
             #expect(error?.message.contains("unreachable") == true, "\(error?.message ?? "")")
             #expect(error?.message.contains("answer") == false, "it failed on the refused connection, not on a wait: \(error?.message ?? "")")
