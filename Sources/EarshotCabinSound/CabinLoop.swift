@@ -17,9 +17,17 @@ import Synchronization
 /// arrives, and the rest at its own rate (a speaker plays out at a steady rate however its
 /// writer fills its buffer). `recorded()` gives what the last reader was given, and the
 /// echo's part of it.
+///
+/// The speakers' monitor (a third FIFO, read as another `file` PCM: an echo reference) hears
+/// what they are given, before their output buffer: the alert service's audio as it
+/// arrives, and `monitored`, what else they are given (the radio), by the microphone's
+/// sample at that moment. It is delivered in 10 ms blocks on the microphone's clock and as
+/// the microphone is (each period as it begins), the blocks of a period before the
+/// microphone's; a reader that is not there loses what is written meanwhile.
 public final class CabinLoop: Sendable {
     public let speaker: URL
     public let microphone: URL
+    public let monitor: URL
     public let speakerRate: Int
     public let rate: Int
     public let periodFrames: Int
@@ -42,15 +50,22 @@ public final class CabinLoop: Sendable {
 
     private let state = Mutex(State())
     private let scene: [Float]
+    private let monitored: [Float]
     /// The room's taps that are not zero: (delay in samples, gain).
     private let taps: [(Int, Float)]
     private let finished = DispatchSemaphore(value: 0)
 
     /// Makes both FIFOs in `directory`; `start()` opens them (before either service does).
-    public init(directory: URL, speakerRate: Int, rate: Int, periodFrames: Int, speakerBufferMs: Int = 100, scene: [Float], room: [Float]) throws {
+    /// The speaker's output buffer unless told.
+    public static let defaultSpeakerBufferMs = 100
+
+    public init(directory: URL, speakerRate: Int, rate: Int, periodFrames: Int, speakerBufferMs: Int = defaultSpeakerBufferMs,
+                scene: [Float], room: [Float],
+                monitored: [Float] = []) throws {
         speaker = directory.appendingPathComponent("cabin-speaker.fifo")
         microphone = directory.appendingPathComponent("cabin-microphone.fifo")
-        for fifo in [speaker, microphone] {
+        monitor = directory.appendingPathComponent("cabin-monitor.fifo")
+        for fifo in [speaker, microphone, monitor] {
             unlink(fifo.path)
             guard mkfifo(fifo.path, 0o600) == 0 else { throw CabinLoopError("mkfifo \(fifo.path): \(String(cString: strerror(errno)))") }
         }
@@ -59,6 +74,7 @@ public final class CabinLoop: Sendable {
         self.periodFrames = periodFrames
         speakerBuffer = rate * speakerBufferMs / 1000
         self.scene = scene
+        self.monitored = monitored
         taps = room.enumerated().compactMap { $0.element == 0 ? nil : ($0.offset, $0.element) }
     }
 
@@ -68,13 +84,20 @@ public final class CabinLoop: Sendable {
         signal(SIGPIPE, SIG_IGN)  // a reader that closes between two periods
         let speakerFD = open(speaker.path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard speakerFD >= 0 else { throw CabinLoopError("opening \(speaker.path): \(String(cString: strerror(errno)))") }
+        // Open for writing without waiting for a reader, and never waiting on one.
+        let monitorFD = open(monitor.path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard monitorFD >= 0 else {
+            close(speakerFD)
+            throw CabinLoopError("opening \(monitor.path): \(String(cString: strerror(errno)))")
+        }
         _ = try StreamingResampler(from: speakerRate, to: rate)  // the rates are checked here
         state.withLock { $0.running = true }
         Thread.detachNewThread { [self] in
             if let resampler = try? StreamingResampler(from: speakerRate, to: rate) {
-                run(speakerFD: speakerFD, resampler: resampler)
+                run(speakerFD: speakerFD, monitorFD: monitorFD, resampler: resampler)
             }
             close(speakerFD)
+            close(monitorFD)
             finished.signal()
         }
     }
@@ -110,26 +133,33 @@ public final class CabinLoop: Sendable {
     private var stopped: Bool { state.withLock { $0.stopped } }
 
     /// Serves one reader after another until stopped.
-    private func run(speakerFD: Int32, resampler: StreamingResampler) {
+    private func run(speakerFD: Int32, monitorFD: Int32, resampler: StreamingResampler) {
         while !stopped {
             let microphoneFD = open(microphone.path, O_WRONLY | O_CLOEXEC)  // waits for a reader
             if microphoneFD < 0 {
                 if errno == EINTR { continue }
                 return
             }
-            if !stopped { serve(microphoneFD, speakerFD: speakerFD, resampler: resampler) }
+            if !stopped { serve(microphoneFD, speakerFD: speakerFD, monitorFD: monitorFD, resampler: resampler) }
             close(microphoneFD)
         }
     }
 
     /// Delivers `scene` and the echo to one reader, a period each period's time, until it
     /// closes; listens to the speaker every 5 ms in between.
-    private func serve(_ microphoneFD: Int32, speakerFD: Int32, resampler: StreamingResampler) {
+    private func serve(_ microphoneFD: Int32, speakerFD: Int32, monitorFD: Int32, resampler: StreamingResampler) {
         state.withLock { s in
             (s.made, s.echo, s.played, s.playedFrom, s.late) = ([], [], [], nil, 0)
         }
         let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
         var due = Self.now()
+        // The monitor's blocks, a period ahead as the microphone's periods are: the block
+        // that ends where a period ends is written with it, just before it (the first
+        // period's at once).
+        let block = rate / 100
+        let blockNanoseconds = UInt64(block) * 1_000_000_000 / UInt64(rate)
+        var monitorDue = due + blockNanoseconds - periodNanoseconds
+        var monitorSent = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var heldByte: UInt8?
         while !stopped {
@@ -151,6 +181,12 @@ public final class CabinLoop: Sendable {
                 }
             }
             let now = Self.now()
+            while now >= monitorDue {
+                let samples = CabinSound.pcm16(monitorBlock(from: monitorSent, count: block))
+                _ = samples.withUnsafeBytes { write(monitorFD, $0.baseAddress, $0.count) }  // lost when nobody reads
+                monitorSent += block
+                monitorDue += blockNanoseconds
+            }
             guard now >= due else {
                 usleep(UInt32(min(5_000, (due - now) / 1000)))
                 continue
@@ -160,6 +196,23 @@ public final class CabinLoop: Sendable {
             let written = period.withUnsafeBytes { write(microphoneFD, $0.baseAddress, $0.count) }
             if written < period.count { return }  // the reader has closed
             due += periodNanoseconds
+        }
+    }
+
+    /// The monitor's `count` samples from `first`: what the speakers are given then, the
+    /// alert service's audio a speaker buffer before it is heard, and `monitored`.
+    private func monitorBlock(from first: Int, count: Int) -> [Float] {
+        state.withLock { s in
+            var samples = [Float](repeating: 0, count: count)
+            for index in 0 ..< count {
+                let at = first + index
+                if at < monitored.count { samples[index] = monitored[at] }
+                if let from = s.playedFrom {
+                    let source = at - (from - speakerBuffer)
+                    if source >= 0, source < s.played.count { samples[index] += s.played[source] }
+                }
+            }
+            return samples
         }
     }
 

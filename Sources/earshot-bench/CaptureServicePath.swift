@@ -10,10 +10,11 @@ import Synchronization
 /// Scenes through the real services, in real time: for each, a private bus, earshot-alerts
 /// speaking into a live cabin (`CabinLoop`: its speaker through the scene's echo path, on top
 /// of what else the microphone hears) and earshot-capture reading the cabin's microphone at
-/// `--pace device`, as from a sound card. The pass-thru has `BargeIn`; over the prompt it has
-/// the prompt as its `InitialPrompt`, which the alert service speaks and hands over as it
-/// plays it (`PlayedAudio`). Over an alert or the radio there is no prompt, and the microphone
-/// holds their echo: nothing hands those over.
+/// `--pace device`, as from a sound card. Over the prompt the pass-thru has `BargeIn` and the
+/// prompt as its `InitialPrompt`, which the alert service speaks and hands over as it plays
+/// it (`PlayedAudio`). Over an alert or the radio the microphone holds their echo and the
+/// cabin's speakers' monitor hears them an output buffer before it (capture's
+/// `--echo-reference`): the pass-thru has `EchoCancel`.
 ///
 /// A scene takes its own length; `concurrency` of them run at once, started ahead of the
 /// judge's asking (`start`).
@@ -98,17 +99,25 @@ final class CaptureServicePath: Sendable {
     /// `scene` through the services: what the pass-thru's owner received, sample for sample
     /// with its microphone, and what it cost. Over the prompt, `cancelling`: the pass-thru
     /// has `BargeIn` and the prompt; otherwise it has neither, and the alert service is asked
-    /// to speak the prompt as the pass-thru starts. Over an alert or the radio, `BargeIn` and
-    /// no prompt (nothing to cancel with).
+    /// to speak the prompt as the pass-thru starts. Otherwise, `EchoCancel` when `cancelling`.
     private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool) async throws -> (samples: [Float], cost: Cost) {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
+        // Over an alert or the radio the speakers are given the far end an output buffer
+        // before its echo starts, and the monitor hears it then.
+        let monitored = prompted || scene.played.isEmpty ? []
+            : CabinSound.placed(scene.played, at: scene.playsAt - CabinLoop.defaultSpeakerBufferMs * rate / 1000,
+                                count: scene.microphone.count)
         return try await CabinServices.with(scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [],
-                                            rate: rate, lingerSeconds: 1) { services in
+                                            monitored: monitored, echoReference: true, rate: rate, lingerSeconds: 1) { services in
             var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
                                                maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
-            request.bargeIn = !prompted || cancelling
-            if prompted && cancelling { request.initialPrompt = [.text(prompt)] }
+            if prompted {
+                request.bargeIn = cancelling
+                if cancelling { request.initialPrompt = [.text(prompt)] }
+            } else {
+                request.echoCancel = cancelling
+            }
             let pid = services.session.service.pid
             let cpuBefore = ProcessSample.cpuNanoseconds(of: pid)
             let passThru = try await CaptureProxy(connection: services.session.client).perform(request)

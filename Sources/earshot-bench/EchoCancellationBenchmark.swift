@@ -42,10 +42,12 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             counted too); false commands per minute in the same scenes with no driver; and \
             where a pass-thru with \(CaptureContract.Manager.Keys.endOnSilenceMs.name) 500 ends on each scene with the driver \
             (earshot-capture's own silence tracker on each engine's signal). The same with \
-            \(CaptureContract.Manager.Keys.bargeIn.name) alone through the services \
-            themselves, in real time (a private bus, earshot-alerts and earshot-capture for each \
-            scene, three at once): the alert service speaks the prompt into a live cabin and \
-            hands capture what it played; over an alert or the radio nothing is handed over.
+            echo cancellation alone through the services themselves, in real time (a private \
+            bus, earshot-alerts and earshot-capture for each scene, three at once): over the \
+            prompt, \(CaptureContract.Manager.Keys.bargeIn.name): the alert service speaks it \
+            into a live cabin and hands capture what it played; over an alert or the radio, \
+            \(CaptureContract.Manager.Keys.echoCancel.name), against the cabin's speakers' \
+            monitor (capture's --echo-reference).
             Goals: ERLE >= 25 dB after the first second; SNR gain >= 10 dB with the voice \
             within 3 dB; the driver's word errors processed within 5 points of clean and at \
             most half of unprocessed; at least 90 % fewer false commands processed than \
@@ -74,9 +76,10 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     /// earshot-capture's engine as a pass-thru with `BargeIn` alone runs it (the recogniser's
     /// verdicts only: the echo scenarios run every engine without noise suppression).
     static let echoOnly = "Earshot, echo only"
-    /// The same through the services: a pass-thru with `BargeIn` (and the prompt, for the
-    /// scenes over the prompt), earshot-alerts speaking it into a live cabin and handing
-    /// capture what it played (the recogniser's verdicts only).
+    /// The same through the services: over the prompt a pass-thru with `BargeIn` and the
+    /// prompt, earshot-alerts speaking it into a live cabin and handing capture what it
+    /// played; over an alert or the radio one with `EchoCancel`, against the speakers'
+    /// monitor (the recogniser's verdicts only).
     static let throughService = "earshot-capture, echo only"
 
     /// The engines, in the order the tables give them.

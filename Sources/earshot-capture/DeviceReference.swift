@@ -9,7 +9,8 @@ import Synchronization
 /// (`--echo-reference`: a sink's monitor, a codec's loopback channel) on a reading thread of
 /// its own, mono at the pass-thru's rate in 10 ms periods. Before each microphone read it
 /// processes, the microphone's reading thread hands what has come to the canceller, placed
-/// by the two streams' clock times and `holdMs` later: a read of the reference may complete
+/// by the two streams' clock times (the reference's from its earliest read) and `holdMs`
+/// later: a read of the reference may complete
 /// a moment after the microphone's read of the same instant, and its samples must be there
 /// when the microphone's echo of them is processed. The reference never leaves the service.
 final class DeviceReference: Sendable {
@@ -26,8 +27,11 @@ final class DeviceReference: Sendable {
 
     private struct State {
         var pending: [Float] = []
-        /// When the reference's first sample was taken (CLOCK_MONOTONIC µs).
+        /// When the reference's first sample was taken (CLOCK_MONOTONIC µs): the earliest
+        /// any read says, its time less the frames read up to it (a read that returns late,
+        /// or several that return at once, say later).
         var startedUs: UInt64?
+        var framesRead = 0
         var firstRead: (us: UInt64, frames: Int)?
         var placement = FarEndPlacement(laterBy: 0)
     }
@@ -61,7 +65,9 @@ final class DeviceReference: Sendable {
         stream.start(timestamps: .everyRead, onData: { [self] bytes, frames, us in
             let samples = PCMSamples.floats(bytes, bitsPerSample: 16)
             state.withLock { s in
-                if s.startedUs == nil { s.startedUs = us - min(us, UInt64(frames) * 1_000_000 / UInt64(rate)) }
+                s.framesRead += frames
+                let said = us - min(us, UInt64(s.framesRead) * 1_000_000 / UInt64(rate))
+                if !s.placement.placed { s.startedUs = min(s.startedUs ?? said, said) }
                 s.pending += samples
                 let most = Self.mostPendingSeconds * rate
                 if s.pending.count > most, s.placement.placed { s.pending.removeFirst(s.pending.count - most) }
