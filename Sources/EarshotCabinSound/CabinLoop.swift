@@ -21,9 +21,9 @@ import Synchronization
 /// The speakers' monitor (a third FIFO, read as another `file` PCM: an echo reference) hears
 /// what they are given, before their output buffer: the alert service's audio as it
 /// arrives, and `monitored`, what else they are given (the radio), by the microphone's
-/// sample at that moment. It is delivered in 10 ms blocks on the microphone's clock and as
-/// the microphone is (each period as it begins), the blocks of a period before the
-/// microphone's; a reader that is not there loses what is written meanwhile.
+/// sample at that moment. It is delivered in 10 ms blocks on the microphone's clock, each
+/// once heard, the blocks of a period before the microphone's period; a reader that is not
+/// there loses what is written meanwhile.
 public final class CabinLoop: Sendable {
     public let speaker: URL
     public let microphone: URL
@@ -152,10 +152,12 @@ public final class CabinLoop: Sendable {
             (s.made, s.echo, s.played, s.playedFrom, s.late) = ([], [], [], nil, 0)
         }
         let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
-        var due = Self.now()
-        // The monitor's blocks, a period ahead as the microphone's periods are: the block
-        // that ends where a period ends is written with it, just before it (the first
-        // period's at once).
+        // Each period once it has been heard, as a sound card gives it: nothing is written
+        // before the first period's time. A reader that only looks (capture probing the
+        // device) and closes at once leaves nothing behind in the FIFO for the next.
+        var due = Self.now() + periodNanoseconds
+        // The monitor's blocks, each once heard too, on the same clock: the block that ends
+        // where a period ends is written with it, just before it.
         let block = rate / 100
         let blockNanoseconds = UInt64(block) * 1_000_000_000 / UInt64(rate)
         var monitorDue = due + blockNanoseconds - periodNanoseconds
