@@ -23,12 +23,18 @@ public struct FarEndPlacement: Sendable, Equatable {
     /// `startedUs` and the microphone's first read returned at `firstReadUs` with
     /// `firstReadFrames` frames (CLOCK_MONOTONIC µs, `rate` Hz): nil while there is nothing to
     /// hand over; `startedAt` (the microphone's sample) with the first samples handed over.
+    /// At most `atMost` samples are handed over; the rest stay in `pending`.
     public mutating func place(_ pending: inout [Float], startedUs: UInt64, firstReadUs: UInt64, firstReadFrames: Int,
-                               rate: Int) -> (samples: [Float], startedAt: Int?)? {
-        if placed {
-            defer { pending = [] }
-            return (pending, nil)
+                               rate: Int, atMost: Int = .max) -> (samples: [Float], startedAt: Int?)? {
+        func take() -> [Float] {
+            guard pending.count > atMost else {
+                defer { pending = [] }
+                return pending
+            }
+            defer { pending.removeFirst(atMost) }
+            return Array(pending[0 ..< atMost])
         }
+        if placed { return (take(), nil) }
         if startSample == nil {
             let start = PlayedReference.startSample(startedUs: startedUs, firstReadUs: firstReadUs,
                                                     firstReadFrames: firstReadFrames, rate: rate) + laterBy
@@ -40,7 +46,6 @@ public struct FarEndPlacement: Sendable, Equatable {
         toDrop -= dropped
         guard toDrop == 0, !pending.isEmpty, let start = startSample else { return nil }
         placed = true
-        defer { pending = [] }
-        return (pending, max(0, start))
+        return (take(), max(0, start))
     }
 }

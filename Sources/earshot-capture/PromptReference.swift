@@ -35,6 +35,14 @@ final class PromptReference: Sendable {
     private static let readers = BlockingQueue(label: "earshot-capture.prompt-reference", concurrent: true)
     /// How long the reader waits for the pipe before it looks whether the pass-thru ended.
     private static let pollMs: Int32 = 50
+    /// How far the reader runs ahead of what the canceller has been given, in seconds: the
+    /// alert service writes a prompt ahead of its playing (up to about four seconds and a
+    /// sentence), and resampling all of it at once competed with the microphone's thread
+    /// for the processors (its p99 rose from about 7 to 10 ms).
+    private static let aheadSeconds = 0.5
+    /// The most one feed hands over, in the microphone's reads: a read's worth keeps pace,
+    /// the second catches up with the far end that started before the microphone's first.
+    private static let readsPerFeed = 2
 
     private init(rate: Int, passThru: UInt64) {
         self.rate = rate
@@ -76,7 +84,8 @@ final class PromptReference: Sendable {
             let failure = s.failure
             s.failure = nil
             guard let startedUs = s.startedUs, let first = s.firstRead else { return (nil, failure, nil) }
-            let handed = s.placement.place(&s.pending, startedUs: startedUs, firstReadUs: first.us, firstReadFrames: first.frames, rate: rate)
+            let handed = s.placement.place(&s.pending, startedUs: startedUs, firstReadUs: first.us, firstReadFrames: first.frames,
+                                           rate: rate, atMost: Self.readsPerFeed * first.frames)
             return (handed, failure, first)
         }
         if let failure {
@@ -102,7 +111,14 @@ final class PromptReference: Sendable {
         var stream = PlayedReference()
         var resampler: StreamingResampler?
         var buffer = [UInt8](repeating: 0, count: 1 << 14)
-        while !state.withLock({ $0.closed }) {
+        let ahead = Int(Self.aheadSeconds * Double(rate))
+        while true {
+            let (closed, waiting) = state.withLock { ($0.closed, $0.pending.count) }
+            if closed { return }
+            if waiting >= ahead {
+                usleep(UInt32(Self.pollMs) * 1000)
+                continue
+            }
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let polled = poll(&ready, 1, Self.pollMs)
             if polled == 0 || (polled < 0 && errno == EINTR) { continue }

@@ -35,6 +35,17 @@ import Testing
         #expect(first.samples == [7, 8] && first.startedAt == 0)
     }
 
+    @Test func atMostSoManyAreHandedOverAtATimeAndTheRestWait() throws {
+        var placement = FarEndPlacement()
+        var pending: [Float] = [1, 2, 3, 4, 5]
+        let first = try #require(placement.place(&pending, startedUs: 950_000, firstReadUs: Self.firstReadUs,
+                                                 firstReadFrames: Self.firstReadFrames, rate: Self.rate, atMost: 2))
+        #expect(first.samples == [1, 2] && first.startedAt == 800 && pending == [3, 4, 5])
+        let next = try #require(placement.place(&pending, startedUs: 950_000, firstReadUs: Self.firstReadUs,
+                                                firstReadFrames: Self.firstReadFrames, rate: Self.rate, atMost: 2))
+        #expect(next.samples == [3, 4] && next.startedAt == nil && pending == [5])
+    }
+
     @Test func nothingIsHandedOverBeforeThereIsSomething() {
         var placement = FarEndPlacement()
         var pending: [Float] = []
