@@ -62,6 +62,10 @@ struct CaptureSubcommand: ClientCommand {
           help: "Cancel what the speakers play (radio, navigation, prompts) from the audio; the service needs an echo reference (its --echo-reference).")
     var echoCancel = false
 
+    @Flag(inversion: .prefixedNo,
+          help: "Mute the other audio (the radio) while capturing, as SmartDeviceLink's MuteAudio does; --no-mute-audio keeps it playing (with --echo-cancel, to hear the driver over it).")
+    var muteAudio = true
+
     @Flag(name: .customLong("no-meter"), help: "Do not show the level meter, even on a terminal.")
     var noMeter = false
 
@@ -81,6 +85,7 @@ struct CaptureSubcommand: ClientCommand {
         request.noiseSuppression = AudioPassThruRequest.NoiseSuppression(rawValue: noiseSuppression) ?? .off
         request.bargeIn = bargeIn
         request.echoCancel = echoCancel
+        request.muteAudio = muteAudio
         return request
     }
 
