@@ -63,6 +63,56 @@ struct AccessControlTests {
         }
     }
 
+    /// The echo reference (the speakers' monitor offered as a source, `echo-reference.conf`)
+    /// hears every user's audio. While `app`'s pass-thru with `EchoCancel` reads it and
+    /// the radio plays, `other` neither sees it nor records it (`pw-record` names it): its
+    /// recording holds nothing, while root, recording the same way, hears the radio in it.
+    /// No user may make it the session's input, and `app`'s pass-thru, cancelling against
+    /// it, still gets the microphone's voice.
+    @Test func onlyTheCaptureServiceHearsTheEchoReference() async throws {
+        let box = BoxScenario.box
+        let reference = "earshot.echo-reference"
+        try await box.run("rm -f take.wav && sox -n -r 48000 -c 1 -b 16 voice.wav synth 6 sine 300-3000 vol 0.5", as: "app")
+        try await BoxAudio.withRadio(as: "app") {
+            let seen = try await box.run("pw-cli ls Node", as: "other")
+            #expect(!seen.contains(reference), "other sees the echo reference: \(seen.suffix(600))")
+            // The session's state is one for all: it is left as it was found (the initial
+            // category, no preferred input).
+            let chosen = try await box.attempt("""
+                earshot session set --system --category soloAmbient --preferred-input earshot_echo_reference
+                """, as: "app")
+            try await box.run("earshot session set --system --category soloAmbient", as: "app")
+            #expect(!chosen.succeeded && chosen.errors.contains("is not a capture input"),
+                    "app's echo reference as its input: \(chosen.output) \(chosen.errors)")
+            let inputs = try await box.run("earshot session inputs --system", as: "app")
+            #expect(!inputs.contains("echo_reference"), "the session offers the echo reference as an input: \(inputs)")
+            try await BoxScenario.feedingMicrophone("/home/app/voice.wav") {
+                async let theirs = box.attempt("""
+                    rm -f reference.wav; timeout 3 pw-record --target \(reference) --rate 48000 --channels 1 reference.wav
+                    """, as: "other")
+                async let roots = box.attempt("""
+                    rm -f /tmp/reference.wav; timeout 3 pw-record --target \(reference) --rate 48000 --channels 1 /tmp/reference.wav
+                    """)
+                let taken = try await box.run("""
+                    earshot capture --system --echo-cancel --no-mute-audio --rate 48000 --max-ms 4000 --no-meter --out /home/app/take.wav
+                    """, as: "app")
+                #expect(taken.contains("SUCCESS"), "app's pass-thru with EchoCancel: \(taken)")
+                let attempts = try await (theirs, roots)
+                let other = (try? BoxScenario.samples(ofWave: box.file("home/other/reference.wav"))) ?? []
+                #expect(other.map { abs(Int($0)) }.max() ?? 0 == 0, """
+                    other's recording of the echo reference holds \(other.count) samples up to \(other.map { abs(Int($0)) }.max() ?? 0) \
+                    (pw-record: \(attempts.0.status) \(attempts.0.errors.suffix(300)))
+                    """)
+                let radio = try await box.run("sox /tmp/reference.wav -n trim 0.5 sinc 11500-12500 stat 2>&1 | sed -n 's/^RMS *amplitude: *//p'")
+                let level = Double(radio.trimmingCharacters(in: .whitespacesAndNewlines)).map { $0 > 0 ? 20 * log10($0) : -200 } ?? -200
+                #expect(level > -30, "root's recording of the echo reference holds the radio at \(level) dB (pw-record: \(attempts.1.errors.suffix(300)))")
+            }
+        }
+        let take = try BoxScenario.samples(ofWave: box.file("home/app/take.wav"))
+        let loudest = take.map { abs(Int($0)) }.max() ?? 0
+        #expect(take.count >= 48000 * 3 && loudest > 4000, "app's take: \(take.count) samples up to \(loudest)")
+    }
+
     /// PipeWire's PulseAudio server is not offered on the head unit: a PulseAudio program
     /// (`pactl`) finds no server, so it cannot go around the rules either.
     @Test func noPulseAudioServerIsOffered() async throws {
