@@ -12,8 +12,10 @@ import EarshotSync
 /// first over up to a second, every quarter second until found, and then, every two
 /// seconds, 50 ms either side of the last, and the far end is
 /// handed to the canceller that much later, less `margin` (the canceller finds a short
-/// delay itself). One processor is used by one thread at a time (capture's reading
-/// thread): it is not Sendable.
+/// delay itself). A processor may start from the delay measured on the same path before
+/// (`startingDelay`): the far end is then handed over in step from the first frame, while
+/// the delay is measured afresh as above and followed once found. One processor is used by
+/// one thread at a time (capture's reading thread): it is not Sendable.
 public final class SpeechProcessor {
     /// How hard noise is suppressed (the plugin's `earshot_noise_suppression`).
     public enum Noise: Int32, Sendable, CaseIterable {
@@ -64,7 +66,9 @@ public final class SpeechProcessor {
     private var candidate: (delaySamples: Int, correlation: Double)?
 
     /// A processor at `rate` cancelling echo (`echoCancel`) and suppressing `noise`.
-    public init(rate: Int, echoCancel: Bool, noise: Noise,
+    /// `startingDelay` (samples at `rate`): the delay measured before on the same path (the
+    /// same far end, output and cabin), used until this processor has measured its own.
+    public init(rate: Int, echoCancel: Bool, noise: Noise, startingDelay: Int? = nil,
                 pluginDirectories: [String] = PluginLibrary.searchDirectories) throws(PluginLibrary.Unavailable) {
         guard Self.rates.contains(rate) else {
             throw PluginLibrary.Unavailable(message: "\(Self.feature) works at \(Self.rates.map(String.init).joined(separator: ", ")) Hz, not \(rate)")
@@ -81,7 +85,21 @@ public final class SpeechProcessor {
         self.noise = noise
         processor = made
         estimator = EchoDelayEstimator(rate: rate)
+        if echoCancel, let startingDelay, startingDelay >= 0 {
+            lag = Self.lag(for: startingDelay, rate: rate)
+            assumedDelay = startingDelay
+        }
     }
+
+    /// How much later than given the far end goes to the canceller for a delay `delay`:
+    /// nothing within the canceller's own reach, else the delay less the margin.
+    static func lag(for delay: Int, rate: Int) -> Int {
+        let ms = rate / 1000
+        return delay > ownReachMs * ms ? delay - marginMs * ms : 0
+    }
+
+    /// The delay this processor started from (`startingDelay`), until it measures its own.
+    private var assumedDelay: Int?
 
     deinit { entries.free(processor) }
 
@@ -170,6 +188,7 @@ public final class SpeechProcessor {
             return
         }
         candidate = estimate
+        let first = measuredDelay == nil
         measuredDelay = found
         // The canceller follows a delay up to `ownReachMs` itself, better than after a
         // jump in its far end. Beyond, the far end is handed over later by the delay less
@@ -178,15 +197,18 @@ public final class SpeechProcessor {
         let left = found - lag
         let inStep = lag == 0 ? found <= Self.ownReachMs * ms : (15 * ms ... Self.ownReachMs * ms).contains(left)
         if !inStep {
-            let wanted = found > Self.ownReachMs * ms ? found - Self.marginMs * ms : 0
+            let wanted = Self.lag(for: found, rate: rate)
             // A canceller that adapted to a far end out of step recovers from a jump far
-            // more slowly than a new one converges: the first alignment starts it afresh.
-            if lag == 0, wanted > 0, let fresh = entries.new(Int32(rate), 1, noise.rawValue, nil, 0) {
+            // more slowly than a new one converges: the first alignment starts it afresh,
+            // as does the first measurement that the starting delay was wrong.
+            let outOfStep = lag == 0 ? wanted > 0 : first && assumedDelay != nil
+            if outOfStep, let fresh = entries.new(Int32(rate), 1, noise.rawValue, nil, 0) {
                 entries.free(processor)
                 processor = fresh
             }
             lag = wanted
         }
+        assumedDelay = nil
         // The far end no delay can reach again.
         let reachable = nearCount - (farOrigin ?? 0) - estimator.maxDelayBlocks * estimator.blockSize - farDropped
         if reachable > rate {

@@ -53,6 +53,8 @@ final class CaptureService: Sendable {
     private let probes = BlockingQueue(label: "earshot-capture.probe", concurrent: false)
     /// Whether the session service has left the bus since capture first read its input.
     private let sessionLeft = Locked(false)
+    /// The echo delays pass-thrus have measured, for the next pass-thru on the same path.
+    let echoDelays = Locked(EchoDelayMemory())
 
     init(connection: DBusConnection, settings: Settings, logger: Logger) {
         self.connection = connection

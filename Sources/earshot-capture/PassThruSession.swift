@@ -52,6 +52,10 @@ final class PassThruSession: DirectCaptureConsumer {
     /// With `EchoCancel`: what the speakers play, from the echo reference device. It hears
     /// the prompt too, which is then not handed over separately.
     private let deviceReference: DeviceReference?
+    /// The echo delay an earlier pass-thru measured on this one's path, which its canceller
+    /// starts from (samples), and the input that path reaches.
+    private let startingDelay: Int?
+    private let device: String
     private var logger: Logger { service.logger }
     private var connection: DBusConnection { service.connection }
 
@@ -69,14 +73,21 @@ final class PassThruSession: DirectCaptureConsumer {
                 throw .earshot(.unsupportedResource, "speech processing takes a mono input; the input in use gives \(request.channels) channels")
             }
             do {
+                // In step from the first frame when an earlier pass-thru measured this path.
+                let startingDelay = EchoDelayMemory.FarEnd(of: request).flatMap { farEnd in
+                    service.echoDelays.withLock { $0.delay(from: farEnd, to: input.device, rate: Int(request.samplingRate)) }
+                }
                 speech = Mutex(try SpeechProcessor(rate: Int(request.samplingRate), echoCancel: request.cancelsEcho,
-                                                   noise: Self.noise(request.noiseSuppression)))
+                                                   noise: Self.noise(request.noiseSuppression), startingDelay: startingDelay))
+                self.startingDelay = startingDelay
             } catch {
                 throw .earshot(.unsupportedResource, error.message)
             }
         } else {
             speech = nil
+            startingDelay = nil
         }
+        device = input.device
         if request.bargesIn && !request.echoCancel {
             (promptReference, promptAudio) = try PromptReference.make(rate: Int(request.samplingRate), passThru: id)
         } else {
@@ -404,7 +415,13 @@ final class PassThruSession: DirectCaptureConsumer {
         let recoveries = stream.recoveries
         let lost = recoveries > 0 ? "; \(recoveries) overrun(s) recovered: samples were lost" : ""
         let rate = Int(request.samplingRate)
-        let delay = request.cancelsEcho ? speech?.withLock { $0.measuredDelay.map { "; echo heard \($0 * 1000 / rate) ms after it played" } } ?? nil : nil
+        let measured = speech?.withLock { $0.measuredDelay }
+        if let measured, let farEnd = EchoDelayMemory.FarEnd(of: request) {
+            service.echoDelays.withLock { $0.remember(measured, at: rate, from: farEnd, to: device) }
+        }
+        let started = startingDelay.map { " (started from \($0 * 1000 / rate) ms)" } ?? ""
+        let delay = request.cancelsEcho ? measured.map { "; echo heard \($0 * 1000 / rate) ms after it played\(started)" }
+            ?? (startingDelay == nil ? nil : "; echo delay not measured\(started)") : nil
         logger.info("pass-thru \(id) finished: \(outcome.resultCode.rawValue) (\(outcome.reason.rawValue)), \(frames) frames, \(durationMs) ms\(lost)\(delay ?? "")",
                     metadata: ["passthru": "\(id)", "result": "\(outcome.resultCode.rawValue)", "reason": "\(outcome.reason.rawValue)"])
     }

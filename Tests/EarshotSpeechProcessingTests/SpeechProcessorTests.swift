@@ -21,9 +21,9 @@ import Testing
     }
 
     /// The output, and the delay the processor measured (ms).
-    static func processedMeasuring(_ microphone: [Float], far: [Float], echoCancel: Bool,
-                                   noise: SpeechProcessor.Noise) throws -> (output: [Float], delayMs: Int?) {
-        let processor = try SpeechProcessor(rate: rate, echoCancel: echoCancel, noise: noise)
+    static func processedMeasuring(_ microphone: [Float], far: [Float], echoCancel: Bool, noise: SpeechProcessor.Noise,
+                                   startingDelay: Int? = nil) throws -> (output: [Float], delayMs: Int?, delay: Int?) {
+        let processor = try SpeechProcessor(rate: rate, echoCancel: echoCancel, noise: noise, startingDelay: startingDelay)
         processor.play(far)
         var output = microphone
         // As capture reads: 100 ms at a time.
@@ -33,7 +33,7 @@ import Testing
             processor.process(&part)
             output.replaceSubrange(start ..< start + part.count, with: part)
         }
-        return (output, processor.measuredDelay.map { $0 * 1000 / rate })
+        return (output, processor.measuredDelay.map { $0 * 1000 / rate }, processor.measuredDelay)
     }
 
     /// The echo of the prompt (Earshot's own rendering) is at least 25 dB down once the
@@ -50,7 +50,7 @@ import Testing
         let echo = S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: 0.08)
         // A -60 dBFS floor: a microphone is never digitally silent.
         let microphone = S.sum(echo, S.brownNoise(count: count, rms: 0.001))
-        let (output, measured) = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off)
+        let (output, measured, _) = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off)
         // From a second after the echo is first heard; beyond the canceller's own reach,
         // two (the delay is measured on the first 0.6 s of echo, then a canceller in step
         // converges).
@@ -58,6 +58,38 @@ import Testing
         let converged = settle + delayMs * Self.rate / 1000 ..< count
         let erle = S.decibels(S.energy(microphone, converged) / S.energy(output, converged))
         #expect(erle >= 25, "echo \(String(format: "%.1f", erle)) dB down \(settle / Self.rate) s after it is heard, at \(delayMs) ms (measured \(measured.map(String.init) ?? "none") ms)")
+    }
+
+    /// Started from the delay a processor measured before on the same path, a processor
+    /// cancels the echo from its first second, where one starting afresh passes it until
+    /// it has measured the delay (beyond the canceller's own reach). A starting delay that
+    /// is wrong does no lasting harm: the measured one replaces it and the canceller starts
+    /// afresh, converged a second after that as a processor without one.
+    @Test(arguments: [180, 450])
+    func aDelayMeasuredBeforeCancelsTheEchoFromTheStart(delayMs: Int) throws {
+        let prompt = try S.prompt(Self.promptText)
+        let count = S.whole(prompt.count)
+        let far = Array(prompt[0 ..< count])
+        let echo = S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: 0.08)
+        let microphone = S.sum(echo, S.brownNoise(count: count, rms: 0.001))
+        func erle(_ output: [Float], _ span: Range<Int>) -> Double {
+            S.decibels(S.energy(microphone, span) / S.energy(output, span))
+        }
+        let heard = delayMs * Self.rate / 1000
+        let first = heard + Self.rate / 4 ..< heard + Self.rate
+        let fresh = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off)
+        let known = try #require(fresh.delay, "no delay measured at \(delayMs) ms")
+        let started = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off, startingDelay: known)
+        let wrong = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off,
+                                                startingDelay: known + 400 * Self.rate / 1000)
+        let line = String(format: "at %d ms (measured %d): from 0.25 s to 1 s of echo, %.1f dB down afresh, %.1f started from it, %.1f from 400 ms more",
+                          delayMs, known * 1000 / Self.rate, erle(fresh.output, first), erle(started.output, first), erle(wrong.output, first))
+        print(line)
+        #expect(erle(started.output, first) >= 20, "\(line)")
+        #expect(erle(started.output, first) >= erle(fresh.output, first) + 10, "\(line)")
+        #expect(started.delay.map { abs($0 - known) <= 30 * Self.rate / 1000 } == true, "\(line); measured again \(started.delayMs ?? -1) ms")
+        let converged = 2 * Self.rate + heard ..< count
+        #expect(erle(wrong.output, converged) >= 25, "\(line); from 400 ms more, \(erle(wrong.output, converged)) dB down after 2 s")
     }
 
     /// Music on the radio, as the speakers play it (a far end Earshot did not render).

@@ -1,0 +1,36 @@
+import CaptureCore
+import ContractCore
+import Testing
+
+@Suite struct EchoDelayMemoryTests {
+    static func request(bargeIn: Bool = false, echoCancel: Bool = false) -> PassThruRequest {
+        var request = PassThruRequest(samplingRate: 16000, bitsPerSample: 16, maxDurationMs: 5000)
+        request.initialPrompt = [SpeechChunk(kind: .text, text: "Say a command")]
+        request.bargeIn = bargeIn
+        request.echoCancel = echoCancel
+        return request
+    }
+
+    @Test func eachRequestCancelsItsOwnFarEnd() {
+        #expect(EchoDelayMemory.FarEnd(of: Self.request()) == nil)
+        #expect(EchoDelayMemory.FarEnd(of: Self.request(bargeIn: true)) == .prompt)
+        // The echo reference hears the prompt too: it is the one far end.
+        #expect(EchoDelayMemory.FarEnd(of: Self.request(bargeIn: true, echoCancel: true)) == .device)
+        #expect(EchoDelayMemory.FarEnd(of: Self.request(echoCancel: true)) == .device)
+    }
+
+    @Test func aDelayIsKeptPerPathAndTakenAtAnyRate() {
+        var memory = EchoDelayMemory()
+        #expect(memory.delay(from: .device, to: "default", rate: 16000) == nil)
+        memory.remember(2880, at: 16000, from: .device, to: "default")  // 180 ms
+        #expect(memory.delay(from: .device, to: "default", rate: 16000) == 2880)
+        #expect(memory.delay(from: .device, to: "default", rate: 48000) == 8640)
+        #expect(memory.delay(from: .device, to: "default", rate: 8000) == 1440)
+        // Another far end or another input is another path.
+        #expect(memory.delay(from: .prompt, to: "default", rate: 16000) == nil)
+        #expect(memory.delay(from: .device, to: "hw:1", rate: 16000) == nil)
+        // The newest measurement replaces the last.
+        memory.remember(3360, at: 48000, from: .device, to: "default")  // 70 ms
+        #expect(memory.delay(from: .device, to: "default", rate: 16000) == 1120)
+    }
+}
