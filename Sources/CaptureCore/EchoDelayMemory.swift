@@ -1,21 +1,24 @@
 /// The echo delays a capture service has measured, one for each path an echo takes: which
-/// far end (the prompt as played, or the echo reference device) reaches which input. A head
-/// unit's output buffers and cabin stay as they are from one pass-thru to the next, so the
-/// next pass-thru's canceller can start in step with its far end instead of passing the echo
-/// through until it has measured the delay again. Kept in microseconds: a pass-thru at
-/// another rate takes the same delay in its own samples.
+/// far end reaches which input. From the echo reference device (`EchoCancel`) the delay is
+/// the hardware's: the speakers' monitor against the microphone, through the same output,
+/// cabin and input from one pass-thru to the next, so the next pass-thru's canceller can
+/// start in step with its far end instead of passing the echo through until it has measured
+/// the delay again. The prompt as played (`BargeIn`) is not remembered: its delay counts
+/// from when the alert service handed its first frame to the output, and how much that
+/// output already held then changes from one prompt to the next (on the same services,
+/// 142 ms and then 294 ms). Kept in microseconds: a pass-thru at another rate takes the same
+/// delay in its own samples.
 public struct EchoDelayMemory: Sendable, Equatable {
-    /// The far end a pass-thru cancels.
+    /// The far end a pass-thru cancels, whose delay is kept.
     public enum FarEnd: String, Sendable, Hashable {
-        /// The prompt, as the alert service played it (`BargeIn`).
-        case prompt
         /// What the echo reference device hears the speakers play (`EchoCancel`).
         case device
 
-        /// The far end `request` cancels, or nil when it cancels none.
+        /// The far end `request` cancels when its delay is kept; nil when it cancels none,
+        /// or only the prompt (`BargeIn` alone).
         public init?(of request: PassThruRequest) {
-            guard request.cancelsEcho else { return nil }
-            self = request.echoCancel ? .device : .prompt
+            guard request.echoCancel else { return nil }
+            self = .device
         }
     }
 

@@ -188,7 +188,6 @@ public final class SpeechProcessor {
             return
         }
         candidate = estimate
-        let first = measuredDelay == nil
         measuredDelay = found
         // The canceller follows a delay up to `ownReachMs` itself, better than after a
         // jump in its far end. Beyond, the far end is handed over later by the delay less
@@ -201,7 +200,7 @@ public final class SpeechProcessor {
             // A canceller that adapted to a far end out of step recovers from a jump far
             // more slowly than a new one converges: the first alignment starts it afresh,
             // as does the first measurement that the starting delay was wrong.
-            let outOfStep = lag == 0 ? wanted > 0 : first && assumedDelay != nil
+            let outOfStep = lag == 0 ? wanted > 0 : assumedDelay != nil
             if outOfStep, let fresh = entries.new(Int32(rate), 1, noise.rawValue, nil, 0) {
                 entries.free(processor)
                 processor = fresh
