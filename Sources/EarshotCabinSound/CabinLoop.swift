@@ -142,6 +142,8 @@ public final class CabinLoop: Sendable {
             }
             if !stopped { serve(microphoneFD, speakerFD: speakerFD, monitorFD: monitorFD, resampler: resampler) }
             close(microphoneFD)
+            // What the reader's echo reference left unread goes too (see `serve`).
+            Self.drain(monitorFD)
         }
     }
 
@@ -151,6 +153,10 @@ public final class CabinLoop: Sendable {
         state.withLock { s in
             (s.made, s.echo, s.played, s.playedFrom, s.late) = ([], [], [], nil, 0)
         }
+        // The monitor's FIFO, open at both ends here, keeps what the last reader left unread
+        // (written after it closed): a device starts afresh at each open, so that goes, here
+        // and when a reader leaves.
+        Self.drain(monitorFD)
         let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
         // Each period once it has been heard, as a sound card gives it: nothing is written
         // before the first period's time. A reader that only looks (capture probing the
@@ -244,6 +250,12 @@ public final class CabinLoop: Sendable {
             s.made += samples
             return samples
         }
+    }
+
+    /// Reads and drops what `fd` (non-blocking) holds.
+    private static func drain(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 1 << 16)
+        while scratch.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     private static func now() -> UInt64 {

@@ -16,8 +16,11 @@ import Synchronization
 /// cabin's speakers' monitor hears them an output buffer before it (capture's
 /// `--echo-reference`): the pass-thru has `EchoCancel`.
 ///
-/// A scene takes its own length; `concurrency` of them run at once, started ahead of the
-/// judge's asking (`start`).
+/// Each scene is recorded twice by the same services, one pass-thru after the other (the cabin
+/// plays the scene anew to each): the first after the services start, and a later one, as
+/// most pass-thrus on a head unit are; with `EchoCancel` its canceller starts from the echo
+/// delay the first measured. A scene takes twice its own length; `concurrency` of them run at once, started
+/// ahead of the judge's asking (`start`).
 final class CaptureServicePath: Sendable {
     static let executables = ["earshot-capture", "earshot-alerts"]
     static let concurrency = 3
@@ -30,7 +33,7 @@ final class CaptureServicePath: Sendable {
     }
 
     let prompt: String
-    private let runs = Mutex<[Int: Task<[Float], any Error>]>([:])
+    private let runs = Mutex<[Int: Task<(first: [Float], later: [Float]), any Error>]>([:])
     private let late = Mutex(0)
     /// The scenes `start` was given.
     private let scenes = Mutex<[RecogniserJudge.Scene]>([])
@@ -66,15 +69,29 @@ final class CaptureServicePath: Sendable {
                 runs[scene.index] = Task { [self] in
                     await slots.wait(turn: scene.index)
                     defer { slots.signal() }
-                    return try await record(scene, cancelling: true).samples
+                    let recorded = try await record(scene, cancelling: true, passThrus: 2)
+                    return (recorded[0].samples, recorded[1].samples)
                 }
             }
         }
     }
 
-    /// What the pass-thru's owner received in `scene`, sample for sample with its microphone.
+    /// What the owner of the first pass-thru after the services started received in
+    /// `scene`, sample for sample with its microphone.
     func output(of scene: RecogniserJudge.Scene) async throws -> [Float] {
-        guard let run = runs.withLock({ $0[scene.index] }) else { return try await record(scene, cancelling: true).samples }
+        try await outputs(of: scene).first
+    }
+
+    /// The same for the later pass-thru, on services that had recorded the scene once.
+    func laterOutput(of scene: RecogniserJudge.Scene) async throws -> [Float] {
+        try await outputs(of: scene).later
+    }
+
+    private func outputs(of scene: RecogniserJudge.Scene) async throws -> (first: [Float], later: [Float]) {
+        guard let run = runs.withLock({ $0[scene.index] }) else {
+            let recorded = try await record(scene, cancelling: true, passThrus: 2)
+            return (recorded[0].samples, recorded[1].samples)
+        }
         return try await run.value
     }
 
@@ -87,8 +104,8 @@ final class CaptureServicePath: Sendable {
     func costs() async throws -> EchoResults.ServicePathCosts {
         var cancelled = Cost(), unprocessed = Cost()
         for scene in scenes.withLock({ $0 }).filter({ $0.farEnd == .prompt }).prefix(Self.costScenes) {
-            cancelled.add(try await record(scene, cancelling: true).cost)
-            unprocessed.add(try await record(scene, cancelling: false).cost)
+            cancelled.add(try await record(scene, cancelling: true)[0].cost)
+            unprocessed.add(try await record(scene, cancelling: false)[0].cost)
         }
         return EchoResults.ServicePathCosts(echoCancelled: .init(cancelled), unprocessed: .init(unprocessed))
     }
@@ -96,11 +113,12 @@ final class CaptureServicePath: Sendable {
     /// The speech the cabins heard late, over every scene so far, in ms.
     var lateSpeakerMs: Int { late.withLock { $0 } * 1000 / CabinSound.rate }
 
-    /// `scene` through the services: what the pass-thru's owner received, sample for sample
-    /// with its microphone, and what it cost. Over the prompt, `cancelling`: the pass-thru
-    /// has `BargeIn` and the prompt; otherwise it has neither, and the alert service is asked
-    /// to speak the prompt as the pass-thru starts. Otherwise, `EchoCancel` when `cancelling`.
-    private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool) async throws -> (samples: [Float], cost: Cost) {
+    /// `scene` through the services, `passThrus` times one after the other on the same
+    /// services: for each, what the pass-thru's owner received, sample for sample with its
+    /// microphone, and what it cost. Over the prompt, `cancelling`: the pass-thru has
+    /// `BargeIn` and the prompt; otherwise it has neither, and the alert service is asked to
+    /// speak the prompt as the pass-thru starts. Otherwise, `EchoCancel` when `cancelling`.
+    private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool, passThrus: Int = 1) async throws -> [(samples: [Float], cost: Cost)] {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
         // Over an alert or the radio the speakers are given the far end an output buffer
@@ -110,38 +128,55 @@ final class CaptureServicePath: Sendable {
                                 count: scene.microphone.count)
         return try await CabinServices.with(scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [],
                                             monitored: monitored, echoReference: true, rate: rate, lingerSeconds: 1) { services in
-            var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
-                                               maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
-            if prompted {
-                request.bargeIn = cancelling
-                if cancelling { request.initialPrompt = [.text(prompt)] }
-            } else {
-                request.echoCancel = cancelling
+            var recorded: [(samples: [Float], cost: Cost)] = []
+            for _ in 0 ..< passThrus {
+                // The cabin serves a new reader from the scene's start once it has seen the
+                // last one close, at its next period's write: a reader that opened again
+                // before that would hear the scene go on past its end.
+                if !recorded.isEmpty { try await Task.sleep(for: .milliseconds(300)) }
+                recorded.append(try await passThru(scene, cancelling: cancelling, on: services))
             }
-            let pid = services.session.service.pid
-            let cpuBefore = ProcessSample.cpuNanoseconds(of: pid)
-            let passThru = try await CaptureProxy(connection: services.session.client).perform(request)
-            let speaking = prompted && !cancelling
-                ? try await AlertsProxy(connection: services.session.client).startSpeaking([.text(prompt)]) : nil
-            var bytes: [UInt8] = []
-            var latencies: [UInt64] = []
-            for await chunk in passThru {
-                let received = CaptureBenchmark.ReceivedChunk(chunk, from: passThru.path)
-                latencies.append(received.latencyUs * 1000)
-                bytes += chunk.data
-            }
-            let result = try await passThru.result
-            let cpuAfter = ProcessSample.cpuNanoseconds(of: pid)
-            _ = try await speaking?.result
             services.cabin.stop()
-            late.withLock { $0 += services.cabin.lateSpeakerSamples }
-            guard result.resultCode == .success else {
-                throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(services.session.service.logText.suffix(1500))")
-            }
-            var cost = Cost(latencies: latencies, audioSeconds: Double(bytes.count / 2) / Double(rate))
-            if let cpuBefore, let cpuAfter, cpuAfter >= cpuBefore { cost.cpuNanoseconds = cpuAfter - cpuBefore }
-            return (CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count), cost)
+            return recorded
         }
+    }
+
+    /// One pass-thru of `scene` on `services`, as `record` describes.
+    private func passThru(_ scene: RecogniserJudge.Scene, cancelling: Bool, on services: CabinServices) async throws -> (samples: [Float], cost: Cost) {
+        let rate = CabinSound.rate
+        let prompted = scene.farEnd == .prompt
+        var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
+                                           maxDurationMs: UInt32((scene.microphone.count * 1000 + rate - 1) / rate))
+        if prompted {
+            request.bargeIn = cancelling
+            if cancelling { request.initialPrompt = [.text(prompt)] }
+        } else {
+            request.echoCancel = cancelling
+        }
+        let pid = services.session.service.pid
+        let cpuBefore = ProcessSample.cpuNanoseconds(of: pid)
+        let passThru = try await CaptureProxy(connection: services.session.client).perform(request)
+        let speaking = prompted && !cancelling
+            ? try await AlertsProxy(connection: services.session.client).startSpeaking([.text(prompt)]) : nil
+        var bytes: [UInt8] = []
+        var latencies: [UInt64] = []
+        for await chunk in passThru {
+            let received = CaptureBenchmark.ReceivedChunk(chunk, from: passThru.path)
+            latencies.append(received.latencyUs * 1000)
+            bytes += chunk.data
+        }
+        let result = try await passThru.result
+        let cpuAfter = ProcessSample.cpuNanoseconds(of: pid)
+        _ = try await speaking?.result
+        // The reader has closed: what the cabin heard late of this pass-thru, before the
+        // next reader starts it anew.
+        late.withLock { $0 += services.cabin.lateSpeakerSamples }
+        guard result.resultCode == .success else {
+            throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(services.session.service.logText.suffix(1500))")
+        }
+        var cost = Cost(latencies: latencies, audioSeconds: Double(bytes.count / 2) / Double(rate))
+        if let cpuBefore, let cpuAfter, cpuAfter >= cpuBefore { cost.cpuNanoseconds = cpuAfter - cpuBefore }
+        return (CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count), cost)
     }
 }
 

@@ -81,6 +81,10 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     /// played; over an alert or the radio one with `EchoCancel`, against the speakers'
     /// monitor (the recogniser's verdicts only).
     static let throughService = "earshot-capture, echo only"
+    /// The same on services that had recorded the scene once before: the canceller starts
+    /// from the echo delay the first pass-thru measured, as most pass-thrus of a running
+    /// head unit do.
+    static let throughServiceLater = "earshot-capture, a later pass-thru"
 
     /// The engines, in the order the tables give them.
     enum Engine: String, CaseIterable {
@@ -150,7 +154,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         let noisy = S.sum(driver, road)
         func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: talking, quiet: noiseOnly) }
         var results = EchoResults(seconds: seconds, roadNoiseSnrDb: snr(noisy),
-                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly, Self.throughService] + Engine.allCases.dropFirst().map(\.rawValue),
+                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly, Self.throughService, Self.throughServiceLater] + Engine.allCases.dropFirst().map(\.rawValue),
                                   shipping: Engine.earshot.rawValue, peer: Engine.pipewire.rawValue)
         let perSecond = 1000 / (Double(count) / Double(rate))
 
@@ -205,6 +209,7 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             if let servicePath {
                 engines.insert(RecogniserJudge.Engine(name: Self.throughService, process: { try await servicePath.output(of: $0) },
                                                       prepare: { servicePath.start($0) }), at: 2)
+                engines.insert(RecogniserJudge.Engine(name: Self.throughServiceLater) { try await servicePath.laterOutput(of: $0) }, at: 3)
             } else {
                 results.servicePathNotRun = noServicePath ? "--no-service-path"
                     : "\(CaptureServicePath.executables.joined(separator: " and ")) not built next to earshot-bench"
