@@ -36,6 +36,16 @@ import Testing
         return (output, processor.measuredDelay.map { $0 * 1000 / rate }, processor.measuredDelay)
     }
 
+    /// The prompt (Earshot's own rendering) as the far end, and a microphone hearing it
+    /// through a cabin `delayMs` long over a -60 dBFS floor (a microphone is never digitally
+    /// silent).
+    static func promptEcho(delayMs: Int) throws -> (far: [Float], microphone: [Float]) {
+        let prompt = try S.prompt(promptText)
+        let far = Array(prompt[0 ..< S.whole(prompt.count)])
+        let echo = S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: 0.08)
+        return (far, S.sum(echo, S.brownNoise(count: far.count, rms: 0.001)))
+    }
+
     /// The echo of the prompt (Earshot's own rendering) is at least 25 dB down once the
     /// canceller has had a second, at the shortest and the longest delay of a cabin.
     /// 40 and 120 ms: a cabin's flight; 180 ms: the alert service's 100 ms output buffer
@@ -44,12 +54,8 @@ import Testing
     /// brings it within its reach.
     @Test(arguments: [40, 120, 180, 450])
     func thePromptsEchoIs25dBDownWithinASecond(delayMs: Int) throws {
-        let prompt = try S.prompt(Self.promptText)
-        let count = S.whole(prompt.count)
-        let far = Array(prompt[0 ..< count])
-        let echo = S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: 0.08)
-        // A -60 dBFS floor: a microphone is never digitally silent.
-        let microphone = S.sum(echo, S.brownNoise(count: count, rms: 0.001))
+        let (far, microphone) = try Self.promptEcho(delayMs: delayMs)
+        let count = far.count
         let (output, measured, _) = try Self.processedMeasuring(microphone, far: far, echoCancel: true, noise: .off)
         // From a second after the echo is first heard; beyond the canceller's own reach,
         // two (the delay is measured on the first 0.6 s of echo, then a canceller in step
@@ -67,11 +73,8 @@ import Testing
     /// afresh, converged a second after that as a processor without one.
     @Test(arguments: [180, 450])
     func aDelayMeasuredBeforeCancelsTheEchoFromTheStart(delayMs: Int) throws {
-        let prompt = try S.prompt(Self.promptText)
-        let count = S.whole(prompt.count)
-        let far = Array(prompt[0 ..< count])
-        let echo = S.scaled(S.convolve(far, S.room(delayMs: delayMs)), toRMS: 0.08)
-        let microphone = S.sum(echo, S.brownNoise(count: count, rms: 0.001))
+        let (far, microphone) = try Self.promptEcho(delayMs: delayMs)
+        let count = far.count
         func erle(_ output: [Float], _ span: Range<Int>) -> Double {
             S.decibels(S.energy(microphone, span) / S.energy(output, span))
         }
