@@ -230,6 +230,20 @@ struct EchoResults: BenchmarkReport, Sendable {
                 guard let figures = verdict.engines[name] else { continue }
                 lines.append(endingRow(name, figures.endings))
             }
+            lines.append("")
+            lines.append("By far end: false commands with no driver (all its scenes), and endings on time of the scenes with the driver "
+                         + "(early, late, never)")
+            let scenesOf = verdict.farEnds
+            let splitWidths = [-28] + scenesOf.map { _ in 24 }
+            lines.append(TableFormat.row([""] + scenesOf, widths: splitWidths))
+            for (label, name) in [("off", "off")] + engineOrder.map({ ($0, $0) }) {
+                guard let commands = verdict.falseCommandsByFarEnd[name] else { continue }
+                let endings = verdict.endingsByFarEnd[name] ?? [:]
+                lines.append(TableFormat.row([label] + scenesOf.map { far in
+                    let ended = endings[far].map { "; \($0.onTime) of \($0.scenes) (\($0.early), \($0.late), \($0.never))" } ?? ""
+                    return "\(commands[far] ?? 0)\(ended)"
+                }, widths: splitWidths))
+            }
             if let why = servicePathNotRun { lines.append("Through earshot-capture: not run (\(why))") }
             if let late = servicePathLateMs {
                 lines.append("Through earshot-capture: the cabin heard \(late) ms of the alert service's speech late, over every scene "

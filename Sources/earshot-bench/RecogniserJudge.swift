@@ -116,6 +116,10 @@ struct RecogniserJudge {
         /// The driver's span decoded, by condition (clean, road, off, or an engine's name)
         /// and far end.
         var driverByFarEnd: [String: [String: WordErrors]] = [:]
+        /// The same conditions' commands heard with no driver, and where their pass-thrus
+        /// ended, by far end.
+        var falseCommandsByFarEnd: [String: [String: Int]] = [:]
+        var endingsByFarEnd: [String: [String: SilenceEndings]] = [:]
 
         func perMinute(_ commands: Int) -> Double { minutesWithoutDriver > 0 ? Double(commands) / minutesWithoutDriver : 0 }
     }
@@ -248,6 +252,7 @@ struct RecogniserJudge {
                 func tally(_ endings: inout SilenceEndings) {
                     endings.add(end: ending, driverEnd: talking.upperBound, endOnSilenceMs: endOnSilenceMs, rate: rate)
                 }
+                tally(&verdict.endingsByFarEnd[name, default: [:]][farEnd.rawValue, default: SilenceEndings()])
                 switch name {
                 case "clean": verdict.driverClean += driverErrors; verdict.wholeFileClean += wholeErrors; tally(&verdict.endingsClean)
                 case "road": verdict.driverInRoadNoise += driverErrors; verdict.wholeFileInRoadNoise += wholeErrors; tally(&verdict.endingsInRoadNoise)
@@ -277,6 +282,10 @@ struct RecogniserJudge {
             let decoded = try await decoder.decode(signals)
             verdict.falseCommandsOff += decoded[0].count
             for (engine, commands) in zip(engines, decoded.dropFirst()) { verdict.engines[engine.name]!.falseCommands += commands.count }
+            let far = kind?.rawValue ?? "road noise only"
+            for (name, commands) in zip(["off"] + engines.map(\.name), decoded) {
+                verdict.falseCommandsByFarEnd[name, default: [:]][far, default: 0] += commands.count
+            }
             verdict.scenesWithoutDriver += 1
             verdict.minutesWithoutDriver += Double(count) / Double(rate) / 60
             progress("no driver, \(kind?.rawValue ?? "road noise only") (\(delay) ms): off heard \(decoded[0]); "
