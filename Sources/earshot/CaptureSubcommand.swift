@@ -63,7 +63,7 @@ struct CaptureSubcommand: ClientCommand {
     var echoCancel = false
 
     @Flag(inversion: .prefixedNo,
-          help: "Mute the other audio (the radio) while capturing, as SmartDeviceLink's MuteAudio does; --no-mute-audio keeps it playing (with --echo-cancel, to hear the driver over it).")
+          help: ArgumentHelp("Mute the other audio (the radio) while capturing (\(CaptureContract.Manager.Keys.muteAudio.name)); --no-mute-audio keeps it playing (with --echo-cancel, to hear the driver over it)."))
     var muteAudio = true
 
     @Flag(name: .customLong("no-meter"), help: "Do not show the level meter, even on a terminal.")

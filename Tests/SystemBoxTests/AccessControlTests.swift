@@ -96,7 +96,7 @@ struct AccessControlTests {
                 let taken = try await box.run("""
                     earshot capture --system --echo-cancel --no-mute-audio --rate 48000 --max-ms 4000 --no-meter --out /home/app/take.wav
                     """, as: "app")
-                #expect(taken.contains("SUCCESS"), "app's pass-thru with EchoCancel: \(taken)")
+                #expect(taken.contains("SUCCESS"), "app's pass-thru with \(CaptureContract.Manager.Keys.echoCancel.name): \(taken)")
                 let attempts = try await (theirs, roots)
                 let other = (try? BoxScenario.samples(ofWave: box.file("home/other/reference.wav"))) ?? []
                 #expect(other.map { abs(Int($0)) }.max() ?? 0 == 0, """
