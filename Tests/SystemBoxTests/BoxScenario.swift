@@ -76,12 +76,48 @@ enum BoxScenario {
         return text
     }
 
-    /// Where `excerpt` (past its leading silence) lies in `whole`: the offset of its first
-    /// sound in `whole`, or nil when its samples are not a run of `whole`'s.
-    static func place(_ excerpt: [Int16], in whole: [Int16]) -> (excerptStart: Int, wholeStart: Int)? {
+    /// Where one run of `whole`'s samples in an excerpt ends and the next begins: `skipped`
+    /// samples of `whole` are not in the excerpt, and `silent` samples of silence are in their
+    /// stead or between.
+    struct Gap: Equatable, CustomStringConvertible {
+        let skipped: Int
+        let silent: Int
+        var description: String { "\(skipped) skipped, \(silent) silent" }
+    }
+
+    /// `excerpt`, placed at `place` in `whole`, as runs of `whole`'s samples in their order,
+    /// with nothing but silence between them: the gaps between the runs, and nil for
+    /// `difference`; or, when a run ends in anything else (a sample altered, another sound,
+    /// samples repeated), what `difference` says of the run it ends.
+    static func gaps(_ excerpt: [Int16], of whole: [Int16], at place: (excerptStart: Int, wholeStart: Int))
+        -> (gaps: [Gap], difference: String?) {
+        var run = place
+        var gaps: [Gap] = []
+        while true {
+            let length = min(excerpt.count - run.excerptStart, whole.count - run.wholeStart)
+            guard let equal = (0..<length).first(where: { excerpt[run.excerptStart + $0] != whole[run.wholeStart + $0] }) else {
+                return (gaps, nil)
+            }
+            // The next run starts after the first sample that differs and the silence after
+            // it, at the same place in `whole` or further on.
+            let resume = run.excerptStart + equal
+            let expected = run.wholeStart + equal
+            guard gaps.count < 16, resume + 64 <= excerpt.count,
+                  let again = Self.place(Array(excerpt[resume...]), in: whole, from: expected) else {
+                let text = difference(excerpt, from: whole, at: run) ?? ""
+                return (gaps, gaps.isEmpty ? text : "after gaps of \(gaps): \(text)")
+            }
+            gaps.append(Gap(skipped: again.wholeStart - expected, silent: again.excerptStart))
+            run = (resume + again.excerptStart, again.wholeStart)
+        }
+    }
+
+    /// Where `excerpt` (past its leading silence) lies in `whole`, at `start` or later: the
+    /// offset of its first sound in `whole`, or nil when its samples are not a run of `whole`'s.
+    static func place(_ excerpt: [Int16], in whole: [Int16], from start: Int = 0) -> (excerptStart: Int, wholeStart: Int)? {
         guard let first = excerpt.firstIndex(where: { $0 != 0 }), excerpt.count - first >= 64 else { return nil }
         let probe = Array(excerpt[first..<first + 64])
-        var index = 0
+        var index = max(0, start)
         while index + probe.count <= whole.count {
             if whole[index] == probe[0], Array(whole[index..<index + probe.count]) == probe { return (first, index) }
             index += 1
