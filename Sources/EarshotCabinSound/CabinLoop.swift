@@ -142,7 +142,9 @@ public final class CabinLoop: Sendable {
             }
             if !stopped { serve(microphoneFD, speakerFD: speakerFD, monitorFD: monitorFD, resampler: resampler) }
             close(microphoneFD)
-            // What the reader's echo reference left unread goes too (see `serve`).
+            // The monitor's FIFO, open at both ends here, keeps what the reader's echo
+            // reference left unread: a device starts afresh at each open, so that goes. Only
+            // `serve` writes to it, so the next reader finds it empty.
             Self.drain(monitorFD)
         }
     }
@@ -153,10 +155,6 @@ public final class CabinLoop: Sendable {
         state.withLock { s in
             (s.made, s.echo, s.played, s.playedFrom, s.late) = ([], [], [], nil, 0)
         }
-        // The monitor's FIFO, open at both ends here, keeps what the last reader left unread
-        // (written after it closed): a device starts afresh at each open, so that goes, here
-        // and when a reader leaves.
-        Self.drain(monitorFD)
         let periodNanoseconds = UInt64(periodFrames) * 1_000_000_000 / UInt64(rate)
         // Each period once it has been heard, as a sound card gives it: nothing is written
         // before the first period's time. A reader that only looks (capture probing the

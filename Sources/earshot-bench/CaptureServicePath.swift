@@ -69,8 +69,7 @@ final class CaptureServicePath: Sendable {
                 runs[scene.index] = Task { [self] in
                     await slots.wait(turn: scene.index)
                     defer { slots.signal() }
-                    let recorded = try await record(scene, cancelling: true, passThrus: 2)
-                    return (recorded[0].samples, recorded[1].samples)
+                    return try await recordFirstAndLater(scene)
                 }
             }
         }
@@ -88,11 +87,14 @@ final class CaptureServicePath: Sendable {
     }
 
     private func outputs(of scene: RecogniserJudge.Scene) async throws -> (first: [Float], later: [Float]) {
-        guard let run = runs.withLock({ $0[scene.index] }) else {
-            let recorded = try await record(scene, cancelling: true, passThrus: 2)
-            return (recorded[0].samples, recorded[1].samples)
-        }
+        guard let run = runs.withLock({ $0[scene.index] }) else { return try await recordFirstAndLater(scene) }
         return try await run.value
+    }
+
+    /// `scene` cancelled on new services, by the first pass-thru after they start and a later one.
+    private func recordFirstAndLater(_ scene: RecogniserJudge.Scene) async throws -> (first: [Float], later: [Float]) {
+        let recorded = try await record(scene, cancelling: true, passThrus: 2)
+        return (recorded[0].samples, recorded[1].samples)
     }
 
     /// Chunk latency and the capture service's CPU over the prompt, the first `costScenes`

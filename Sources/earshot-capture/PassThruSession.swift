@@ -74,9 +74,8 @@ final class PassThruSession: DirectCaptureConsumer {
             }
             do {
                 // In step from the first frame when an earlier pass-thru measured this path.
-                let startingDelay = EchoDelayMemory.FarEnd(of: request).flatMap { farEnd in
-                    service.echoDelays.withLock { $0.delay(from: farEnd, to: input.device, rate: Int(request.samplingRate)) }
-                }
+                let startingDelay = EchoDelayMemory.remembers(request)
+                    ? service.echoDelays.withLock { $0.delay(to: input.device, rate: Int(request.samplingRate)) } : nil
                 speech = Mutex(try SpeechProcessor(rate: Int(request.samplingRate), echoCancel: request.cancelsEcho,
                                                    noise: Self.noise(request.noiseSuppression), startingDelay: startingDelay))
                 self.startingDelay = startingDelay
@@ -416,8 +415,8 @@ final class PassThruSession: DirectCaptureConsumer {
         let lost = recoveries > 0 ? "; \(recoveries) overrun(s) recovered: samples were lost" : ""
         let rate = Int(request.samplingRate)
         let measured = speech?.withLock { $0.measuredDelay }
-        if let measured, let farEnd = EchoDelayMemory.FarEnd(of: request) {
-            service.echoDelays.withLock { $0.remember(measured, at: rate, from: farEnd, to: device) }
+        if let measured, EchoDelayMemory.remembers(request) {
+            service.echoDelays.withLock { $0.remember(measured, at: rate, to: device) }
         }
         let started = startingDelay.map { " (started from \($0 * 1000 / rate) ms)" } ?? ""
         let delay = request.cancelsEcho ? measured.map { "; echo heard \($0 * 1000 / rate) ms after it played\(started)" }
