@@ -59,7 +59,7 @@ enum BoxScenario {
 
     /// How `excerpt`, placed at `place` in `whole`, departs from it, or nil when every
     /// sample from there on is `whole`'s: where it first differs, by how much, and whether
-    /// what follows is `whole`'s again further on (samples skipped) or earlier (repeated).
+    /// what follows is `whole`'s again further on (samples missing) or earlier (repeated).
     static func difference(_ excerpt: [Int16], from whole: [Int16], at place: (excerptStart: Int, wholeStart: Int)) -> String? {
         let length = min(excerpt.count - place.excerptStart, whole.count - place.wholeStart)
         let mismatches = (0..<length).filter { excerpt[place.excerptStart + $0] != whole[place.wholeStart + $0] }
@@ -70,19 +70,19 @@ enum BoxScenario {
         let resume = place.excerptStart + first
         if resume + 64 <= excerpt.count, let again = Self.place(Array(excerpt[resume...]), in: whole) {
             let jump = again.wholeStart - again.excerptStart - (place.wholeStart + first)
-            text += "; what follows is the microphone's again \(abs(jump)) samples \(jump >= 0 ? "further on (skipped)" : "earlier (repeated)")"
+            text += "; what follows is the microphone's again \(abs(jump)) samples \(jump >= 0 ? "further on (missing)" : "earlier (repeated)")"
                 + " after \(again.excerptStart) silent samples"
         }
         return text
     }
 
-    /// Where one run of `whole`'s samples in an excerpt ends and the next begins: `skipped`
+    /// Where one run of `whole`'s samples in an excerpt ends and the next begins: `missing`
     /// samples of `whole` are not in the excerpt, and `silent` samples of silence are in their
     /// stead or between.
     struct Gap: Equatable, CustomStringConvertible {
-        let skipped: Int
+        let missing: Int
         let silent: Int
-        var description: String { "\(skipped) skipped, \(silent) silent" }
+        var description: String { "\(missing) missing, \(silent) silent" }
     }
 
     /// `excerpt`, placed at `place` in `whole`, as runs of `whole`'s samples in their order,
@@ -107,7 +107,7 @@ enum BoxScenario {
                 let text = difference(excerpt, from: whole, at: run) ?? ""
                 return (gaps, gaps.isEmpty ? text : "after gaps of \(gaps): \(text)")
             }
-            gaps.append(Gap(skipped: again.wholeStart - expected, silent: again.excerptStart))
+            gaps.append(Gap(missing: again.wholeStart - expected, silent: again.excerptStart))
             run = (resume + again.excerptStart, again.wholeStart)
         }
     }

@@ -16,13 +16,13 @@ import Testing
         #expect(result.gaps.isEmpty && result.difference == nil)
     }
 
-    @Test func skippedAndSilentQuantaAreGaps() throws {
+    @Test func missingAndSilentQuantaAreGaps() throws {
         let m = Self.microphone
-        // A quantum skipped; then one in the place of the next, which is silent.
+        // A quantum missing; then one in the place of the next, which is silent.
         let take = Array(m[0..<4096]) + Array(m[4608..<5120]) + Array(repeating: 0, count: 512) + Array(m[5120..<12000])
         let result = try gaps(take)
         #expect(result.difference == nil)
-        #expect(result.gaps == [.init(skipped: 512, silent: 0), .init(skipped: 0, silent: 512)])
+        #expect(result.gaps == [.init(missing: 512, silent: 0), .init(missing: 0, silent: 512)])
     }
 
     @Test func anythingElseIsNotTheMicrophones() throws {
