@@ -102,6 +102,8 @@ struct InstalledSystemTests {
         }
         try await box.waitUntil("busctl --system get-property org.earshot.Capture1 /org/earshot/Capture1 org.earshot.Capture1 Active | grep -q '\"/\"'",
                                 as: "app", timeout: .seconds(20))
+        // The recording is done: the daemon's level goes back now, its reports stay in the journal.
+        try await missed.stop()
         let owner = try await box.run("stat -c %U:%G /home/app/take.wav")
         #expect(owner.trimmingCharacters(in: .whitespacesAndNewlines) == "app:app")
         let taken = try BoxScenario.samples(ofWave: box.file("home/app/take.wav"))
@@ -126,7 +128,6 @@ struct InstalledSystemTests {
                 """)
             print("the recording has gaps of \(gaps); PipeWire: \(reports.map(\.line).joined(separator: "; "))")
         }
-        try await missed.stop()
         if difference != nil || !explained {
             // Kept beside the run's logs, to be looked at.
             let kept = box.directory.appendingPathComponent("failed")
