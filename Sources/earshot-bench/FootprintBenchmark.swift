@@ -103,8 +103,12 @@ struct FootprintBenchmark: Sendable {
         let name: String
         /// The start with its data already there (the second); for the peer, its only one.
         let startMilliseconds: Double
-        /// The first start, with no data of its own yet; nil for the peer.
-        var firstStartMilliseconds: Double?
+        /// A start with its data there, its executable and libraries first dropped from the
+        /// page cache (as far as no other process maps them).
+        var coldStartMilliseconds: Double?
+        /// Where each start's time went.
+        let start: StartAnatomy?
+        var coldStart: StartAnatomy?
         let idleRssKiB: UInt64
         let idleAnonKiB: UInt64
         let idleFileKiB: UInt64
@@ -123,26 +127,40 @@ struct FootprintBenchmark: Sendable {
         try await ServiceStack.with([]) { stack in
             var rows: [Row] = []
             for service in ServiceStack.services where busNames.contains(service.busName) {
-                progress("\(service.executable): first start")
-                let (_, first) = try await timedStart(service.busName, on: stack) { try await stack.launch(service.executable).pid }
+                // The first start makes its data (the piece store, the session's state).
+                progress("\(service.executable): first start, then a cold start")
+                let files = PageCache.mappedFiles(of: try await stack.launch(service.executable).pid)
+                await stack.process(service.executable)?.shutdown()
+                PageCache.evict(files)
+                let (_, cold, coldAnatomy) = try await timedStart(service.busName, on: stack) { try await stack.launch(service.executable).pid }
                 await stack.process(service.executable)?.shutdown()
                 progress("\(service.executable): start, idle, busy")
                 var row = try await measure(service.busName, on: stack, start: {
                     try await stack.launch(service.executable).pid
                 }, work: { try await busyPhase(service.busName, stack: stack) })
-                row.firstStartMilliseconds = first
+                row.coldStartMilliseconds = cold
+                row.coldStart = coldAnatomy
                 rows.append(row)
                 await stack.process(service.executable)?.shutdown()
             }
-            progress("systemd-hostnamed: start, idle, busy")
+            progress("systemd-hostnamed: first start, cold start, start, idle, busy")
             let peer = Locked<ChildProcess?>(nil)
             defer { peer.withLock { $0?.stop() } }
-            let hostname = try await measure("org.freedesktop.hostname1", on: stack, start: {
+            let startPeer = {
                 let process = try ChildProcess([FootprintBenchmarkCommand.hostnamed], environment: ["DBUS_SYSTEM_BUS_ADDRESS": stack.bus.address],
                                                logPath: stack.file("hostnamed.log").path)
                 peer.withLock { $0 = process }
                 return process.pid
-            }, work: { try await hostnameCalls(stack: stack) })
+            }
+            let hostnamed = "org.freedesktop.hostname1"
+            let peerFiles = PageCache.mappedFiles(of: try await timedStart(hostnamed, on: stack, start: startPeer).pid)
+            peer.withLock { $0?.stop() }
+            PageCache.evict(peerFiles)
+            let (_, peerCold, peerColdAnatomy) = try await timedStart(hostnamed, on: stack, start: startPeer)
+            peer.withLock { $0?.stop() }
+            var hostname = try await measure(hostnamed, on: stack, start: startPeer, work: { try await hostnameCalls(stack: stack) })
+            hostname.coldStartMilliseconds = peerCold
+            hostname.coldStart = peerColdAnatomy
             return FootprintResults(processors: ProcessInfo.processInfo.activeProcessorCount,
                                     readAheadKiB: Self.readAheadKiB(of: stack.bus.directory), idleSeconds: seconds(idle),
                                     busySeconds: seconds(busy), settleSeconds: seconds(settle), restSeconds: seconds(rest), clients: clients,
@@ -178,7 +196,7 @@ struct FootprintBenchmark: Sendable {
     /// it idle, runs `work`, samples it busy, after the work and at rest.
     private func measure(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32,
                          work: () async throws -> Void) async throws -> Row {
-        let (pid, startMilliseconds) = try await timedStart(busName, on: stack, start: start)
+        let (pid, startMilliseconds, anatomy) = try await timedStart(busName, on: stack, start: start)
         try await Task.sleep(for: idle)
         let idleSample = try ProcessSample.take(pid)
         try await work()
@@ -187,15 +205,16 @@ struct FootprintBenchmark: Sendable {
         // A process that has exited (or is a zombie) shows no VmRSS.
         let afterSample = (try? ProcessSample.take(pid)).flatMap { $0.rssKiB > 0 ? $0 : nil }
         let resting = afterSample == nil ? nil : try await RestingCost.measure(pid, over: rest)
-        return Row(name: busName, startMilliseconds: startMilliseconds, idleRssKiB: idleSample.rssKiB,
+        return Row(name: busName, startMilliseconds: startMilliseconds, start: anatomy, idleRssKiB: idleSample.rssKiB,
                    idleAnonKiB: idleSample.rssAnonKiB, idleFileKiB: idleSample.rssFileKiB, busyRssKiB: busySample.rssKiB,
                    afterRssKiB: afterSample?.rssKiB, afterAnonKiB: afterSample?.rssAnonKiB, afterFileKiB: afterSample?.rssFileKiB,
                    hwmKiB: afterSample?.hwmKiB ?? busySample.hwmKiB, rest: resting)
     }
 
     /// Starts a process with `start` (returning its pid) and times its name's arrival at the
-    /// client, in ms.
-    private func timedStart(_ busName: String, on stack: ServiceStack, start: () async throws -> Int32) async throws -> (pid: Int32, ms: Double) {
+    /// client, in ms, with where that time went.
+    private func timedStart(_ busName: String, on stack: ServiceStack,
+                            start: () async throws -> Int32) async throws -> (pid: Int32, ms: Double, anatomy: StartAnatomy?) {
         let owners = try await stack.client.subscribe(MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
                                                                 member: "NameOwnerChanged"))
         defer { owners.cancel() }
@@ -208,7 +227,8 @@ struct FootprintBenchmark: Sendable {
         let spawned = monotonicNanoseconds()
         let pid = try await start()
         guard let owned = await arrived.value else { throw BenchmarkError("\(busName) was never owned") }
-        return (pid, Double(owned - spawned) / 1_000_000)
+        let ms = Double(owned - spawned) / 1_000_000
+        return (pid, ms, StartAnatomy.read(pid, wallMilliseconds: ms))
     }
 
     /// The load benchmark's scenario for `busName`, `clients` at once, for `busy`.
@@ -263,13 +283,13 @@ struct FootprintResults: BenchmarkReport, Sendable {
         let readAhead = readAheadKiB.map { "\($0) KiB" } ?? "unknown"
         var lines = ["""
             each service alone on a private bus, \(processors) processors, block device read-ahead \(readAhead); \
-            start: with its data there (first: the first start, which makes it); idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
+            start: with its data there, started just before (cold: the same, its executable and libraries first dropped from the page cache where no other process maps them); idle: \(TableFormat.fixed(idleSeconds, 1)) s after start; busy: after \(TableFormat.fixed(busySeconds, 1)) s of the load \
             scenario, \(clients) clients; after: \(TableFormat.fixed(settleSeconds, 1)) s later; memory in MiB (VmRSS; anon and file: \
             idle VmRSS's parts; +anon and +file: what each part added from idle to after); ratios against systemd-hostnamed; \
             at rest, over \(TableFormat.fixed(restSeconds, 1)) s after the after sample: CPU µs per second and wake-ups per second \
             (voluntary context switches of all threads)
             """]
-        lines.append(TableFormat.row(["", "start ms", "first ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
+        lines.append(TableFormat.row(["", "start ms", "cold ms", "idle", "anon", "file", "busy", "after", "after-idle", "+anon", "+file", "HWM",
                                       "start ×", "idle ×", "busy ×", "rest µs/s", "wakes/s"], widths: widths))
         func mib(_ kib: UInt64) -> String { TableFormat.fixed(Double(kib) / 1024, 1) }
         func ratio(_ a: Double, _ b: Double) -> String { b > 0 ? TableFormat.fixed(a / b, 2) : "n/a" }
@@ -277,7 +297,7 @@ struct FootprintResults: BenchmarkReport, Sendable {
         func growth(_ after: UInt64?, _ idle: UInt64) -> Double? { after.map { (Double($0) - Double(idle)) / 1024 } }
         for row in services + [peer] {
             lines.append(TableFormat.row([row.name, TableFormat.fixed(row.startMilliseconds, 1),
-                                          row.firstStartMilliseconds.map { TableFormat.fixed($0, 1) } ?? "-", mib(row.idleRssKiB), mib(row.idleAnonKiB),
+                                          row.coldStartMilliseconds.map { TableFormat.fixed($0, 1) } ?? "-", mib(row.idleRssKiB), mib(row.idleAnonKiB),
                                           mib(row.idleFileKiB), mib(row.busyRssKiB), row.afterRssKiB.map(mib) ?? "exited",
                                           signed(growth(row.afterRssKiB, row.idleRssKiB)),
                                           signed(growth(row.afterAnonKiB, row.idleAnonKiB)),
@@ -286,6 +306,11 @@ struct FootprintResults: BenchmarkReport, Sendable {
                                           ratio(Double(row.busyRssKiB), Double(peer.busyRssKiB)),
                                           row.rest.map { TableFormat.fixed($0.cpuMicrosecondsPerSecond, 1) } ?? "exited",
                                           row.rest.map { TableFormat.fixed($0.wakeupsPerSecond, 2) } ?? "exited"], widths: widths))
+        }
+        lines.append("where each start's time went (the process's threads when its name arrived):")
+        for row in services + [peer] {
+            if let cold = row.coldStart { lines.append("  \(row.name), cold start: \(cold.summary)") }
+            if let start = row.start { lines.append("  \(row.name), start: \(start.summary)") }
         }
         let total = services.reduce(0) { $0 + $1.idleRssKiB }
         lines.append("the \(services.count == ServiceStack.services.count ? "five services" : "services measured") idle: \(mib(total)) MiB in all")
