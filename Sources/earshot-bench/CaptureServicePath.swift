@@ -33,8 +33,19 @@ final class CaptureServicePath: Sendable {
     }
 
     let prompt: String
-    private let runs = Mutex<[Int: Task<(first: [Float], later: [Float]), any Error>]>([:])
+    /// A scene's first and later pass-thru: what the owner received, and what the
+    /// microphone heard (the cabin's own samples, unprocessed), sample for sample.
+    struct Recorded: Sendable {
+        let first: [Float]
+        let later: [Float]
+        let firstHeard: [Float]
+        let laterHeard: [Float]
+    }
+    private let runs = Mutex<[Int: Task<Recorded, any Error>]>([:])
     private let late = Mutex(0)
+    /// Over the prompt, where the cabin heard the alert service's first frame in each scene's
+    /// first and later pass-thru, in ms from where the scene places its far end (`playsAt`).
+    private let promptHeard = Mutex<(first: [Int], later: [Int])>(([], []))
     /// The scenes `start` was given.
     private let scenes = Mutex<[RecogniserJudge.Scene]>([])
     /// Scenes over the prompt that `costs` runs.
@@ -86,15 +97,30 @@ final class CaptureServicePath: Sendable {
         try await outputs(of: scene).later
     }
 
-    private func outputs(of scene: RecogniserJudge.Scene) async throws -> (first: [Float], later: [Float]) {
+    /// What the microphone heard in the first pass-thru, or with `later` the later one: the
+    /// scene as the services' own timing made it, unprocessed.
+    func heard(in scene: RecogniserJudge.Scene, later: Bool) async throws -> [Float] {
+        let recorded = try await outputs(of: scene)
+        return later ? recorded.laterHeard : recorded.firstHeard
+    }
+
+    private func outputs(of scene: RecogniserJudge.Scene) async throws -> Recorded {
         guard let run = runs.withLock({ $0[scene.index] }) else { return try await recordFirstAndLater(scene) }
         return try await run.value
     }
 
     /// `scene` cancelled on new services, by the first pass-thru after they start and a later one.
-    private func recordFirstAndLater(_ scene: RecogniserJudge.Scene) async throws -> (first: [Float], later: [Float]) {
+    private func recordFirstAndLater(_ scene: RecogniserJudge.Scene) async throws -> Recorded {
         let recorded = try await record(scene, cancelling: true, passThrus: 2)
-        return (recorded[0].samples, recorded[1].samples)
+        if scene.farEnd == .prompt {
+            func offset(_ heard: Int?) -> Int? { heard.map { ($0 - scene.playsAt) * 1000 / CabinSound.rate } }
+            promptHeard.withLock { heard in
+                if let first = offset(recorded[0].heardFrom) { heard.first.append(first) }
+                if let later = offset(recorded[1].heardFrom) { heard.later.append(later) }
+            }
+        }
+        return Recorded(first: recorded[0].samples, later: recorded[1].samples, firstHeard: recorded[0].heard,
+                        laterHeard: recorded[1].heard)
     }
 
     /// Chunk latency and the capture service's CPU over the prompt, the first `costScenes`
@@ -115,12 +141,17 @@ final class CaptureServicePath: Sendable {
     /// The speech the cabins heard late, over every scene so far, in ms.
     var lateSpeakerMs: Int { late.withLock { $0 } * 1000 / CabinSound.rate }
 
+    /// Over the prompt, where the alert service's first frame was heard against the scene's
+    /// far end, in ms (later is positive), in each scene's first and later pass-thru so far.
+    var promptHeardMs: (first: [Int], later: [Int]) { promptHeard.withLock { $0 } }
+
     /// `scene` through the services, `passThrus` times one after the other on the same
     /// services: for each, what the pass-thru's owner received, sample for sample with its
     /// microphone, and what it cost. Over the prompt, `cancelling`: the pass-thru has
     /// `BargeIn` and the prompt; otherwise it has neither, and the alert service is asked to
     /// speak the prompt as the pass-thru starts. Otherwise, `EchoCancel` when `cancelling`.
-    private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool, passThrus: Int = 1) async throws -> [(samples: [Float], cost: Cost)] {
+    private func record(_ scene: RecogniserJudge.Scene, cancelling: Bool,
+                        passThrus: Int = 1) async throws -> [(samples: [Float], cost: Cost, heard: [Float], heardFrom: Int?)] {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
         // Over an alert or the radio the speakers are given the far end an output buffer
@@ -130,7 +161,7 @@ final class CaptureServicePath: Sendable {
                                 count: scene.microphone.count)
         return try await CabinServices.with(scene: prompted ? scene.besidesFarEnd : scene.microphone, room: prompted ? scene.room : [],
                                             monitored: monitored, echoReference: true, rate: rate, lingerSeconds: 1) { services in
-            var recorded: [(samples: [Float], cost: Cost)] = []
+            var recorded: [(samples: [Float], cost: Cost, heard: [Float], heardFrom: Int?)] = []
             for _ in 0 ..< passThrus {
                 // The cabin serves a new reader from the scene's start once it has seen the
                 // last one close, at its next period's write: a reader that opened again
@@ -144,7 +175,10 @@ final class CaptureServicePath: Sendable {
     }
 
     /// One pass-thru of `scene` on `services`, as `record` describes.
-    private func passThru(_ scene: RecogniserJudge.Scene, cancelling: Bool, on services: CabinServices) async throws -> (samples: [Float], cost: Cost) {
+    /// With what it recorded, what its microphone was given, and the microphone's sample the
+    /// cabin heard the speaker's first frame with (nil when nothing played).
+    private func passThru(_ scene: RecogniserJudge.Scene, cancelling: Bool,
+                          on services: CabinServices) async throws -> (samples: [Float], cost: Cost, heard: [Float], heardFrom: Int?) {
         let rate = CabinSound.rate
         let prompted = scene.farEnd == .prompt
         var request = AudioPassThruRequest(samplingRate: UInt32(rate), bitsPerSample: 16,
@@ -173,12 +207,14 @@ final class CaptureServicePath: Sendable {
         // The reader has closed: what the cabin heard late of this pass-thru, before the
         // next reader starts it anew.
         late.withLock { $0 += services.cabin.lateSpeakerSamples }
+        let heardFrom = services.cabin.speakerHeardFrom
+        let heard = CabinSound.placed(services.cabin.recorded().made, at: 0, count: scene.microphone.count)
         guard result.resultCode == .success else {
             throw HarnessError("scene \(scene.index): the pass-thru ended with \(result.resultCode.rawValue)\n\(services.session.service.logText.suffix(1500))")
         }
         var cost = Cost(latencies: latencies, audioSeconds: Double(bytes.count / 2) / Double(rate))
         if let cpuBefore, let cpuAfter, cpuAfter >= cpuBefore { cost.cpuNanoseconds = cpuAfter - cpuBefore }
-        return (CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count), cost)
+        return (CabinSound.placed(CabinSound.samples(pcm16: bytes), at: 0, count: scene.microphone.count), cost, heard, heardFrom)
     }
 }
 

@@ -76,6 +76,10 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     /// earshot-capture's engine as a pass-thru with `BargeIn` alone runs it (the recogniser's
     /// verdicts only: the echo scenarios run every engine without noise suppression).
     static let echoOnly = "Earshot, echo only"
+    /// The same, on a canceller that has just heard the same scene once: its filter has
+    /// converged on this cabin and far end before the scene starts, as one kept from an
+    /// earlier pass-thru in the same cabin would have (the recogniser's verdicts only).
+    static let echoOnlyConverged = "Earshot, echo only, converged before"
     /// The same through the services: over the prompt a pass-thru with `BargeIn` and the
     /// prompt, earshot-alerts speaking it into a live cabin and handing capture what it
     /// played; over an alert or the radio one with `EchoCancel`, against the speakers'
@@ -85,6 +89,11 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
     /// from the echo delay the first pass-thru measured, as most pass-thrus of a running
     /// head unit do.
     static let throughServiceLater = "earshot-capture, a later pass-thru"
+    /// What earshot-capture's microphone heard in those pass-thrus, unprocessed: the scenes
+    /// as the services' own timing made them (where the prompt played), the off of the two
+    /// rows above.
+    static let heardThroughService = "earshot-capture's microphone, unprocessed"
+    static let heardThroughServiceLater = "earshot-capture's microphone, a later pass-thru, unprocessed"
 
     /// The engines, in the order the tables give them.
     enum Engine: String, CaseIterable {
@@ -154,7 +163,8 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
         let noisy = S.sum(driver, road)
         func snr(_ signal: [Float]) -> Double { S.snr(signal, speaking: talking, quiet: noiseOnly) }
         var results = EchoResults(seconds: seconds, roadNoiseSnrDb: snr(noisy),
-                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly, Self.throughService, Self.throughServiceLater] + Engine.allCases.dropFirst().map(\.rawValue),
+                                  engineOrder: [Engine.earshot.rawValue, Self.echoOnly, Self.echoOnlyConverged, Self.throughService, Self.throughServiceLater,
+                                                Self.heardThroughService, Self.heardThroughServiceLater] + Engine.allCases.dropFirst().map(\.rawValue),
                                   shipping: Engine.earshot.rawValue, peer: Engine.pipewire.rawValue)
         let perSecond = 1000 / (Double(count) / Double(rate))
 
@@ -205,11 +215,23 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
             engines.insert(RecogniserJudge.Engine(name: Self.echoOnly) { scene in
                 try Engine.earshot.process(near: scene.microphone, far: scene.played, playsAt: scene.playsAt, echoCancel: true, noise: false).output
             }, at: 1)
+            engines.insert(RecogniserJudge.Engine(name: Self.echoOnlyConverged) { scene in
+                // The scene twice on one canceller, the far end with it; the second time is judged.
+                let count = scene.microphone.count
+                let far = CabinSound.placed(scene.played, at: 0, count: count) + scene.played
+                let output = try Engine.earshot.process(near: scene.microphone + scene.microphone, far: far, playsAt: scene.playsAt,
+                                                        echoCancel: true, noise: false).output
+                return Array(output[count ..< 2 * count])
+            }, at: 2)
             let servicePath = CaptureServicePath.available && !noServicePath ? CaptureServicePath(prompt: RecogniserJudge.promptText) : nil
             if let servicePath {
                 engines.insert(RecogniserJudge.Engine(name: Self.throughService, process: { try await servicePath.output(of: $0) },
-                                                      prepare: { servicePath.start($0) }), at: 2)
-                engines.insert(RecogniserJudge.Engine(name: Self.throughServiceLater) { try await servicePath.laterOutput(of: $0) }, at: 3)
+                                                      prepare: { servicePath.start($0) }), at: 3)
+                engines.insert(RecogniserJudge.Engine(name: Self.throughServiceLater) { try await servicePath.laterOutput(of: $0) }, at: 4)
+                results.unprocessedOf = [Self.heardThroughService: Self.throughService,
+                                         Self.heardThroughServiceLater: Self.throughServiceLater]
+                engines.insert(RecogniserJudge.Engine(name: Self.heardThroughService) { try await servicePath.heard(in: $0, later: false) }, at: 5)
+                engines.insert(RecogniserJudge.Engine(name: Self.heardThroughServiceLater) { try await servicePath.heard(in: $0, later: true) }, at: 6)
             } else {
                 results.servicePathNotRun = noServicePath ? "--no-service-path"
                     : "\(CaptureServicePath.executables.joined(separator: " and ")) not built next to earshot-bench"
@@ -218,6 +240,8 @@ struct EchoCancellationBenchmarkCommand: AsyncParsableCommand {
                                                           progress: progress))
             if let servicePath {
                 results.servicePathLateMs = servicePath.lateSpeakerMs
+                let heard = servicePath.promptHeardMs
+                results.servicePathPromptHeardMs = .init(first: heard.first, later: heard.later)
                 progress("chunk latency and CPU through earshot-capture: \(CaptureServicePath.costScenes) scenes over the prompt, alone, with and without echo cancellation")
                 results.servicePathChunks = try await servicePath.costs()
             }

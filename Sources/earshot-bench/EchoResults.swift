@@ -97,7 +97,18 @@ struct EchoResults: BenchmarkReport, Sendable {
     /// What the cabin of the run through the services heard late of the prompt (its
     /// speaker's writer behind real time: a loaded machine), in all, ms.
     var servicePathLateMs: Int?
+    /// Over the prompt, where the cabin heard the alert service's first frame in each scene,
+    /// against where the scene places the far end (ms, later positive): in the first
+    /// pass-thru after the services start, and in the later one.
+    var servicePathPromptHeardMs: PromptHeard?
+    struct PromptHeard: Encodable, Sendable {
+        let first: [Int]
+        let later: [Int]
+    }
     var engines: [String: EngineSummary] = [:]
+    /// Rows that process nothing (a microphone as heard), against which no goal is judged:
+    /// each the unprocessed of the row it names.
+    var unprocessedOf: [String: String] = [:]
     /// The engine that ships, and the peers, in the order the tables give them.
     let engineOrder: [String]
     let shipping: String
@@ -249,6 +260,15 @@ struct EchoResults: BenchmarkReport, Sendable {
                 lines.append("Through earshot-capture: the cabin heard \(late) ms of the alert service's speech late, over every scene "
                              + "(0: it kept up with real time)")
             }
+            if let heard = servicePathPromptHeardMs {
+                func spread(_ values: [Int]) -> String {
+                    let sorted = values.sorted()
+                    guard let low = sorted.first, let high = sorted.last else { return "none" }
+                    return "median \(sorted[sorted.count / 2]) (\(low) to \(high)) over \(sorted.count)"
+                }
+                lines.append("Through earshot-capture: the prompt's first frame heard against the scene's far end, ms (later positive): "
+                             + "first pass-thru \(spread(heard.first)); later pass-thru \(spread(heard.later))")
+            }
         } else if let why = recogniserNotRun {
             lines.append("Recogniser: not run (\(why))")
         }
@@ -266,6 +286,13 @@ struct EchoResults: BenchmarkReport, Sendable {
             goals.append("driver's word errors within 5 points of clean and at most half of off: " + verdict(driverGoal(name)))
             goals.append("false commands at least 90 % fewer than off: " + verdict(falseCommandGoal(name)))
             goals.append("every pass-thru ends on silence on time: " + verdict(silenceGoal(name)))
+            if let processed = unprocessedOf[name] {
+                let on = engines[processed]?.driverWer?.on, off = summary.driverWer?.on
+                lines.append("\(processed) against its own microphone's \(off.map { TableFormat.fixed($0, 1) } ?? "?") % unprocessed: "
+                             + "driver's word errors \(on.map { TableFormat.fixed($0, 1) } ?? "?") %, at most half: "
+                             + verdict(on.flatMap { on in off.map { on <= $0 / 2 } }))
+                continue
+            }
             lines.append("Goals, \(name): " + goals.joined(separator: "; "))
         }
         let peerFigures = againstPeer()
