@@ -79,6 +79,11 @@ public final class ServiceProcess: Sendable {
     /// The paths of the files the process has mapped (its executable and libraries), one
     /// per mapping, from `/proc/PID/maps`.
     public func mappedFiles() throws -> [String] {
+        try Self.mappedFiles(of: pid)
+    }
+
+    /// The same for any process `pid`.
+    public static func mappedFiles(of pid: pid_t) throws -> [String] {
         // Read to the end: /proc files report a size of 0.
         let maps = try FileHandle(forReadingFrom: URL(filePath: "/proc/\(pid)/maps")).readToEnd() ?? Data()
         let files = String(decoding: maps, as: UTF8.self).split(separator: "\n").compactMap { line in

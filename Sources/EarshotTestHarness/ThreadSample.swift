@@ -13,11 +13,13 @@ public struct ThreadSample: Sendable {
     /// The thread's `comm` (at most 15 characters).
     public let name: String
     public let runNanoseconds: UInt64
+    /// Time ready to run but waiting for a processor.
+    public let waitNanoseconds: UInt64
     public let runs: UInt64
     public let voluntarySwitches: UInt64
 
-    public init(tid: Int32, name: String, runNanoseconds: UInt64, runs: UInt64, voluntarySwitches: UInt64) {
-        (self.tid, self.name, self.runNanoseconds, self.runs) = (tid, name, runNanoseconds, runs)
+    public init(tid: Int32, name: String, runNanoseconds: UInt64, waitNanoseconds: UInt64 = 0, runs: UInt64, voluntarySwitches: UInt64) {
+        (self.tid, self.name, self.runNanoseconds, self.waitNanoseconds, self.runs) = (tid, name, runNanoseconds, waitNanoseconds, runs)
         self.voluntarySwitches = voluntarySwitches
     }
 
@@ -32,10 +34,10 @@ public struct ThreadSample: Sendable {
                   let status = try? String(contentsOfFile: "\(directory)/\(entry)/status", encoding: .utf8) else { return nil }
             // time on a CPU (ns), time waiting to run (ns), timeslices run
             let fields = schedstat.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            guard fields.count >= 3, let run = UInt64(fields[0]), let runs = UInt64(fields[2]),
+            guard fields.count >= 3, let run = UInt64(fields[0]), let wait = UInt64(fields[1]), let runs = UInt64(fields[2]),
                   let switches = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
                       .flatMap({ UInt64($0.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") }) else { return nil }
-            return ThreadSample(tid: tid, name: name.trimmingCharacters(in: .newlines), runNanoseconds: run, runs: runs,
+            return ThreadSample(tid: tid, name: name.trimmingCharacters(in: .newlines), runNanoseconds: run, waitNanoseconds: wait, runs: runs,
                                 voluntarySwitches: switches)
         }
     }

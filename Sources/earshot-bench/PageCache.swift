@@ -1,4 +1,4 @@
-import Foundation
+import EarshotTestHarness
 import Glibc
 
 /// What the page cache holds of a process's files, for starts measured cold: a head unit's
@@ -9,13 +9,8 @@ enum PageCache {
     /// Every file `pid` maps (its executable and libraries), each once; empty when it has
     /// gone.
     static func mappedFiles(of pid: pid_t) -> [String] {
-        guard let maps = FileManager.default.contents(atPath: "/proc/\(pid)/maps") else { return [] }
         var seen = Set<String>()
-        return String(decoding: maps, as: UTF8.self).split(separator: "\n").compactMap { line in
-            guard let slash = line.firstIndex(of: "/") else { return nil }
-            let path = String(line[slash...])
-            return path.hasSuffix(" (deleted)") || !seen.insert(path).inserted ? nil : path
-        }
+        return ((try? ServiceProcess.mappedFiles(of: pid)) ?? []).filter { seen.insert($0).inserted }
     }
 
     /// Drops the cached pages of each of `paths` (`POSIX_FADV_DONTNEED`). Pages that a

@@ -1,3 +1,4 @@
+import EarshotTestHarness
 import Foundation
 import Glibc
 
@@ -29,20 +30,9 @@ struct StartAnatomy: Encodable, Sendable {
         // After the command's closing parenthesis: state (field 3), ... minflt (10), majflt (12).
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 10, let minor = UInt64(fields[7]), let major = UInt64(fields[9]) else { return nil }
-        var onCpu: UInt64 = 0, waiting: UInt64 = 0, switches: UInt64 = 0
-        let tasks = "/proc/\(pid)/task"
-        for tid in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let schedstat = try? String(contentsOfFile: "\(tasks)/\(tid)/schedstat", encoding: .utf8) else { continue }
-            let counts = schedstat.split(separator: " ").compactMap { UInt64($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            guard counts.count >= 2 else { continue }
-            onCpu += counts[0]
-            waiting += counts[1]
-            let status = (try? String(contentsOfFile: "\(tasks)/\(tid)/status", encoding: .utf8)) ?? ""
-            if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-               let count = UInt64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") {
-                switches += count
-            }
-        }
+        let threads = ThreadSample.all(of: pid)
+        let onCpu = threads.reduce(0) { $0 + $1.runNanoseconds }, waiting = threads.reduce(0) { $0 + $1.waitNanoseconds }
+        let switches = threads.reduce(0) { $0 + $1.voluntarySwitches }
         return StartAnatomy(wallMilliseconds: wallMilliseconds, onCpuMilliseconds: Double(onCpu) / 1e6,
                             runQueueMilliseconds: Double(waiting) / 1e6, majorFaults: major, minorFaults: minor,
                             voluntarySwitches: switches)
